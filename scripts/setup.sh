@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every Debian package goscope needs to build, test and demo.
+# Idempotent; run as root on Debian 12 (bookworm). `apt-get update` first, always:
+# a fresh machine has no package lists.
+set -euo pipefail
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "setup.sh: must run as root (it installs Debian packages)" >&2
+  exit 1
+fi
+
+packages=(
+  # build
+  build-essential cmake pkg-config git
+  # C++ libraries (Boost 1.81: 1.74, the default, has no Boost.JSON)
+  libboost1.81-dev libboost-json1.81-dev
+  libspdlog-dev libfmt-dev doctest-dev
+  # ELF, DWARF, disassembly
+  libelf-dev libdw-dev libcapstone-dev zlib1g-dev
+  # BPF: objects compiled by clang, skeletons by bpftool, loaded by libbpf
+  clang llvm libbpf-dev bpftool
+  # Go fixtures and the low-frequency path
+  golang-go delve
+  # comparisons, tests (objdump for RET sites) and bench
+  binutils bpftrace procps psmisc
+)
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+echo "setup.sh: installed ${#packages[@]} packages"

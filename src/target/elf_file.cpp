@@ -1,0 +1,149 @@
+#include "target/elf_file.hpp"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace goscope {
+
+Result<std::shared_ptr<ElfFile>> ElfFile::open(const std::string& path) {
+  std::shared_ptr<ElfFile> f(new ElfFile());
+  f->path_ = path;
+  f->fd_ = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!f->fd_.valid()) {
+    int err = errno;
+    if (err == ENOENT || err == ENOTDIR)
+      return fail(ErrorKind::NotFound, path + ": no such file");
+    if (err == EACCES || err == EPERM)
+      return fail(ErrorKind::Permission, path + ": permission denied", "run as root");
+    return fail(ErrorKind::NotFound, path + ": " + std::strerror(err));
+  }
+  if (auto r = f->load(); !r) return r.failure();
+  return f;
+}
+
+ElfFile::~ElfFile() {
+  if (elf_) elf_end(elf_);
+  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+Result<void> ElfFile::load() {
+  struct stat st{};
+  if (::fstat(fd_.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    return fail(ErrorKind::BadTarget, path_ + ": not a regular file");
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ < EI_NIDENT) return fail(ErrorKind::BadTarget, path_ + ": not an ELF file");
+  void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_.get(), 0);
+  if (m == MAP_FAILED) return fail(ErrorKind::Internal, path_ + ": mmap failed: " + std::strerror(errno));
+  data_ = static_cast<const uint8_t*>(m);
+  if (std::memcmp(data_, ELFMAG, SELFMAG) != 0)
+    return fail(ErrorKind::BadTarget, path_ + ": not an ELF file");
+
+  elf_version(EV_CURRENT);
+  elf_ = elf_begin(fd_.get(), ELF_C_READ_MMAP, nullptr);
+  if (!elf_ || elf_kind(elf_) != ELF_K_ELF)
+    return fail(ErrorKind::BadTarget, path_ + ": not an ELF file");
+  GElf_Ehdr eh;
+  if (!gelf_getehdr(elf_, &eh)) return fail(ErrorKind::BadTarget, path_ + ": unreadable ELF header");
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+    return fail(ErrorKind::BadTarget, path_ + ": not an x86-64 ELF file",
+                "goscope supports linux/amd64 Go programs");
+  isDyn_ = eh.e_type == ET_DYN;
+  machine_ = eh.e_machine;
+  entry_ = eh.e_entry;
+
+  size_t phnum = 0;
+  elf_getphdrnum(elf_, &phnum);
+  for (size_t i = 0; i < phnum; i++) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf_, static_cast<int>(i), &ph)) continue;
+    segments_.push_back({ph.p_type, ph.p_flags, ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz, ph.p_align});
+  }
+
+  size_t shstrndx = 0;
+  elf_getshdrstrndx(elf_, &shstrndx);
+  for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn; scn = elf_nextscn(elf_, scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) continue;
+    const char* name = elf_strptr(elf_, shstrndx, sh.sh_name);
+    sections_.push_back({name ? name : "", sh.sh_type, sh.sh_flags, sh.sh_addr, sh.sh_offset, sh.sh_size});
+
+    if (sh.sh_type == SHT_SYMTAB) {
+      hasSymtab_ = true;
+      Elf_Data* d = elf_getdata(scn, nullptr);
+      size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+      for (size_t k = 0; d && k < n; k++) {
+        GElf_Sym sym;
+        if (!gelf_getsym(d, static_cast<int>(k), &sym)) continue;
+        const char* sn = elf_strptr(elf_, sh.sh_link, sym.st_name);
+        symbols_.push_back({sn ? sn : "", sym.st_value, sym.st_size, static_cast<uint8_t>(GELF_ST_TYPE(sym.st_info)),
+                            static_cast<uint8_t>(GELF_ST_BIND(sym.st_info)), sym.st_shndx});
+      }
+    } else if (sh.sh_type == SHT_RELA) {
+      Elf_Data* d = elf_getdata(scn, nullptr);
+      size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+      for (size_t k = 0; d && k < n; k++) {
+        GElf_Rela r;
+        if (!gelf_getrela(d, static_cast<int>(k), &r)) continue;
+        if (GELF_R_TYPE(r.r_info) == R_X86_64_RELATIVE) relative_[r.r_offset] = static_cast<uint64_t>(r.r_addend);
+      }
+    }
+  }
+  return {};
+}
+
+const ElfFile::Section* ElfFile::section(std::string_view name) const {
+  for (const auto& s : sections_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::span<const uint8_t> ElfFile::sectionBytes(const Section& s) const {
+  if (s.type == SHT_NOBITS || s.offset > size_ || s.size > size_ - s.offset) return {};
+  return {data_ + s.offset, s.size};
+}
+
+uint64_t ElfFile::firstLoadVaddr() const {
+  uint64_t lo = UINT64_MAX;
+  for (const auto& p : segments_)
+    if (p.type == PT_LOAD && p.vaddr - p.offset < lo) lo = p.vaddr - p.offset;
+  return lo == UINT64_MAX ? 0 : lo & ~uint64_t{0xfff};
+}
+
+std::optional<uint64_t> ElfFile::vaddrToOffset(uint64_t vaddr) const {
+  for (const auto& p : segments_) {
+    if (p.type != PT_LOAD) continue;
+    if (vaddr >= p.vaddr && vaddr < p.vaddr + p.filesz) return p.offset + (vaddr - p.vaddr);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::span<const uint8_t>> ElfFile::readVaddr(uint64_t vaddr, size_t len) const {
+  for (const auto& p : segments_) {
+    if (p.type != PT_LOAD) continue;
+    if (vaddr < p.vaddr || vaddr >= p.vaddr + p.filesz) continue;
+    uint64_t avail = p.vaddr + p.filesz - vaddr;
+    if (len > avail) return std::nullopt;
+    uint64_t off = p.offset + (vaddr - p.vaddr);
+    if (off + len > size_) return std::nullopt;
+    return std::span<const uint8_t>(data_ + off, len);
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> ElfFile::readPointer(uint64_t vaddr) const {
+  if (auto it = relative_.find(vaddr); it != relative_.end()) return it->second;
+  auto b = readVaddr(vaddr, 8);
+  if (!b) return std::nullopt;
+  uint64_t v;
+  std::memcpy(&v, b->data(), 8);
+  return v;
+}
+
+}  // namespace goscope

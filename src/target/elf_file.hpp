@@ -1,0 +1,107 @@
+// ElfFile: one ELF executable, mapped read-only, with the views every other
+// reader needs (sections, segments, symbols, bytes by virtual address, and the
+// R_X86_64_RELATIVE relocations that hold PIE pointers). Backed by libelf so
+// that libdw can read DWARF from the same handle.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "util/result.hpp"
+#include "util/unique_fd.hpp"
+
+typedef struct Elf Elf;
+
+namespace goscope {
+
+class ElfFile {
+ public:
+  struct Section {
+    std::string name;
+    uint32_t type = 0;   // SHT_*
+    uint64_t flags = 0;  // SHF_*
+    uint64_t addr = 0;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+  };
+  struct Segment {
+    uint32_t type = 0;   // PT_*
+    uint32_t flags = 0;  // PF_*
+    uint64_t vaddr = 0;
+    uint64_t offset = 0;
+    uint64_t filesz = 0;
+    uint64_t memsz = 0;
+    uint64_t align = 0;
+  };
+  struct Symbol {
+    std::string name;
+    uint64_t value = 0;
+    uint64_t size = 0;
+    uint8_t type = 0;  // STT_*
+    uint8_t bind = 0;  // STB_*
+    uint16_t shndx = 0;
+  };
+
+  // Errors: NotFound (no such file), BadTarget (not an ELF file, not x86-64).
+  static Result<std::shared_ptr<ElfFile>> open(const std::string& path);
+
+  ~ElfFile();
+  ElfFile(const ElfFile&) = delete;
+  ElfFile& operator=(const ElfFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+  bool isPie() const { return isDyn_; }  // ET_DYN: loaded at a bias
+  uint16_t machine() const { return machine_; }
+  uint64_t entryPoint() const { return entry_; }
+
+  const std::vector<Section>& sections() const { return sections_; }
+  const Section* section(std::string_view name) const;
+  // File bytes of a section (empty for SHT_NOBITS or out-of-file ranges).
+  std::span<const uint8_t> sectionBytes(const Section& s) const;
+
+  const std::vector<Segment>& segments() const { return segments_; }
+  // The lowest PT_LOAD p_vaddr: the address the file's offset 0 maps to, rounded
+  // down to the page (0x400000 for Go executables, PIE or not).
+  uint64_t firstLoadVaddr() const;
+
+  // Bytes at a link-time virtual address, from file-backed segment contents.
+  std::optional<std::span<const uint8_t>> readVaddr(uint64_t vaddr, size_t len) const;
+  std::optional<uint64_t> vaddrToOffset(uint64_t vaddr) const;
+
+  // A pointer-sized value at vaddr as the loader would see it: for PIE the file
+  // often holds 0 there and the value lives in a RELATIVE relocation's addend.
+  std::optional<uint64_t> readPointer(uint64_t vaddr) const;
+
+  // .symtab symbols; empty when the binary is stripped.
+  const std::vector<Symbol>& symbols() const { return symbols_; }
+  bool hasSymtab() const { return hasSymtab_; }
+
+  Elf* libelf() const { return elf_; }
+
+ private:
+  ElfFile() = default;
+  Result<void> load();
+
+  std::string path_;
+  UniqueFd fd_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  Elf* elf_ = nullptr;
+  bool isDyn_ = false;
+  uint16_t machine_ = 0;
+  uint64_t entry_ = 0;
+  std::vector<Section> sections_;
+  std::vector<Segment> segments_;
+  std::vector<Symbol> symbols_;
+  bool hasSymtab_ = false;
+  std::unordered_map<uint64_t, uint64_t> relative_;  // r_offset -> r_addend
+};
+
+}  // namespace goscope

@@ -1,0 +1,116 @@
+#include "support/run.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace goscope::test {
+
+std::string fixture(const std::string& name, const std::string& variant) {
+  return std::string(GOSCOPE_FIXTURE_DIR) + "/" + variant + "/" + name;
+}
+std::string sourceDir() { return GOSCOPE_SOURCE_DIR; }
+std::string cliPath() { return GOSCOPE_CLI; }
+
+static std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+CommandResult run(const std::string& cmd) {
+  char outTmpl[] = "/tmp/goscope-test-out-XXXXXX";
+  char errTmpl[] = "/tmp/goscope-test-err-XXXXXX";
+  int o = mkstemp(outTmpl), e = mkstemp(errTmpl);
+  close(o);
+  close(e);
+  std::string full = "( " + cmd + " ) >" + outTmpl + " 2>" + errTmpl + " </dev/null";
+  int status = std::system(full.c_str());
+  CommandResult r;
+  if (WIFEXITED(status)) r.exitCode = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) r.exitCode = 128 + WTERMSIG(status);
+  r.out = slurp(outTmpl);
+  r.err = slurp(errTmpl);
+  unlink(outTmpl);
+  unlink(errTmpl);
+  return r;
+}
+
+CommandResult goscope(const std::string& args) { return run(cliPath() + " " + args); }
+
+std::vector<std::string> splitLines(const std::string& s) {
+  std::vector<std::string> lines;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+Child::Child(const std::vector<std::string>& argv, bool captureStdout) {
+  int fds[2] = {-1, -1};
+  if (captureStdout && pipe2(fds, O_CLOEXEC) != 0) return;
+  pid_ = fork();
+  if (pid_ == 0) {
+    if (captureStdout) dup2(fds[1], 1);
+    int devnull = open("/dev/null", O_RDWR);
+    dup2(devnull, 0);
+    if (!captureStdout) dup2(devnull, 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  if (captureStdout) {
+    close(fds[1]);
+    outFd_ = fds[0];
+  }
+}
+
+Child::~Child() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  if (outFd_ >= 0) close(outFd_);
+}
+
+bool Child::alive() {
+  if (pid_ <= 0) return false;
+  int status;
+  pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    pid_ = -1;
+    return false;
+  }
+  return true;
+}
+
+bool Child::readLine(std::string& line, int timeoutMs) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  for (;;) {
+    if (auto nl = buf_.find('\n'); nl != std::string::npos) {
+      line = buf_.substr(0, nl);
+      buf_.erase(0, nl + 1);
+      return true;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0 || outFd_ < 0) return false;
+    pollfd p{outFd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left)) <= 0) return false;
+    char tmp[4096];
+    ssize_t n = read(outFd_, tmp, sizeof tmp);
+    if (n <= 0) return false;
+    buf_.append(tmp, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace goscope::test

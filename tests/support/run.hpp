@@ -1,0 +1,52 @@
+// Helpers shared by the runtime tests: where the fixtures are, running a
+// command and capturing its output, and starting a fixture as a child process
+// that is always killed when the test ends.
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace goscope::test {
+
+inline const std::vector<std::string> kVariants = {"default", "stripped", "pie", "nopt"};
+
+// ${build}/fixtures/<variant>/<name>
+std::string fixture(const std::string& name, const std::string& variant = "default");
+std::string sourceDir();  // the repository root
+std::string cliPath();    // the built goscope binary
+
+struct CommandResult {
+  int exitCode = -1;  // 128+N when killed by signal N
+  std::string out;
+  std::string err;
+};
+
+// Runs `sh -c cmd`, capturing stdout and stderr separately.
+CommandResult run(const std::string& cmd);
+// Runs the goscope CLI with the given argument string.
+CommandResult goscope(const std::string& args);
+
+std::vector<std::string> splitLines(const std::string& s);
+
+// A child process (a fixture) killed with SIGKILL and reaped on destruction.
+class Child {
+ public:
+  explicit Child(const std::vector<std::string>& argv, bool captureStdout = false);
+  ~Child();
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  pid_t pid() const { return pid_; }
+  bool alive();
+  // Reads one line of the child's stdout (captureStdout only); waits up to timeoutMs.
+  bool readLine(std::string& line, int timeoutMs);
+
+ private:
+  pid_t pid_ = -1;
+  int outFd_ = -1;
+  std::string buf_;
+};
+
+}  // namespace goscope::test
