@@ -1,0 +1,74 @@
+#include "probe/pattern.hpp"
+
+namespace goscope {
+
+bool globMatch(std::string_view p, std::string_view t) {
+  // Iterative matcher with one backtrack point: linear in practice, no
+  // recursion to blow up on long names full of stars.
+  size_t pi = 0, ti = 0, star = std::string_view::npos, mark = 0;
+  while (ti < t.size()) {
+    if (pi < p.size() && (p[pi] == '?' || p[pi] == t[ti])) {
+      pi++;
+      ti++;
+    } else if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      mark = ti;
+    } else if (star != std::string_view::npos) {
+      pi = star + 1;
+      ti = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') pi++;
+  return pi == p.size();
+}
+
+std::string goPrintName(std::string_view name) {
+  auto open = name.find('[');
+  if (open == std::string_view::npos) return std::string(name);
+  // Find the bracket that closes the first one, allowing nesting.
+  int depth = 0;
+  for (size_t i = open; i < name.size(); i++) {
+    if (name[i] == '[') depth++;
+    else if (name[i] == ']' && --depth == 0) {
+      std::string out(name.substr(0, open));
+      out += "[...]";
+      out += goPrintName(name.substr(i + 1));
+      return out;
+    }
+  }
+  return std::string(name);
+}
+
+Result<Pattern> Pattern::parse(std::string_view text) {
+  Pattern p;
+  p.text_ = std::string(text);
+  if (text.empty()) return fail(ErrorKind::Usage, "empty function pattern");
+  if (text.size() >= 2 && text.front() == '/' && text.back() == '/') {
+    try {
+      p.regex_ = std::make_shared<std::regex>(std::string(text.substr(1, text.size() - 2)),
+                                              std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      return fail(ErrorKind::Usage, "bad regular expression " + p.text_ + ": " + e.what());
+    }
+    p.kind_ = Kind::Regex;
+  } else if (text.find_first_of("*?") != std::string_view::npos) {
+    p.kind_ = Kind::Glob;
+  }
+  return p;
+}
+
+bool Pattern::matches(std::string_view name) const {
+  switch (kind_) {
+    case Kind::Literal:
+      return name == text_ || (name.find('[') != std::string_view::npos && goPrintName(name) == text_);
+    case Kind::Glob:
+      return globMatch(text_, name) || (name.find('[') != std::string_view::npos && globMatch(text_, goPrintName(name)));
+    case Kind::Regex:
+      return std::regex_search(name.begin(), name.end(), *regex_);
+  }
+  return false;
+}
+
+}  // namespace goscope

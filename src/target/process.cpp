@@ -1,0 +1,116 @@
+#include "target/process.hpp"
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <signal.h>
+#include <sstream>
+
+#include "target/elf_file.hpp"
+
+namespace goscope {
+
+static std::string procPath(pid_t pid, const char* leaf) {
+  return "/proc/" + std::to_string(pid) + "/" + leaf;
+}
+
+Result<Process> Process::attach(pid_t pid) {
+  if (pid <= 0) return fail(ErrorKind::Usage, "invalid PID " + std::to_string(pid));
+  Process p;
+  p.pid_ = pid;
+  struct stat st{};
+  if (::stat(procPath(pid, "").c_str(), &st) != 0)
+    return fail(ErrorKind::NotFound, "no process with PID " + std::to_string(pid));
+  char buf[4096];
+  ssize_t n = ::readlink(procPath(pid, "exe").c_str(), buf, sizeof buf - 1);
+  if (n < 0) {
+    int err = errno;
+    if (err == ENOENT)  // a zombie or a kernel thread has no executable
+      return fail(ErrorKind::BadTarget, "PID " + std::to_string(pid) + " has no executable (kernel thread or zombie)");
+    return fail(ErrorKind::Permission, "cannot read /proc/" + std::to_string(pid) + "/exe: " + std::strerror(err),
+                "run as root or with CAP_SYS_PTRACE");
+  }
+  p.exePath_.assign(buf, static_cast<size_t>(n));
+  if (::stat(procPath(pid, "exe").c_str(), &st) == 0) {
+    p.exeInode_ = st.st_ino;
+    p.exeDev_ = st.st_dev;
+  }
+  return p;
+}
+
+std::string Process::exeHandlePath() const { return procPath(pid_, "exe"); }
+
+bool Process::alive() const {
+  if (::kill(pid_, 0) != 0 && errno == ESRCH) return false;
+  // A zombie still answers kill(0): look at its state.
+  std::ifstream in(procPath(pid_, "stat"));
+  std::string s;
+  if (!std::getline(in, s)) return false;
+  auto rp = s.rfind(')');
+  return rp != std::string::npos && rp + 2 < s.size() && s[rp + 2] != 'Z' && s[rp + 2] != 'X';
+}
+
+bool parseMapsLine(const std::string& line, Mapping& m) {
+  // start-end perms offset dev inode [path]
+  std::istringstream in(line);
+  std::string range, dev;
+  m.path.clear();
+  if (!(in >> range >> m.perms >> std::hex >> m.offset >> dev >> std::dec >> m.inode)) return false;
+  auto dash = range.find('-');
+  if (dash == std::string::npos) return false;
+  try {
+    m.start = std::stoull(range.substr(0, dash), nullptr, 16);
+    m.end = std::stoull(range.substr(dash + 1), nullptr, 16);
+  } catch (...) {
+    return false;
+  }
+  std::getline(in >> std::ws, m.path);
+  return true;
+}
+
+Result<std::vector<Mapping>> Process::mappings() const {
+  std::ifstream in(procPath(pid_, "maps"));
+  if (!in) return fail(ErrorKind::TargetGone, "process " + std::to_string(pid_) + " exited");
+  std::vector<Mapping> out;
+  for (std::string line; std::getline(in, line);) {
+    Mapping m;
+    if (parseMapsLine(line, m)) out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Result<uint64_t> Process::loadBias(const ElfFile& exe) const {
+  if (!exe.isPie()) return uint64_t{0};
+  auto maps = mappings();
+  if (!maps) return maps.failure();
+  // The executable's offset-0 mapping, found by inode so that a deleted or
+  // replaced file on disk does not confuse us.
+  for (const auto& m : *maps) {
+    bool same = exeInode_ ? m.inode == exeInode_ : m.path == exePath_;
+    if (same && m.offset == 0) return m.start - exe.firstLoadVaddr();
+  }
+  return fail(ErrorKind::BadTarget, "PID " + std::to_string(pid_) + ": executable mapping not found in /proc/PID/maps");
+}
+
+Result<std::vector<uint8_t>> Process::readMemory(uint64_t addr, size_t len) const {
+  std::vector<uint8_t> buf(len);
+  iovec local{buf.data(), len};
+  iovec remote{reinterpret_cast<void*>(addr), len};
+  ssize_t n = ::process_vm_readv(pid_, &local, 1, &remote, 1, 0);
+  if (n < 0) {
+    int err = errno;
+    if (err == ESRCH) return fail(ErrorKind::TargetGone, "process " + std::to_string(pid_) + " exited");
+    if (err == EPERM) return fail(ErrorKind::Permission, "cannot read memory of PID " + std::to_string(pid_), "run as root or with CAP_SYS_PTRACE");
+    return fail(ErrorKind::Internal, "reading memory of PID " + std::to_string(pid_) + ": " + std::strerror(err));
+  }
+  if (static_cast<size_t>(n) != len)
+    return fail(ErrorKind::Internal, "short read of PID " + std::to_string(pid_) + " memory");
+  return buf;
+}
+
+}  // namespace goscope
