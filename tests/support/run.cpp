@@ -45,7 +45,7 @@ CommandResult run(const std::string& cmd) {
   return r;
 }
 
-CommandResult goscope(const std::string& args) { return run(cliPath() + " " + args); }
+CommandResult runCli(const std::string& args) { return run(cliPath() + " " + args); }
 
 std::vector<std::string> splitLines(const std::string& s) {
   std::vector<std::string> lines;

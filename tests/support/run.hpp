@@ -27,7 +27,7 @@ struct CommandResult {
 // Runs `sh -c cmd`, capturing stdout and stderr separately.
 CommandResult run(const std::string& cmd);
 // Runs the goscope CLI with the given argument string.
-CommandResult goscope(const std::string& args);
+CommandResult runCli(const std::string& args);
 
 std::vector<std::string> splitLines(const std::string& s);
 

@@ -1,0 +1,3 @@
+module goscope.gosigs
+
+go 1.19

@@ -1,0 +1,3 @@
+module goscope.gosigs.exotic
+
+go 1.19
