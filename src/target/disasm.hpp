@@ -1,0 +1,78 @@
+// Disassembly of one Go function for probing: instruction boundaries, every
+// RET, the stack-check prologue, the instructions a uprobe must never touch,
+// and the cheapest safe place for an entry probe.
+//
+// A linear sweep from the entry is exact for Go: the toolchain puts no data
+// in .text, and pads between functions with int3 (cc), which is not part of
+// the body. Decoding is capstone's; what the kernel does with each
+// instruction is uprobe_rules.hpp; the prologue is go_prologue.hpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "target/go_prologue.hpp"
+#include "target/uprobe_rules.hpp"
+#include "util/result.hpp"
+
+namespace goscope {
+
+struct ProbeSite {
+  enum class Kind : uint8_t {
+    // The prologue's jbe, emulated by the kernel (~0.35 us/hit). It runs twice
+    // when the stack grows: the BPF side must ignore the pass with CF|ZF set
+    // (going to morestack); the other pass happens exactly once per call.
+    StackCheckBranch,
+    EmulatedEntry,  // the entry instruction is emulated (push, nop, jmp, jcc, call)
+    SteppedEntry,   // the entry instruction is single-stepped (~4 us/hit)
+    None,           // the entry cannot be probed safely: see reason
+  };
+  uint64_t address = 0;
+  Kind kind = Kind::None;
+  std::string reason;  // why this site (or why none)
+};
+
+struct FunctionCode {
+  uint64_t entry = 0;
+  uint64_t end = 0;      // entry + the bytes given (includes trailing padding)
+  uint64_t bodyEnd = 0;  // first byte of trailing int3 padding, or where decoding stopped
+  std::vector<uint64_t> returns;              // every RET (c3/c2), ascending
+  std::optional<uint64_t> stackCheckBranch;   // the jbe of the stack-check prologue
+  std::optional<uint64_t> morestackTarget;    // where that jbe goes
+  GoPrologue::Form prologue = GoPrologue::Form::None;
+  uint64_t bodyStart = 0;  // first address past the stack check and recognised frame setup
+  size_t instructionCount = 0;                // in the body
+  std::vector<uint64_t> unsafe;               // addresses never to probe, ascending
+  std::vector<Hazard> unsafeWhy;              // parallel to `unsafe`
+  std::optional<uint64_t> undecodable;        // where the sweep stopped on bad bytes
+  ProbeSite probe;                            // the entry probe to use
+
+  // One bit per byte of [entry, bodyEnd): set where an instruction starts.
+  // ~1 bit per code byte, a quarter of a vector<uint32_t> of offsets.
+  std::vector<uint64_t> boundaryBits;
+};
+
+// Errors: Usage (empty code, address overflow). Bytes that do not decode are
+// not an error: the sweep stops there and FunctionCode::undecodable says where.
+Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t entry);
+
+bool isInstructionBoundary(const FunctionCode& fn, uint64_t addr);
+// Hazard::None when addr is a boundary and not in `unsafe`; Undecodable when it
+// is not an instruction boundary of the body at all.
+Hazard hazardAt(const FunctionCode& fn, uint64_t addr);
+inline bool isSafeToProbe(const FunctionCode& fn, uint64_t addr) {
+  return hazardAt(fn, addr) == Hazard::None;
+}
+
+// The entry-probe decision, pure: the prologue found, and what the kernel does
+// with the first instruction (nullopt if there is none: empty or undecodable).
+ProbeSite chooseProbeSite(uint64_t entry, const GoPrologue& prologue,
+                          std::optional<UprobeVerdict> entryVerdict,
+                          std::optional<UprobeVerdict> branchVerdict);
+
+std::string_view kindName(ProbeSite::Kind k);
+
+}  // namespace goscope
