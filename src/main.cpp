@@ -1,2 +1,47 @@
-// Placeholder until the CLI lands.
-int main() { return 0; }
+// goscope's entry point: dispatch to a subcommand; turn the one fatal error
+// type into one line on stderr and its documented exit code.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "util/log.hpp"
+#include "util/result.hpp"
+
+namespace {
+
+void printUsage(FILE* to) {
+  std::fprintf(to, "usage: goscope COMMAND [OPTIONS]   (goscope COMMAND --help for its options)\n\ncommands:\n");
+  for (const auto& c : goscope::cli::commands()) std::fprintf(to, "  %-10s %s\n", c.name, c.summary);
+  std::fprintf(to, "\nexit codes: 0 ok, 1 internal error, 2 usage, 3 not found, 4 bad target, 5 no match,\n"
+                   "            6 permission, 7 external tool failed, 8 target exited\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  goscope::setupLogging(args);  // consumes -v / --verbose
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    printUsage(args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::printf("goscope %s\n", GOSCOPE_VERSION);
+    return 0;
+  }
+  try {
+    for (const auto& c : goscope::cli::commands())
+      if (args[0] == c.name) return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
+    throw goscope::FatalError{{goscope::ErrorKind::Usage, "unknown command '" + args[0] + "'", "goscope --help lists them"}};
+  } catch (const goscope::FatalError& e) {
+    std::string line = "goscope: " + e.error.message;
+    if (!e.error.hint.empty()) line += " (hint: " + e.error.hint + ")";
+    std::fprintf(stderr, "%s\n", line.c_str());
+    return goscope::exitCodeFor(e.error.kind);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "goscope: internal error: %s\n", e.what());
+    return 1;
+  }
+}

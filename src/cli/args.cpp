@@ -78,18 +78,18 @@ Result<Args> parseArgs(const std::string& sub, const std::vector<OptionSpec>& sp
       spec = findShort(arg[1]);
       if (spec && arg.size() > 2) inlineValue = arg.substr(2);
     }
-    if (!spec) return fail(ErrorKind::Usage, "goscope " + sub + ": unknown option " + arg, "see goscope " + sub + " --help");
+    if (!spec) return fail(ErrorKind::Usage, sub + ": unknown option " + arg, "see goscope " + sub + " --help");
     if (!spec->repeatable && a.has(spec->longName))
-      return fail(ErrorKind::Usage, "goscope " + sub + ": --" + spec->longName + " given twice");
+      return fail(ErrorKind::Usage, sub + ": --" + spec->longName + " given twice");
     if (spec->takesValue) {
       if (!inlineValue) {
         if (i + 1 >= argv.size())
-          return fail(ErrorKind::Usage, "goscope " + sub + ": --" + spec->longName + " needs a value");
+          return fail(ErrorKind::Usage, sub + ": --" + spec->longName + " needs a value");
         inlineValue = argv[++i];
       }
       a.values_.emplace(spec->longName, *inlineValue);
     } else {
-      if (inlineValue) return fail(ErrorKind::Usage, "goscope " + sub + ": --" + spec->longName + " takes no value");
+      if (inlineValue) return fail(ErrorKind::Usage, sub + ": --" + spec->longName + " takes no value");
       a.values_.emplace(spec->longName, "");
     }
   }

@@ -20,7 +20,9 @@ typedef struct Elf Elf;
 
 namespace goscope {
 
-class ElfFile {
+// Always owned by a shared_ptr (open() is the only factory), so readers that
+// keep querying the file later (Pclntab) can hold it alive via shared_from_this.
+class ElfFile : public std::enable_shared_from_this<ElfFile> {
  public:
   struct Section {
     std::string name;
@@ -78,6 +80,9 @@ class ElfFile {
   // A pointer-sized value at vaddr as the loader would see it: for PIE the file
   // often holds 0 there and the value lives in a RELATIVE relocation's addend.
   std::optional<uint64_t> readPointer(uint64_t vaddr) const;
+  // Every R_X86_64_RELATIVE relocation, r_offset -> r_addend (empty unless PIE):
+  // lets readers find where a PIE stores a pointer to a known address.
+  const std::unordered_map<uint64_t, uint64_t>& relativeRelocations() const { return relative_; }
 
   // .symtab symbols; empty when the binary is stripped.
   const std::vector<Symbol>& symbols() const { return symbols_; }

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The README's test command: installs every package (as root), builds, builds
+# the Go fixtures and runs every test. Runtime tests need root (uprobes, BPF,
+# ptrace); CI is root.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${GOSCOPE_BUILD_DIR:-$root/build}
+bash "$root/scripts/setup.sh"
+bash "$root/scripts/build.sh"
+# Prebuilt Go programs from the npm registry, built by other Go versions than
+# the local toolchain; the tests skip them when they cannot be fetched.
+export GOSCOPE_GO_SAMPLES=$build/go-samples
+bash "$root/scripts/fetch-go-samples.sh" "$GOSCOPE_GO_SAMPLES" || echo "test.sh: Go samples not fetched; their tests will be skipped" >&2
+cd "$build"
+ctest --output-on-failure --timeout 900 "$@"

@@ -1,0 +1,13 @@
+#include "cli/command.hpp"
+
+namespace goscope::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"list", "list probe-able functions of a Go binary or process", runList},
+      {"info", "what goscope knows about a Go binary or process", runInfo},
+  };
+  return table;
+}
+
+}  // namespace goscope::cli

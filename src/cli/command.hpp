@@ -1,0 +1,21 @@
+// The subcommand table: one file per subcommand under src/cli/, each exposing
+// only its run function. main.cpp dispatches; nothing else knows the list.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace goscope::cli {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);  // throws FatalError on user errors
+};
+
+const std::vector<Command>& commands();
+
+int runList(const std::vector<std::string>& args);
+int runInfo(const std::vector<std::string>& args);
+
+}  // namespace goscope::cli

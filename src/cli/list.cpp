@@ -1,0 +1,95 @@
+// goscope list: `bpftrace -l` done right for Go. Every function from pclntab
+// (so stripped binaries work), matched by glob or /regex/, with its DWARF
+// signature when there is one, its RET sites and the address a probe would use.
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/command.hpp"
+#include "cli/target_options.hpp"
+#include "output/hex.hpp"
+#include "probe/pattern.hpp"
+
+namespace goscope::cli {
+
+namespace {
+
+const std::vector<OptionSpec> kSpecs = {
+    kBinaryOption,
+    kPidOption,
+    {"json", 0, false, "one JSON object per line"},
+    {"all", 'a', false, "include functions that cannot be probed (probe is null)"},
+    {"help", 'h', false, "this help"},
+};
+
+boost::json::object toJson(const GoBinary& bin, const GoFunction& fn, const FunctionCode* code,
+                           const std::optional<std::string>& sig) {
+  boost::json::object o;
+  o["func"] = fn.name;
+  o["entry"] = hex(fn.entry);
+  o["size"] = fn.end - fn.entry;
+  o["file"] = fn.file;
+  o["line"] = fn.line;
+  o["signature"] = sig ? boost::json::value(*sig) : boost::json::value(nullptr);
+  boost::json::array rets;
+  if (code)
+    for (uint64_t r : code->returns) rets.emplace_back(hex(r));
+  o["returns"] = std::move(rets);
+  bool probeable = code && code->probe.kind != ProbeSite::Kind::None;
+  o["probe"] = probeable ? boost::json::value(hex(code->probe.address)) : boost::json::value(nullptr);
+  o["probe_kind"] = std::string(kindName(code ? code->probe.kind : ProbeSite::Kind::None));
+  if (code && !code->probe.reason.empty()) o["probe_reason"] = code->probe.reason;
+  (void)bin;
+  return o;
+}
+
+}  // namespace
+
+int runList(const std::vector<std::string>& argv) {
+  auto args = orRaise(parseArgs("list", kSpecs, argv));
+  if (args.has("help")) {
+    std::cout << usageOf("goscope list (-b BINARY | -p PID) [--json] [--all] [PATTERN...]", kSpecs)
+              << "PATTERN: a glob (only * and ? are wildcards) or /regex/; none lists everything\n";
+    return 0;
+  }
+  std::vector<Pattern> patterns;
+  for (const auto& p : args.positional()) patterns.push_back(orRaise(Pattern::parse(p)));
+  Target target = openTargetOrRaise(args, "list");
+  const GoBinary& bin = *target.binary;
+  bool json = args.has("json"), all = args.has("all");
+
+  std::vector<const GoFunction*> matched;
+  for (const auto& fn : bin.pclntab().functions()) {
+    bool ok = patterns.empty();
+    for (const auto& p : patterns) ok = ok || p.matches(fn.name);
+    if (ok) matched.push_back(&fn);
+  }
+  std::sort(matched.begin(), matched.end(),
+            [](const GoFunction* a, const GoFunction* b) { return a->name != b->name ? a->name < b->name : a->entry < b->entry; });
+
+  size_t printed = 0;
+  for (const GoFunction* fn : matched) {
+    auto code = bin.analyze(*fn);
+    const FunctionCode* c = code ? &*code : nullptr;
+    bool probeable = c && c->probe.kind != ProbeSite::Kind::None;
+    if (!probeable && !all) continue;
+    auto sig = bin.signature(*fn);
+    if (json) {
+      std::cout << boost::json::serialize(toJson(bin, *fn, c, sig)) << '\n';
+    } else {
+      std::cout << (sig ? *sig : fn->name);
+      if (!probeable) std::cout << "  [not probe-able: " << (c ? c->probe.reason : code.error().message) << "]";
+      std::cout << '\n';
+    }
+    printed++;
+  }
+  if (printed == 0) {
+    std::string what = patterns.empty() ? "no probe-able functions" : "no probe-able function matches";
+    for (const auto& p : patterns) what += " '" + p.text() + "'";
+    raise({ErrorKind::NoMatch, what + " in " + target.describe(), "goscope list -b BINARY shows every function"});
+  }
+  return 0;
+}
+
+}  // namespace goscope::cli

@@ -1,0 +1,54 @@
+#include "target/go_binary.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace goscope {
+
+Result<std::shared_ptr<GoBinary>> GoBinary::open(const std::string& path, const std::string& displayName) {
+  auto elf = ElfFile::open(path);
+  if (!elf) return elf.failure();
+  auto pcln = Pclntab::read(**elf);
+  if (!pcln) {
+    Error e = pcln.error();
+    if (!displayName.empty() && displayName != path) {
+      // Say it with the name the user knows, not /proc/PID/exe.
+      auto pos = e.message.find(path);
+      if (pos != std::string::npos) e.message.replace(pos, path.size(), displayName);
+    }
+    return fail(e);
+  }
+  std::shared_ptr<GoBinary> b(new GoBinary(std::move(*elf), std::move(*pcln)));
+  b->name_ = displayName.empty() ? path : displayName;
+  if (auto bi = readBuildInfo(*b->elf_)) b->build_ = std::move(*bi);
+  else spdlog::debug("{}: {}", b->name_, bi.error().message);
+  return b;
+}
+
+const DwarfInfo* GoBinary::dwarf() const {
+  std::call_once(dwarfOnce_, [this] {
+    auto d = DwarfInfo::read(*elf_);
+    if (!d) {
+      spdlog::warn("{}: ignoring unreadable DWARF: {}", name_, d.error().message);
+      return;
+    }
+    dwarf_ = std::move(*d);
+  });
+  return dwarf_ ? &*dwarf_ : nullptr;
+}
+
+Result<FunctionCode> GoBinary::analyze(const GoFunction& fn) const {
+  if (fn.end <= fn.entry) return fail(ErrorKind::BadTarget, fn.name + ": empty function range");
+  auto bytes = elf_->readVaddr(fn.entry, fn.end - fn.entry);
+  if (!bytes) return fail(ErrorKind::BadTarget, fn.name + ": code not in the file");
+  return analyzeFunction(*bytes, fn.entry);
+}
+
+std::optional<std::string> GoBinary::signature(const GoFunction& fn) const {
+  const DwarfInfo* d = dwarf();
+  if (!d) return std::nullopt;
+  const DwarfFunction* df = d->functionAt(fn.entry);
+  if (!df) return std::nullopt;
+  return d->signature(*df);
+}
+
+}  // namespace goscope

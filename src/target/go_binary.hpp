@@ -1,0 +1,57 @@
+// GoBinary: everything goscope knows about one Go executable, read once:
+// the ELF file, the function table from .gopclntab (always there), the build
+// info, DWARF when present (lazily: a stripped binary pays nothing and a
+// listing without signatures does not wait for it), and the disassembly of
+// each function on demand.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "target/buildinfo.hpp"
+#include "target/disasm.hpp"
+#include "target/dwarf_info.hpp"
+#include "target/elf_file.hpp"
+#include "target/pclntab.hpp"
+#include "util/result.hpp"
+
+namespace goscope {
+
+class GoBinary {
+ public:
+  // `path` is opened; `displayName` is what messages call it (for a process,
+  // /proc/PID/exe is opened but the real path is shown).
+  // Errors: NotFound, BadTarget (not ELF, not x86-64, not Go).
+  static Result<std::shared_ptr<GoBinary>> open(const std::string& path, const std::string& displayName = {});
+
+  const std::string& name() const { return name_; }
+  const ElfFile& elf() const { return *elf_; }
+  std::shared_ptr<const ElfFile> elfShared() const { return elf_; }
+  const Pclntab& pclntab() const { return pcln_; }
+  const BuildInfo* buildInfo() const { return build_ ? &*build_ : nullptr; }
+
+  // nullptr when the binary has no DWARF. A malformed DWARF is logged and
+  // treated as absent: pclntab alone is enough to probe.
+  const DwarfInfo* dwarf() const;
+  bool hasSymtab() const { return elf_->hasSymtab(); }
+
+  Result<FunctionCode> analyze(const GoFunction& fn) const;
+  // `main.add(x int, y int) int` from DWARF, or nullopt without DWARF.
+  std::optional<std::string> signature(const GoFunction& fn) const;
+  // The file offset uprobes are placed at for a link-time address.
+  std::optional<uint64_t> fileOffset(uint64_t vaddr) const { return elf_->vaddrToOffset(vaddr); }
+
+ private:
+  GoBinary(std::shared_ptr<ElfFile> elf, Pclntab pcln) : elf_(std::move(elf)), pcln_(std::move(pcln)) {}
+
+  std::string name_;
+  std::shared_ptr<ElfFile> elf_;
+  Pclntab pcln_;
+  std::optional<BuildInfo> build_;
+  mutable std::once_flag dwarfOnce_;
+  mutable std::optional<DwarfInfo> dwarf_;
+};
+
+}  // namespace goscope

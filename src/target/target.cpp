@@ -1,0 +1,46 @@
+#include "target/target.hpp"
+
+#include <charconv>
+
+namespace goscope {
+
+std::string Target::describe() const {
+  if (process) return "PID " + std::to_string(process->pid()) + " (" + process->exePath() + ")";
+  return binary->name();
+}
+
+Result<Target> openBinaryTarget(const std::string& path) {
+  auto b = GoBinary::open(path);
+  if (!b) return b.failure();
+  return Target{std::move(*b), std::nullopt, 0};
+}
+
+Result<Target> openProcessTarget(pid_t pid) {
+  auto p = Process::attach(pid);
+  if (!p) return p.failure();
+  std::string who = "PID " + std::to_string(pid) + " (" + p->exePath() + ")";
+  auto b = GoBinary::open(p->exeHandlePath(), p->exePath());
+  if (!b) {
+    const Error& e = b.error();
+    if (e.kind == ErrorKind::BadTarget || e.kind == ErrorKind::NotFound) {
+      std::string why = e.message;
+      if (auto colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
+      if (why.rfind("not a Go program", 0) == 0) return fail(ErrorKind::BadTarget, who + " is " + why);
+      return fail(ErrorKind::BadTarget, who + " is not a Go program (" + why + ")");
+    }
+    return b.failure();
+  }
+  auto bias = p->loadBias((*b)->elf());
+  if (!bias) return bias.failure();
+  return Target{std::move(*b), std::move(*p), *bias};
+}
+
+Result<pid_t> parsePid(const std::string& text) {
+  long long v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || v <= 0 || v > (1 << 22))
+    return fail(ErrorKind::Usage, "-p wants a process ID, not '" + text + "'");
+  return static_cast<pid_t>(v);
+}
+
+}  // namespace goscope

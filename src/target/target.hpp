@@ -1,0 +1,30 @@
+// A target as the user names it: a binary on disk (-b) or a running process
+// (-p). Both end in a GoBinary; a process also brings its load bias.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "target/go_binary.hpp"
+#include "target/process.hpp"
+#include "util/result.hpp"
+
+namespace goscope {
+
+struct Target {
+  std::shared_ptr<GoBinary> binary;
+  std::optional<Process> process;
+  uint64_t loadBias = 0;  // runtime address = link-time address + loadBias
+  std::string describe() const;  // "PID 123 (/usr/bin/x)" or "/usr/bin/x"
+};
+
+Result<Target> openBinaryTarget(const std::string& path);
+// Errors: NotFound (no such PID), BadTarget ("PID N (path) is not a Go program").
+Result<Target> openProcessTarget(pid_t pid);
+// Parses the text of -p: a positive decimal PID.
+Result<pid_t> parsePid(const std::string& text);
+
+}  // namespace goscope

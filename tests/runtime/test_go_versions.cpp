@@ -1,0 +1,138 @@
+// Pclntab and BuildInfo on Go programs built by other Go versions than the
+// local 1.19: the stripped esbuild release binaries that
+// scripts/fetch-go-samples.sh puts in $GOSCOPE_GO_SAMPLES.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "support/run.hpp"
+#include "target/buildinfo.hpp"
+#include "target/elf_file.hpp"
+#include "target/pclntab.hpp"
+
+using namespace goscope;
+using namespace goscope::test;
+
+namespace {
+
+// "go1.20.4" -> 20; 0 when it is not a go1.N version.
+int goMinor(const std::string& v) {
+  if (!v.starts_with("go1.")) return 0;
+  return std::atoi(v.c_str() + 4);
+}
+
+std::string_view expectedFormat(int minor) {
+  if (minor >= 20) return "1.20";
+  if (minor >= 18) return "1.18";
+  return "1.16";
+}
+
+}  // namespace
+
+TEST_CASE("go versions: esbuild binaries from npm, Go 1.16 to 1.26") {
+  const char* dir = std::getenv("GOSCOPE_GO_SAMPLES");
+  if (!dir || !*dir) {
+    MESSAGE("GOSCOPE_GO_SAMPLES unset: skipped (run scripts/fetch-go-samples.sh DIR and set it to DIR)");
+    return;
+  }
+  std::vector<std::filesystem::path> samples;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().filename().string().starts_with("esbuild-")) samples.push_back(e.path());
+  std::sort(samples.begin(), samples.end());
+  REQUIRE_MESSAGE(!samples.empty(), "no esbuild-* binaries in " << dir);
+  bool haveGo = run("command -v go").exitCode == 0;
+
+  for (const auto& sample : samples) {
+    std::string path = sample.string();
+    INFO(path);
+    auto elf = ElfFile::open(path);
+    REQUIRE(elf.has_value());
+    const ElfFile& f = **elf;
+
+    auto bi = readBuildInfo(f);
+    REQUIRE_MESSAGE(bi.has_value(), (bi ? "" : bi.error().message));
+    int minor = goMinor(bi->goVersion);
+    CHECK(minor >= 16);
+    CHECK(bi->path == "github.com/evanw/esbuild/cmd/esbuild");
+    if (bi->source == "buildinfo" && haveGo) {
+      // The blob is what `go version` reads; the local 1.19 reads every format.
+      auto r = run("go version " + path);
+      CHECK(r.out == path + ": " + bi->goVersion + "\n");
+    }
+
+    auto t = Pclntab::read(f);
+    REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().message));
+    CHECK(t->goVersionFormat() == expectedFormat(minor));
+    const auto& fns = t->functions();
+    CHECK(fns.size() > 1000);
+    const auto* text = f.section(".text");
+    REQUIRE(text);
+    bool increasing = true, inside = true;
+    for (size_t i = 0; i < fns.size(); i++) {
+      if (i > 0 && fns[i].entry <= fns[i - 1].entry) increasing = false;
+      if (fns[i].entry < text->addr || fns[i].end > text->addr + text->size || fns[i].end <= fns[i].entry)
+        inside = false;
+    }
+    CHECK(increasing);
+    CHECK(inside);
+    CHECK(t->functionNamed("runtime.main"));
+    const GoFunction* mainMain = t->functionNamed("main.main");
+    REQUIRE(mainMain);
+    auto frames = t->symbolize(mainMain->entry);
+    REQUIRE(!frames.empty());
+    CHECK(frames.back().function == "main.main");
+    CHECK_FALSE(frames.back().inlined);
+    CHECK(frames.back().file.ends_with("cmd/esbuild/main.go"));
+    CHECK(frames.back().line > 0);
+
+    // Inline trees: the 1.16 format has absolute funcdata pointers; later ones
+    // need moduledata.gofunc, which must have been found.
+    if (minor >= 18) CHECK(t->gofunc().has_value());
+    // Each call whose code survived resolves, through symbolize at its
+    // parentPc, to its call site inside its parent (1.16-1.19 store parent and
+    // call site; 1.20+ derive both from parentPc). Calls whose body was
+    // optimized away have no ranges, and a call inside one of those has a
+    // parentPc that skips it (Go 1.17-1.19 write it so: seen in net/http's
+    // readTransfer, bufio.(*Reader).reset inlined via two eliminated calls).
+    size_t withTree = 0, live = 0, dead = 0, inconsistent = 0;
+    for (const auto& fn : fns) {
+      auto tree = t->inlinedCalls(fn);
+      withTree += !tree.empty();
+      for (const auto& c : tree) {
+        if (c.ranges.empty()) {
+          dead++;
+          continue;
+        }
+        live++;
+        for (const auto& [lo, hi] : c.ranges) inconsistent += lo < fn.entry || hi > fn.end || lo >= hi;
+        REQUIRE(c.parentIndex < static_cast<int>(tree.size()));
+        if (c.parentIndex >= 0 && tree[c.parentIndex].ranges.empty()) continue;
+        auto at = t->symbolize(c.parentPc);
+        std::string parent = c.parentIndex < 0 ? fn.name : tree[c.parentIndex].callee;
+        if (at.empty() || at.front().function != parent || at.front().file != c.callFile ||
+            at.front().line != c.callLine) {
+          inconsistent++;
+          MESSAGE(fn.name << ": inlined " << c.callee << " called at " << c.callFile << ":" << c.callLine
+                          << " from " << parent << ", but symbolize(parentPc) gives "
+                          << (at.empty() ? std::string("nothing") : at.front().function + " " + at.front().file + ":" + std::to_string(at.front().line)));
+        }
+        // Inside its ranges the innermost frame is the callee.
+        auto inner = t->symbolize(c.ranges.front().first);
+        inconsistent += inner.empty() || inner.front().function != c.callee || !inner.front().inlined;
+      }
+    }
+    CHECK(withTree > 100);
+    CHECK(inconsistent == 0);
+    bool mainInlines = false;
+    for (const auto& c : t->inlinedCalls(*mainMain)) mainInlines |= c.callFile.ends_with("cmd/esbuild/main.go");
+    CHECK(mainInlines);
+
+    MESSAGE(sample.filename().string()
+            << ": " << bi->goVersion << " (build info from " << bi->source << "), pclntab " << t->goVersionFormat()
+            << " found by " << t->foundBy() << ", " << fns.size() << " functions, " << withTree
+            << " with inline trees (" << live << " live calls, " << dead << " optimized away), " << std::string(f.hasSymtab() ? "has .symtab" : "stripped (no .symtab)")
+            << std::string(f.section(".debug_info") ? ", DWARF" : ", no DWARF"));
+  }
+}
