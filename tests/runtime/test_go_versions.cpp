@@ -37,6 +37,10 @@ TEST_CASE("go versions: esbuild binaries from npm, Go 1.16 to 1.26") {
     MESSAGE("GOSCOPE_GO_SAMPLES unset: skipped (run scripts/fetch-go-samples.sh DIR and set it to DIR)");
     return;
   }
+  if (!std::filesystem::is_directory(dir)) {
+    MESSAGE("GOSCOPE_GO_SAMPLES=" << dir << " is not a directory: skipped");
+    return;
+  }
   std::vector<std::filesystem::path> samples;
   for (const auto& e : std::filesystem::directory_iterator(dir))
     if (e.is_regular_file() && e.path().filename().string().starts_with("esbuild-")) samples.push_back(e.path());
