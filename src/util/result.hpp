@@ -103,4 +103,8 @@ T orRaise(Result<T>&& r) {
   return std::move(r).value();
 }
 
+inline void orRaise(Result<void>&& r) {
+  if (!r) raise(r.error());
+}
+
 }  // namespace goscope

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0
+/* goscope.bpf.c: the generic uprobe program behind `goscope count`, `latency`
+ * and `trace`. Precompiled, configured at run time:
+ *
+ *   - every attached address carries a cookie (probe id << 8 | site kind);
+ *   - "probe_cfg" says per probe what to do (count, latency, events, stacks,
+ *     read a global) and which capture spec ("capture_specs") describes the
+ *     memory an event copies;
+ *   - aggregates stay in the kernel (per-CPU counts, latency histograms, stack
+ *     counts); only requested events cross the ring buffer.
+ *
+ * The same body is compiled into two programs: gs_uprobe_multi (loaded with
+ * expected_attach_type BPF_TRACE_UPROBE_MULTI, attached through uprobe_multi
+ * links) and gs_uprobe_perf (attached to perf-event uprobes, the fallback on
+ * kernels without uprobe_multi). A program loaded for one cannot attach to the
+ * other, and bpf_get_attach_cookie() has a different implementation in each.
+ */
+#include "vmlinux.h"
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "goscope_shared.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by user space before load. */
+const volatile __u32 goid_offset = 152;      /* g.goid (Go 1.19; from DWARF) */
+const volatile __u32 stack_hi_offset = 8;    /* g.stack.hi */
+const volatile __u64 wakeup_bytes = 0;       /* 0: adaptive wakeups (libbpf default) */
+
+#define BPF_F_USER_STACK_ (1ULL << 8)
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 65536);
+  __type(key, __u32);
+  __type(value, struct gs_probe_cfg);
+} probe_cfg SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1024);
+  __type(key, __u32);
+  __type(value, struct gs_capture_spec);
+} capture_specs SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 65536 / GS_COUNTS_PER_BLOCK);
+  __type(key, __u32);
+  __type(value, struct gs_count_block);
+} counts SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1024);
+  __type(key, __u32);
+  __type(value, struct gs_lat_stats);
+} lat_stats SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 16384);
+  __type(key, struct gs_start_key);
+  __type(value, __u64);
+} starts SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 65536);
+  __type(key, __u32);
+  __type(value, struct gs_global_value);
+} globals SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_STACK_TRACE);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __uint(value_size, GS_MAX_STACK_DEPTH * sizeof(__u64));
+} stack_traces SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 1);
+  __type(key, struct gs_stack_key);
+  __type(value, __u64);
+} stack_counts SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 4 << 20);
+} events SEC(".maps");
+
+struct gs_scratch {
+  __u64 busy;
+  __u8 buf[GS_SCRATCH_SIZE];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct gs_scratch);
+} scratch SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, GS_STAT_COUNT);
+  __type(key, __u32);
+  __type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 idx) {
+  __u64 *v = bpf_map_lookup_elem(&stats, &idx);
+  if (v) __sync_fetch_and_add(v, 1);
+}
+
+/* An atomic max without a helper: a few compare-and-swap attempts. Losing a
+ * race four times in a row leaves the value one update behind, no worse. */
+static __always_inline void atomic_max(__u64 *p, __u64 v) {
+  __u64 cur = *(volatile __u64 *)p;
+  for (int i = 0; i < 4; i++) {
+    if (v <= cur) return;
+    __u64 old = __sync_val_compare_and_swap(p, cur, v);
+    if (old == cur) return;
+    cur = old;
+  }
+}
+
+static __always_inline __u64 read_u64(__u64 addr, long *err) {
+  __u64 v = 0;
+  long e = bpf_probe_read_user(&v, sizeof(v), (const void *)addr);
+  if (e) {
+    *err = e;
+    return 0;
+  }
+  return v;
+}
+
+struct goroutine {
+  __u64 g;
+  __u64 goid;
+  __u64 frame;
+};
+
+static __always_inline void read_goroutine(struct pt_regs *ctx, struct goroutine *gr, int want_goid) {
+  long err = 0;
+  __u64 sp = ctx->sp;
+  gr->g = ctx->r14;
+  __u64 hi = read_u64(gr->g + stack_hi_offset, &err);
+  /* Without a readable g (not Go code), fall back to the raw stack pointer:
+   * still the same at the entry and the RET of one call. */
+  gr->frame = (hi && hi >= sp) ? hi - sp : sp;
+  if (want_goid) gr->goid = read_u64(gr->g + goid_offset, &err);
+  if (err) stat_inc(GS_STAT_READ_ERRORS);
+}
+
+static __always_inline void latency_record(__u32 slot, __u64 d) {
+  struct gs_lat_stats *ls = bpf_map_lookup_elem(&lat_stats, &slot);
+  if (!ls) return;
+  __sync_fetch_and_add(&ls->count, 1);
+  __sync_fetch_and_add(&ls->sum_ns, d);
+  __u32 b = gs_hist_bucket(d);
+  if (b < GS_HIST_BUCKETS) __sync_fetch_and_add(&ls->hist[b], 1);
+  atomic_max(&ls->max_ns, d);
+  atomic_max(&ls->min_inv, ~d);
+}
+
+static __always_inline void latency_mismatch(__u32 slot) {
+  struct gs_lat_stats *ls = bpf_map_lookup_elem(&lat_stats, &slot);
+  if (ls) __sync_fetch_and_add(&ls->mismatches, 1);
+  stat_inc(GS_STAT_MISMATCHES);
+}
+
+static __always_inline __u64 reg_of(const struct gs_event *e, __u32 r) {
+  if (r < GS_NREGS) return e->regs[r];
+  if (r == GS_REG_RSP) return e->sp;
+  return 0; /* GS_REG_ABS */
+}
+
+/* Copies the capture spec's memory reads into the event being built at
+ * s->buf; returns the new end position. */
+static __always_inline __u32 capture_blocks(struct gs_scratch *s, struct gs_event *e, __u32 spec_idx, __u32 pos) {
+  struct gs_capture_spec *spec = bpf_map_lookup_elem(&capture_specs, &spec_idx);
+  if (!spec) return pos;
+  __u32 nsteps = spec->nsteps;
+  __u32 nblocks = 0;
+  for (int i = 0; i < GS_MAX_STEPS; i++) {
+    if (i >= nsteps) break;
+    struct gs_read_step *st = &spec->steps[i];
+    long err = 0;
+    __u64 addr = reg_of(e, st->base) + (__s64)st->off;
+    __u64 n = st->len;
+    if (st->flags & GS_READ_DEREF) {
+      __u64 ptr = read_u64(addr, &err);
+      if (st->len_src == GS_LEN_MEM) n = read_u64(addr + 8, &err) * st->len;
+      addr = ptr + (__s64)st->deref_off;
+    } else if (st->len_src == GS_LEN_MEM) {
+      n = read_u64(addr + 8, &err) * st->len;
+      addr = read_u64(addr, &err);
+    }
+    if (st->len_src == GS_LEN_REG) n = reg_of(e, st->len_reg) * st->len;
+    __u64 full = n;
+    if ((__s64)n < 0) n = 0; /* a negative Go length: corrupt, read nothing */
+    if (n > st->max_len) n = st->max_len;
+    if (n > GS_MAX_READ) n = GS_MAX_READ;
+
+    pos &= GS_EVENT_MAX - 1;
+    struct gs_block *b = (struct gs_block *)&s->buf[pos];
+    b->full_len = full > 0xffffffffULL ? 0xffffffffU : (__u32)full;
+    b->err = 0;
+    b->len = 0;
+    if (!err && n) {
+      __u32 len = n;
+      len &= (GS_MAX_READ * 2 - 1);
+      err = bpf_probe_read_user(&s->buf[pos + sizeof(struct gs_block)], len, (const void *)addr);
+      if (!err) b->len = len;
+    }
+    if (err) {
+      b->err = (__s16)err;
+      stat_inc(GS_STAT_READ_ERRORS);
+    }
+    pos += sizeof(struct gs_block) + ((b->len + 7) & ~7u);
+    nblocks++;
+  }
+  e->nblocks = nblocks;
+  return pos;
+}
+
+static __always_inline void emit_event(struct pt_regs *ctx, __u32 probe_id, __u32 site, __u32 actions, __u32 spec_idx,
+                                       __u64 ip, __u64 now, const struct goroutine *gr, __s64 duration,
+                                       __u64 ret_addr) {
+  __u32 zero = 0;
+  struct gs_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+  if (!s) return;
+  if (s->busy) {
+    /* Another run of this program on this CPU preempted one that is building
+     * an event: drop this one, counted. */
+    stat_inc(GS_STAT_BUSY);
+    return;
+  }
+  s->busy = 1;
+
+  struct gs_event *e = (struct gs_event *)s->buf;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  e->ts_ns = now;
+  e->ip = ip;
+  e->g = gr->g;
+  e->goid = gr->goid;
+  e->frame = gr->frame;
+  e->duration_ns = duration;
+  e->regs[GS_REG_RAX] = ctx->ax;
+  e->regs[GS_REG_RBX] = ctx->bx;
+  e->regs[GS_REG_RCX] = ctx->cx;
+  e->regs[GS_REG_RDI] = ctx->di;
+  e->regs[GS_REG_RSI] = ctx->si;
+  e->regs[GS_REG_R8] = ctx->r8;
+  e->regs[GS_REG_R9] = ctx->r9;
+  e->regs[GS_REG_R10] = ctx->r10;
+  e->regs[GS_REG_R11] = ctx->r11;
+  e->sp = ctx->sp;
+  e->ret_addr = ret_addr;
+  e->pid = pid_tgid >> 32;
+  e->tid = (__u32)pid_tgid;
+  e->probe_id = probe_id;
+  e->site = site;
+  e->nblocks = 0;
+  e->stack_bytes = 0;
+  e->_pad = 0;
+
+  __u32 pos = sizeof(struct gs_event);
+  if (spec_idx) pos = capture_blocks(s, e, spec_idx, pos);
+
+  if (actions & GS_ACT_USER_STACK) {
+    pos &= GS_EVENT_MAX - 1;
+    long r = bpf_get_stack(ctx, &s->buf[pos], GS_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK_);
+    if (r > 0) {
+      e->stack_bytes = r;
+      pos += r;
+    }
+  }
+
+  if (pos > GS_SCRATCH_SIZE) pos = GS_SCRATCH_SIZE;
+  e->size = pos;
+
+  __u64 flags = 0;
+  if (wakeup_bytes) {
+    __u64 waiting = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+    flags = waiting + pos >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+  }
+  if (bpf_ringbuf_output(&events, s->buf, pos, flags))
+    stat_inc(GS_STAT_LOST);
+  else
+    stat_inc(GS_STAT_EVENTS);
+  s->busy = 0;
+}
+
+static __always_inline int handle(struct pt_regs *ctx, const int multi) {
+  __u64 cookie = bpf_get_attach_cookie(ctx);
+  __u32 probe_id = GS_COOKIE_PROBE(cookie);
+  __u32 site = GS_COOKIE_SITE(cookie);
+
+  if (site == GS_SITE_ENTRY_STACKCHECK && (ctx->flags & (GS_EFLAGS_CF | GS_EFLAGS_ZF))) {
+    /* This pass goes to morestack and comes back through the entry. */
+    stat_inc(GS_STAT_MORESTACK);
+    return 0;
+  }
+  stat_inc(GS_STAT_HITS);
+
+  struct gs_probe_cfg *cfg = bpf_map_lookup_elem(&probe_cfg, &probe_id);
+  if (!cfg || !cfg->actions) {
+    stat_inc(GS_STAT_NO_CONFIG);
+    return 0;
+  }
+  __u32 actions = cfg->actions;
+  int is_entry = site != GS_SITE_RETURN;
+
+  if (is_entry && (actions & GS_ACT_COUNT)) {
+    __u32 blk = probe_id / GS_COUNTS_PER_BLOCK;
+    struct gs_count_block *cb = bpf_map_lookup_elem(&counts, &blk);
+    /* Atomic although per-CPU: a preempted run on this CPU may be mid-add. */
+    if (cb) __sync_fetch_and_add(&cb->c[probe_id % GS_COUNTS_PER_BLOCK], 1);
+  }
+
+  __u64 now = 0;
+  int want_event = is_entry ? (actions & GS_ACT_EVENT_ENTRY) : (actions & GS_ACT_EVENT_RETURN);
+  int want_latency = actions & GS_ACT_LATENCY;
+  int want_global = is_entry && (actions & GS_ACT_READ_GLOBAL);
+  int want_stack_count = is_entry && (actions & GS_ACT_STACK_COUNT);
+  if (!want_event && !want_latency && !want_global && !want_stack_count) return 0;
+  now = bpf_ktime_get_ns();
+
+  if (want_global) {
+    struct gs_global_value *gv = bpf_map_lookup_elem(&globals, &probe_id);
+    if (gv) {
+      __u64 v = 0;
+      __u32 len = cfg->global_len;
+      if (len == 0 || len > 8) len = 8;
+      long err = bpf_probe_read_user(&v, len, (const void *)cfg->global_addr);
+      gv->value = v;
+      gv->err = err;
+      gv->ts_ns = now;
+      if (err) stat_inc(GS_STAT_READ_ERRORS);
+    }
+  }
+
+  struct goroutine gr = {};
+  __s64 duration = -1;
+  if (want_latency || want_event) read_goroutine(ctx, &gr, want_event);
+
+  if (want_latency) {
+    struct gs_start_key k = {};
+    k.tgid = bpf_get_current_pid_tgid() >> 32;
+    k.probe_id = probe_id;
+    k.g = gr.g;
+    k.frame = gr.frame;
+    if (is_entry) {
+      bpf_map_update_elem(&starts, &k, &now, BPF_ANY);
+    } else {
+      __u64 *ts = bpf_map_lookup_elem(&starts, &k);
+      if (ts) {
+        __u64 t0 = *ts;
+        bpf_map_delete_elem(&starts, &k);
+        duration = now > t0 ? (__s64)(now - t0) : 0;
+        latency_record(cfg->lat_slot, (__u64)duration);
+      } else {
+        latency_mismatch(cfg->lat_slot);
+      }
+    }
+  }
+
+  __u64 ret_addr = 0;
+  if (want_event || want_stack_count) {
+    long err = 0;
+    ret_addr = read_u64(ctx->sp, &err);
+  }
+
+  if (want_stack_count) {
+    struct gs_stack_key sk = {};
+    sk.probe_id = probe_id;
+    sk.stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK_);
+    sk.ret_addr = ret_addr;
+    __u64 *c = bpf_map_lookup_elem(&stack_counts, &sk);
+    if (c) {
+      __sync_fetch_and_add(c, 1);
+    } else {
+      __u64 one = 1;
+      if (bpf_map_update_elem(&stack_counts, &sk, &one, BPF_NOEXIST)) {
+        c = bpf_map_lookup_elem(&stack_counts, &sk);
+        if (c) __sync_fetch_and_add(c, 1);
+      }
+    }
+  }
+
+  if (want_event) {
+    __u64 ip = multi ? bpf_get_func_ip(ctx) : PT_REGS_IP(ctx);
+    emit_event(ctx, probe_id, site, actions, is_entry ? cfg->entry_spec : cfg->return_spec, ip, now, &gr, duration,
+               ret_addr);
+  }
+  return 0;
+}
+
+/* Attached through uprobe_multi links: user space sets expected_attach_type
+ * BPF_TRACE_UPROBE_MULTI (48) before load (libbpf 1.1 has no "uprobe.multi"
+ * section). */
+SEC("uprobe")
+int gs_uprobe_multi(struct pt_regs *ctx) { return handle(ctx, 1); }
+
+/* Attached to perf-event uprobes (one per address), the fallback. */
+SEC("uprobe")
+int gs_uprobe_perf(struct pt_regs *ctx) { return handle(ctx, 0); }

@@ -1,0 +1,847 @@
+#include "backend/bpf/bpf_engine.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdarg>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <condition_variable>
+#include <thread>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "backend/bpf/perf_uprobe_link.hpp"
+#include "backend/bpf/uprobe_hazards.hpp"
+#include "backend/bpf/uprobe_multi_link.hpp"
+#include "goscope.skel.h"
+
+namespace goscope::bpf {
+
+// The kernel and user side must agree on every shared layout.
+static_assert(sizeof(gs_probe_cfg) == 32);
+static_assert(sizeof(gs_read_step) == 24);
+static_assert(sizeof(gs_capture_spec) == 8 + GS_MAX_STEPS * 24);
+static_assert(sizeof(gs_start_key) == 24);
+static_assert(sizeof(gs_stack_key) == 16);
+static_assert(sizeof(gs_global_value) == 32);
+static_assert(sizeof(gs_event) == 160);
+static_assert(sizeof(gs_block) == 8);
+static_assert(sizeof(gs_lat_stats) == 64 + GS_HIST_BUCKETS * 8);
+static_assert(sizeof(gs_count_block) == GS_COUNTS_PER_BLOCK * 8);
+// The kernel builds an event in GS_EVENT_MAX bytes: header, every block at
+// its cap, and a full stack must fit without wrapping.
+static_assert(sizeof(gs_event) + GS_MAX_STEPS * (sizeof(gs_block) + GS_MAX_READ) +
+                  GS_MAX_STACK_DEPTH * 8 <= GS_EVENT_MAX);
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// A probe id that no configuration can have: attach attempts made only to
+// find refused offsets carry it, so their hits do nothing.
+constexpr uint32_t kInertProbeId = 0xFFFFFFu;
+
+// libbpf's messages go to the debug log; while loading, the last ones are kept
+// so that a verifier failure can be reported with its reason.
+std::mutex gLibbpfLogMutex;
+std::string* gLibbpfCapture = nullptr;
+
+int libbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
+  char buf[2048];
+  int n = vsnprintf(buf, sizeof buf, fmt, args);
+  std::string line(buf, n > 0 ? std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1) : 0);
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  {
+    std::lock_guard<std::mutex> lock(gLibbpfLogMutex);
+    if (gLibbpfCapture && level != LIBBPF_DEBUG) {
+      *gLibbpfCapture += line;
+      *gLibbpfCapture += '\n';
+      if (gLibbpfCapture->size() > 16384) gLibbpfCapture->erase(0, gLibbpfCapture->size() - 16384);
+    }
+  }
+  if (level == LIBBPF_DEBUG) spdlog::trace("libbpf: {}", line);
+  else spdlog::debug("libbpf: {}", line);
+  return n;
+}
+
+std::string hex(uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v;
+  return s.str();
+}
+
+bool isPowerOfTwo(uint64_t v) { return v && !(v & (v - 1)); }
+
+// Errors that concern the whole link rather than one offset: no bisection.
+bool wholeLinkError(int err) {
+  return err == ESRCH || err == ENOENT || err == EPERM || err == EACCES || err == ENOMEM || err == E2BIG ||
+         err == EBADF || err == EMFILE || err == ENFILE || err == EOPNOTSUPP;
+}
+
+}  // namespace
+
+struct ProbeSlots {
+  bool configured = false;
+  std::optional<uint32_t> latSlot;
+  uint32_t entrySpec = 0;   // 0 = none
+  uint32_t returnSpec = 0;
+};
+
+struct Attachment {
+  std::string path;
+  pid_t pid = 0;
+  size_t points = 0;
+  std::optional<UprobeMultiLink> multi;
+  std::vector<PerfUprobeLink> perf;
+};
+
+struct Engine::Impl {
+  EngineOptions opt;
+  KernelFeatures feat;
+  goscope_bpf* skel = nullptr;
+  ring_buffer* rb = nullptr;
+  bool multiLoaded = false;
+  bool perfLoaded = false;
+  int ncpus = 1;
+
+  std::unordered_map<uint32_t, ProbeSlots> probes;
+  int64_t highestProbe = -1;
+  // Counts are never written by user space (a read-modify-write of a shared
+  // per-CPU block would lose neighbours' increments): a (re)configured probe
+  // starts from the value it had then.
+  std::unordered_map<uint32_t, uint64_t> countBase;
+  uint32_t nextLatSlot = 0;
+  std::vector<uint32_t> freeLatSlots;
+  uint32_t nextSpec = 1;  // spec 0 means "none"
+  std::vector<uint32_t> freeSpecs;
+
+  std::map<AttachmentId, Attachment> attachments;
+  AttachmentId nextAttachment = 1;
+
+  const EventCallback* callback = nullptr;
+  uint64_t malformed = 0;
+  std::optional<Error> callbackError;
+
+  ~Impl() {
+    attachments.clear();
+    if (rb) ring_buffer__free(rb);
+    if (skel) goscope_bpf__destroy(skel);
+  }
+
+  int fd(bpf_map* m) const { return bpf_map__fd(m); }
+
+  template <class T>
+  Result<void> put(bpf_map* m, uint32_t key, const T& value) {
+    if (bpf_map_update_elem(fd(m), &key, &value, BPF_ANY) != 0)
+      return fail(ErrorKind::Internal, std::string("writing ") + bpf_map__name(m) + "[" + std::to_string(key) +
+                                           "]: " + std::strerror(errno));
+    return {};
+  }
+
+  Result<uint32_t> allocSpec() {
+    if (!freeSpecs.empty()) {
+      uint32_t s = freeSpecs.back();
+      freeSpecs.pop_back();
+      return s;
+    }
+    if (nextSpec > opt.maxCaptureSpecs)
+      return fail(ErrorKind::Usage, "more than " + std::to_string(opt.maxCaptureSpecs) + " sites with memory reads",
+                  "raise EngineOptions::maxCaptureSpecs");
+    return nextSpec++;
+  }
+
+  Result<uint32_t> allocLatSlot() {
+    if (!freeLatSlots.empty()) {
+      uint32_t s = freeLatSlots.back();
+      freeLatSlots.pop_back();
+      return s;
+    }
+    if (nextLatSlot >= opt.maxLatencyProbes)
+      return fail(ErrorKind::Usage, "more than " + std::to_string(opt.maxLatencyProbes) + " probes with latency",
+                  "raise EngineOptions::maxLatencyProbes");
+    return nextLatSlot++;
+  }
+
+  // Sets (or clears, with empty reads) one site's capture spec.
+  Result<void> setSpec(uint32_t& slot, const std::vector<MemRead>& reads) {
+    if (reads.empty()) {
+      if (slot) freeSpecs.push_back(slot);
+      slot = 0;
+      return {};
+    }
+    auto spec = encodeSpec(reads);
+    if (!spec) return spec.failure();
+    if (!slot) {
+      auto s = allocSpec();
+      if (!s) return s.failure();
+      slot = *s;
+    }
+    return put(skel->maps.capture_specs, slot, *spec);
+  }
+
+  Result<uint64_t> sumPerCpu(bpf_map* m, uint32_t key) const {
+    std::vector<uint64_t> v(static_cast<size_t>(ncpus), 0);
+    if (bpf_map_lookup_elem(bpf_map__fd(m), &key, v.data()) != 0)
+      return fail(ErrorKind::Internal, std::string("reading ") + bpf_map__name(m) + ": " + std::strerror(errno));
+    uint64_t s = 0;
+    for (uint64_t x : v) s += x;
+    return s;
+  }
+
+  // The raw (never reset) count of a probe, summed over CPUs.
+  Result<uint64_t> rawCount(uint32_t probeId) const {
+    uint32_t blk = probeId / GS_COUNTS_PER_BLOCK;
+    std::vector<gs_count_block> v(static_cast<size_t>(ncpus));
+    if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.counts), &blk, v.data()) != 0)
+      return fail(ErrorKind::Internal, std::string("reading counts: ") + std::strerror(errno));
+    uint64_t s = 0;
+    for (const auto& b : v) s += b.c[probeId % GS_COUNTS_PER_BLOCK];
+    return s;
+  }
+
+  uint64_t base(uint32_t probeId) const {
+    auto it = countBase.find(probeId);
+    return it == countBase.end() ? 0 : it->second;
+  }
+
+  int multiFd() const { return bpf_program__fd(skel->progs.gs_uprobe_multi); }
+  int perfFd() const { return bpf_program__fd(skel->progs.gs_uprobe_perf); }
+
+  // Which offsets does the kernel refuse in a uprobe_multi link it refused
+  // as a whole? Chunks of 256, then bisection inside the refused ones, all
+  // attempts with inert cookies. Closing a link waits for an RCU grace period
+  // (30-70 ms measured, whatever its size), so attempts run on several
+  // threads, where those waits overlap (8 create+close: 33 ms in all).
+  // Returns indices into `offsets`, sorted; `complete` false if the attempt
+  // budget ran out.
+  std::vector<size_t> findRefused(const std::string& path, pid_t pid, const std::vector<uint64_t>& offsets,
+                                  bool& complete) {
+    constexpr size_t kChunk = 256;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::pair<size_t, size_t>> work;
+    for (size_t lo = 0; lo < offsets.size(); lo += kChunk) work.emplace_back(lo, std::min(offsets.size(), lo + kChunk));
+    std::vector<size_t> found;
+    int budget = static_cast<int>(work.size()) + 256;
+    int busy = 0;
+    complete = true;
+    const std::vector<uint64_t> inert(kChunk, cookieFor(kInertProbeId, SiteKind::Entry));
+    auto worker = [&] {
+      std::unique_lock<std::mutex> lock(mu);
+      for (;;) {
+        cv.wait(lock, [&] { return !work.empty() || busy == 0; });
+        if (work.empty()) return;  // nothing queued and nobody can queue more
+        auto [lo, hi] = work.back();
+        work.pop_back();
+        if (budget-- <= 0) {
+          complete = false;
+          continue;
+        }
+        busy++;
+        lock.unlock();
+        int fd = rawUprobeMultiCreate(multiFd(), path.c_str(), offsets.data() + lo, inert.data(),
+                                      static_cast<uint32_t>(hi - lo), 0, pid);
+        if (fd >= 0) ::close(fd);
+        lock.lock();
+        busy--;
+        if (fd < 0) {
+          if (hi - lo == 1) {
+            found.push_back(lo);
+          } else {
+            size_t mid = lo + (hi - lo) / 2;
+            work.emplace_back(lo, mid);
+            work.emplace_back(mid, hi);
+          }
+        }
+        cv.notify_all();
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 16; t++) threads.emplace_back(worker);
+    for (auto& t : threads) t.join();
+    std::sort(found.begin(), found.end());
+    return found;
+  }
+
+  static int onSample(void* ctx, void* data, size_t size) {
+    auto* self = static_cast<Impl*>(ctx);
+    auto ev = decodeEvent({static_cast<const uint8_t*>(data), size});
+    if (!ev) {
+      self->malformed++;
+      spdlog::debug("bpf: {}", ev.error().message);
+      return 0;
+    }
+    if (!self->callback || !*self->callback) return 0;
+    try {
+      (*self->callback)(*ev);
+    } catch (const std::exception& e) {
+      self->callbackError = Error{ErrorKind::Internal, std::string("event callback threw: ") + e.what(), {}};
+      return -ECANCELED;
+    } catch (...) {
+      self->callbackError = Error{ErrorKind::Internal, "event callback threw", {}};
+      return -ECANCELED;
+    }
+    return 0;
+  }
+};
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Engine::~Engine() {
+  if (impl_) detachAll();
+}
+
+const EngineOptions& Engine::options() const { return impl_->opt; }
+const KernelFeatures& Engine::features() const { return impl_->feat; }
+bool Engine::usesUprobeMulti() const { return impl_->multiLoaded; }
+
+Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
+  static std::once_flag printOnce;
+  std::call_once(printOnce, [] { libbpf_set_print(libbpfPrint); });
+
+  const EngineOptions& o = options;
+  if (o.maxProbes == 0 || o.maxProbes > (1u << 24))
+    return fail(ErrorKind::Usage, "maxProbes must be 1..16777216 (the cookie holds 24 bits of probe id)");
+  if (!isPowerOfTwo(o.ringBytes) || o.ringBytes < 4096)
+    return fail(ErrorKind::Usage, "ringBytes must be a power of two of at least 4096, not " + std::to_string(o.ringBytes));
+  if (o.maxLatencyProbes == 0 || o.maxCaptureSpecs == 0 || o.maxInFlight == 0)
+    return fail(ErrorKind::Usage, "maxLatencyProbes, maxCaptureSpecs and maxInFlight must be positive");
+
+  if (auto r = checkPrivileges(); !r) return r.failure();
+  if (auto r = checkBpfAvailable(); !r) return r.failure();
+
+  auto impl = std::make_unique<Impl>();
+  impl->opt = o;
+  impl->feat = probeKernelFeatures();
+  int n = libbpf_num_possible_cpus();
+  impl->ncpus = n > 0 ? n : 1;
+
+  bool wantMulti = false, wantPerf = false;
+  switch (o.attachMode) {
+    case AttachMode::Auto:
+      wantMulti = impl->feat.uprobeMulti;
+      // Kernels whose uprobe_multi pid filter matched one thread instead of a
+      // process: per-pid attaches go through perf-event uprobes.
+      wantPerf = !impl->feat.uprobeMulti || !impl->feat.uprobeMultiPidFilter;
+      break;
+    case AttachMode::UprobeMulti:
+      if (!impl->feat.uprobeMulti)
+        return fail(ErrorKind::External, "this kernel has no uprobe_multi links (Linux 6.6+)",
+                    "use the perf-event fallback (AttachMode::Auto)");
+      wantMulti = true;
+      break;
+    case AttachMode::PerfEvent:
+      wantPerf = true;
+      break;
+  }
+  if (wantPerf && impl->feat.uprobePmuType < 0 && !wantMulti)
+    return fail(ErrorKind::External, "this kernel has neither uprobe_multi links nor the uprobe perf PMU",
+                "a kernel with CONFIG_UPROBES and CONFIG_UPROBE_EVENTS is needed");
+
+  goscope_bpf* skel = goscope_bpf__open();
+  if (!skel)
+    return fail(ErrorKind::Internal, std::string("opening the embedded BPF object failed: ") + std::strerror(errno));
+  impl->skel = skel;
+
+  skel->rodata->goid_offset = o.goidOffset;
+  skel->rodata->stack_hi_offset = o.stackHiOffset;
+  uint32_t wakeup = o.wakeupBytes ? o.wakeupBytes : o.ringBytes / 16;
+  skel->rodata->wakeup_bytes = wakeup;
+
+  uint32_t stackTraces = o.stackTraceEntries ? o.stackTraceEntries : 1;
+  uint32_t stackCountEntries =
+      o.stackCountEntries ? o.stackCountEntries : (o.stackTraceEntries ? 4 * o.stackTraceEntries : 1);
+  struct Size {
+    bpf_map* map;
+    uint32_t entries;
+  } sizes[] = {
+      {skel->maps.probe_cfg, o.maxProbes},
+      {skel->maps.counts, (o.maxProbes + GS_COUNTS_PER_BLOCK - 1) / GS_COUNTS_PER_BLOCK},
+      {skel->maps.globals, o.maxProbes},
+      {skel->maps.capture_specs, o.maxCaptureSpecs + 1},
+      {skel->maps.lat_stats, o.maxLatencyProbes},
+      {skel->maps.starts, o.maxInFlight},
+      {skel->maps.stack_traces, stackTraces},
+      {skel->maps.stack_counts, stackCountEntries},
+      {skel->maps.events, o.ringBytes},
+  };
+  for (const Size& s : sizes) {
+    if (int e = bpf_map__set_max_entries(s.map, s.entries); e != 0)
+      return fail(ErrorKind::Internal, std::string("sizing BPF map ") + bpf_map__name(s.map) + ": " + std::strerror(-e));
+  }
+
+  bpf_program__set_autoload(skel->progs.gs_uprobe_multi, wantMulti);
+  bpf_program__set_autoload(skel->progs.gs_uprobe_perf, wantPerf);
+  if (wantMulti)
+    bpf_program__set_expected_attach_type(skel->progs.gs_uprobe_multi,
+                                          static_cast<bpf_attach_type>(kBpfTraceUprobeMulti));
+
+  std::string log;
+  {
+    std::lock_guard<std::mutex> lock(gLibbpfLogMutex);
+    gLibbpfCapture = &log;
+  }
+  auto t0 = Clock::now();
+  int err = goscope_bpf__load(skel);
+  {
+    std::lock_guard<std::mutex> lock(gLibbpfLogMutex);
+    gLibbpfCapture = nullptr;
+  }
+  if (err) {
+    std::string tail = log.size() > 1500 ? log.substr(log.size() - 1500) : log;
+    if (-err == EPERM || -err == EACCES)
+      return fail(ErrorKind::Permission, std::string("loading the BPF programs was refused: ") + std::strerror(-err),
+                  "run as root or with CAP_BPF and CAP_PERFMON");
+    return fail(ErrorKind::Internal, std::string("loading the BPF programs failed: ") + std::strerror(-err) +
+                                         (tail.empty() ? "" : "\n" + tail),
+                "run with -v for libbpf's full log");
+  }
+  spdlog::debug("bpf: programs loaded in {:.1f} ms (uprobe_multi {}, perf fallback {}, {} CPUs)", msSince(t0),
+                wantMulti, wantPerf, impl->ncpus);
+  impl->multiLoaded = wantMulti;
+  impl->perfLoaded = wantPerf;
+
+  impl->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), &Impl::onSample, impl.get(), nullptr);
+  if (!impl->rb)
+    return fail(ErrorKind::Internal, std::string("setting up the event ring buffer failed: ") + std::strerror(errno));
+
+  return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+Result<void> Engine::configureProbe(uint32_t probeId, const ProbeConfig& c) {
+  Impl& I = *impl_;
+  if (probeId >= I.opt.maxProbes)
+    return fail(ErrorKind::Usage, "probe id " + std::to_string(probeId) + " is not below maxProbes (" +
+                                      std::to_string(I.opt.maxProbes) + ")");
+  if (c.stackCounts && I.opt.stackTraceEntries == 0)
+    return fail(ErrorKind::Usage, "stack counts need EngineOptions::stackTraceEntries > 0");
+  if (c.readGlobal && (c.readGlobal->size == 0 || c.readGlobal->size > 8))
+    return fail(ErrorKind::Usage, "a global read is 1..8 bytes, not " + std::to_string(c.readGlobal->size));
+  if (!c.entryReads.empty() && !c.eventAtEntry)
+    return fail(ErrorKind::Usage, "entry reads without eventAtEntry would never be seen");
+  if (!c.returnReads.empty() && !c.eventAtReturn)
+    return fail(ErrorKind::Usage, "return reads without eventAtReturn would never be seen");
+
+  ProbeSlots& ps = I.probes[probeId];
+  if (auto r = I.setSpec(ps.entrySpec, c.entryReads); !r) return r;
+  if (auto r = I.setSpec(ps.returnSpec, c.returnReads); !r) return r;
+  if (c.latency && !ps.latSlot) {
+    auto s = I.allocLatSlot();
+    if (!s) return s.failure();
+    ps.latSlot = *s;
+  } else if (!c.latency && ps.latSlot) {
+    I.freeLatSlots.push_back(*ps.latSlot);
+    ps.latSlot.reset();
+  }
+
+  // Fresh aggregates for a (re)configured probe.
+  auto now = I.rawCount(probeId);
+  if (!now) return now.failure();
+  I.countBase[probeId] = *now;
+  if (auto r = I.put(I.skel->maps.globals, probeId, gs_global_value{}); !r) return r;
+  if (ps.latSlot) {
+    auto zero = std::make_unique<gs_lat_stats>();
+    std::memset(zero.get(), 0, sizeof *zero);
+    if (auto r = I.put(I.skel->maps.lat_stats, *ps.latSlot, *zero); !r) return r;
+  }
+
+  gs_probe_cfg cfg{};
+  cfg.actions = encodeActions(c);
+  cfg.lat_slot = ps.latSlot.value_or(0);
+  cfg.entry_spec = ps.entrySpec;
+  cfg.return_spec = ps.returnSpec;
+  if (c.readGlobal) {
+    cfg.global_addr = c.readGlobal->address;
+    cfg.global_len = c.readGlobal->size;
+  }
+  if (auto r = I.put(I.skel->maps.probe_cfg, probeId, cfg); !r) return r;
+  ps.configured = true;
+  I.highestProbe = std::max<int64_t>(I.highestProbe, probeId);
+  return {};
+}
+
+Result<void> Engine::disableProbe(uint32_t probeId) {
+  Impl& I = *impl_;
+  if (probeId >= I.opt.maxProbes) return fail(ErrorKind::Usage, "probe id " + std::to_string(probeId) + " out of range");
+  return I.put(I.skel->maps.probe_cfg, probeId, gs_probe_cfg{});
+}
+
+namespace {
+
+std::string describePoints(const std::vector<RefusedPoint>& r) {
+  std::string list;
+  for (size_t k = 0; k < r.size() && k < 8; k++)
+    list += (k ? ", " : "") + hex(r[k].point.fileOffset) + " (probe " + std::to_string(r[k].point.probeId) + ", " +
+            siteKindName(r[k].point.site) + ")";
+  if (r.size() > 8) list += ", ... (" + std::to_string(r.size()) + " in all)";
+  return list;
+}
+
+// Reads the first bytes at each offset of the file. With pread, not mmap: a
+// mapping of a file that has pid-0 uprobes gets their int3 bytes written into
+// it by the kernel (uprobe_mmap), also in this process.
+Result<std::vector<RefusedPoint>> scanHazards(const std::string& path, std::span<const AttachPoint> points) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return fail(ErrorKind::NotFound, "attach: cannot open " + path + ": " + std::strerror(errno));
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0 || st.st_size <= 0)
+    return fail(ErrorKind::BadTarget, "attach: " + path + " is empty or unreadable");
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  std::vector<RefusedPoint> out;
+  for (const AttachPoint& p : points) {
+    if (p.fileOffset >= size) {
+      out.push_back({p, "offset " + hex(p.fileOffset) + " is past the end of the file"});
+      continue;
+    }
+    uint8_t b[16];
+    ssize_t n = ::pread(fd.get(), b, sizeof b, static_cast<off_t>(p.fileOffset));
+    if (n <= 0) return fail(ErrorKind::Internal, "attach: cannot read " + path + ": " + std::strerror(errno));
+    std::string why = uprobeHazard({b, static_cast<size_t>(n)});
+    if (!why.empty()) out.push_back({p, why});
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::span<const AttachPoint> pointsIn,
+                                   const AttachOptions& ao) {
+  Impl& I = *impl_;
+  if (pointsIn.empty()) return fail(ErrorKind::Usage, "attach: no addresses to attach to in " + path);
+  for (const AttachPoint& p : pointsIn) {
+    if (p.probeId >= I.opt.maxProbes)
+      return fail(ErrorKind::Usage, "attach: probe id " + std::to_string(p.probeId) + " is not below maxProbes");
+    if (static_cast<unsigned>(p.site) >= GS_SITE_KIND_COUNT)
+      return fail(ErrorKind::Usage, "attach: unknown site kind " + std::to_string(static_cast<unsigned>(p.site)));
+  }
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0)
+    return fail(ErrorKind::NotFound, "attach: cannot open " + path + ": " + std::strerror(errno));
+  if (pid < 0) return fail(ErrorKind::Usage, "attach: invalid pid " + std::to_string(pid));
+  if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH)
+    return fail(ErrorKind::TargetGone, "attach: no process with pid " + std::to_string(pid));
+
+  AttachStats stats;
+  std::vector<AttachPoint> points(pointsIn.begin(), pointsIn.end());
+
+  // Leaves out `refused` (or fails, without skipRefused).
+  auto leaveOut = [&](std::vector<RefusedPoint> refused, ErrorKind kind, const std::string& what) -> Result<void> {
+    if (refused.empty()) return {};
+    if (!ao.skipRefused)
+      return fail(kind, what + describePoints(refused) + ": " + refused.front().reason,
+                  "leave those addresses out (AttachOptions::skipRefused does it), or choose other instructions");
+    std::set<std::pair<uint64_t, uint64_t>> bad;
+    for (const auto& r : refused) bad.insert({r.point.fileOffset, cookieFor(r.point.probeId, r.point.site)});
+    std::erase_if(points, [&](const AttachPoint& p) { return bad.count({p.fileOffset, cookieFor(p.probeId, p.site)}) > 0; });
+    for (auto& r : refused) stats.refused.push_back(std::move(r));
+    if (points.empty())
+      return fail(kind, "attach: every address in " + path + " was refused; the first: " + stats.refused.front().reason);
+    return {};
+  };
+
+  if (ao.checkHazards) {
+    auto hz = scanHazards(path, points);
+    if (!hz) return hz.failure();
+    if (auto r = leaveOut(std::move(*hz), ErrorKind::Usage, "attach: refusing to probe " + path + " at "); !r)
+      return r.failure();
+  }
+
+  bool useMulti = I.multiLoaded && (pid == 0 || I.feat.uprobeMultiPidFilter || !I.perfLoaded);
+  Attachment a;
+  a.path = path;
+  a.pid = pid;
+  stats.uprobeMulti = useMulti;
+
+  if (useMulti) {
+    auto build = [&](std::vector<uint64_t>& offsets, std::vector<uint64_t>& cookies) {
+      offsets.clear();
+      cookies.clear();
+      for (const AttachPoint& p : points) {
+        offsets.push_back(p.fileOffset);
+        cookies.push_back(cookieFor(p.probeId, p.site));
+      }
+    };
+    std::vector<uint64_t> offsets, cookies;
+    build(offsets, cookies);
+    int err = 0;
+    auto t0 = Clock::now();
+    auto link = UprobeMultiLink::attach(I.multiFd(), path, pid, offsets, cookies, &err);
+    stats.attachMs = msSince(t0);
+    if (!link && err && !wholeLinkError(err) && ao.findRefused && points.size() > 1) {
+      bool complete = true;
+      auto tb = Clock::now();
+      std::vector<size_t> found = I.findRefused(path, pid, offsets, complete);
+      spdlog::debug("bpf: the search found {} refused offset(s) in {:.1f} ms", found.size(), msSince(tb));
+      if (!found.empty()) {
+        std::vector<RefusedPoint> refused;
+        for (size_t i : found) refused.push_back({points[i], describeUprobeErrno(err)});
+        std::string head = link.error().message + "; the kernel refuses file offset(s) ";
+        if (!complete) head = link.error().message + "; (search stopped early) the kernel refuses file offset(s) ";
+        if (auto r = leaveOut(std::move(refused), ErrorKind::External, head); !r) return r.failure();
+        build(offsets, cookies);
+        auto t1 = Clock::now();
+        link = UprobeMultiLink::attach(I.multiFd(), path, pid, offsets, cookies, &err);
+        stats.attachMs = msSince(t1);
+      }
+    }
+    if (!link) return link.failure();
+    a.multi = std::move(*link);
+    stats.links = 1;
+    stats.points = a.multi->size();
+  } else {
+    auto t0 = Clock::now();
+    a.perf.reserve(points.size());
+    for (const AttachPoint& p : points) {
+      int err = 0;
+      auto l = PerfUprobeLink::attach(I.perfFd(), I.feat.uprobePmuType, path, p.fileOffset, pid,
+                                      cookieFor(p.probeId, p.site), &err);
+      if (!l) {
+        if (ao.skipRefused && err && !wholeLinkError(err)) {
+          stats.refused.push_back({p, l.error().message});
+          continue;
+        }
+        return l.failure();  // the links made so far are closed by `a`
+      }
+      a.perf.push_back(std::move(*l));
+    }
+    stats.attachMs = msSince(t0);
+    stats.links = a.perf.size();
+    stats.points = a.perf.size();
+    if (a.perf.empty()) return fail(ErrorKind::External, "attach: the kernel refused every address in " + path);
+  }
+  a.points = stats.points;
+  stats.id = I.nextAttachment++;
+  spdlog::debug("bpf: attached {} address(es) of {} (pid {}) with {} in {:.2f} ms", stats.points, path, pid,
+                stats.uprobeMulti ? "uprobe_multi" : "perf-event uprobes", stats.attachMs);
+  I.attachments.emplace(stats.id, std::move(a));
+  return stats;
+}
+
+namespace {
+// Closing a perf-event uprobe waits for RCU grace periods under the kernel's
+// event_mutex (~100 ms each here): closing on several threads measured no
+// faster (7 probes: 716 ms serial, 688 ms on 7 threads). uprobe_multi links
+// do not have this cost.
+void closeAttachment(Attachment& a) {
+  if (a.multi) a.multi->detach();
+  a.perf.clear();
+}
+}  // namespace
+
+DetachStats Engine::detach(AttachmentId id) {
+  DetachStats d;
+  auto it = impl_->attachments.find(id);
+  if (it == impl_->attachments.end()) return d;
+  auto t0 = Clock::now();
+  Attachment& a = it->second;
+  d.points = a.points;
+  d.links = a.multi ? 1 : a.perf.size();
+  closeAttachment(a);  // closing the links detaches
+  impl_->attachments.erase(it);
+  d.detachMs = msSince(t0);
+  return d;
+}
+
+DetachStats Engine::detachAll() {
+  DetachStats d;
+  auto t0 = Clock::now();
+  for (auto& [id, a] : impl_->attachments) {
+    d.points += a.points;
+    d.links += a.multi ? 1 : a.perf.size();
+    closeAttachment(a);
+  }
+  impl_->attachments.clear();
+  d.detachMs = msSince(t0);
+  return d;
+}
+
+size_t Engine::attachedPoints() const {
+  size_t n = 0;
+  for (auto& [id, a] : impl_->attachments) n += a.points;
+  return n;
+}
+
+Result<uint64_t> Engine::count(uint32_t probeId) const {
+  if (probeId >= impl_->opt.maxProbes) return fail(ErrorKind::Usage, "probe id " + std::to_string(probeId) + " out of range");
+  auto v = impl_->rawCount(probeId);
+  if (!v) return v.failure();
+  return *v - std::min(*v, impl_->base(probeId));
+}
+
+Result<std::vector<uint64_t>> Engine::counts() const {
+  const Impl& I = *impl_;
+  std::vector<uint64_t> out;
+  if (I.highestProbe < 0) return out;
+  uint32_t n = static_cast<uint32_t>(I.highestProbe + 1);
+  uint32_t blocks = (n + GS_COUNTS_PER_BLOCK - 1) / GS_COUNTS_PER_BLOCK;
+  out.assign(n, 0);
+  int fd = bpf_map__fd(I.skel->maps.counts);
+  const size_t ncpus = static_cast<size_t>(I.ncpus);
+  std::vector<uint32_t> keys(blocks);
+  std::vector<gs_count_block> values(static_cast<size_t>(blocks) * ncpus);
+  auto add = [&](uint32_t blk, const gs_count_block* perCpu) {
+    for (uint32_t k = 0; k < GS_COUNTS_PER_BLOCK; k++) {
+      uint64_t id = static_cast<uint64_t>(blk) * GS_COUNTS_PER_BLOCK + k;
+      if (id >= n) break;
+      uint64_t s = 0;
+      for (size_t c = 0; c < ncpus; c++) s += perCpu[c].c[k];
+      out[id] = s;
+    }
+  };
+  uint32_t got = blocks;
+  uint32_t outBatch = 0;
+  LIBBPF_OPTS(bpf_map_batch_opts, bo);
+  int err = bpf_map_lookup_batch(fd, nullptr, &outBatch, keys.data(), values.data(), &got, &bo);
+  if (err == 0 || (errno == ENOENT && got == blocks)) {
+    for (uint32_t i = 0; i < got; i++)
+      if (keys[i] < blocks) add(keys[i], &values[static_cast<size_t>(i) * ncpus]);
+  } else {
+    // No batch operations (old kernel): one lookup per block.
+    for (uint32_t b = 0; b < blocks; b++) {
+      if (bpf_map_lookup_elem(fd, &b, &values[static_cast<size_t>(b) * ncpus]) != 0)
+        return fail(ErrorKind::Internal, std::string("reading counts: ") + std::strerror(errno));
+      add(b, &values[static_cast<size_t>(b) * ncpus]);
+    }
+  }
+  for (uint32_t id = 0; id < n; id++) out[id] -= std::min(out[id], I.base(id));
+  return out;
+}
+
+Result<LatencyStats> Engine::latency(uint32_t probeId) const {
+  auto it = impl_->probes.find(probeId);
+  if (it == impl_->probes.end() || !it->second.latSlot)
+    return fail(ErrorKind::Usage, "probe " + std::to_string(probeId) + " was not configured with latency");
+  auto k = std::make_unique<gs_lat_stats>();
+  uint32_t slot = *it->second.latSlot;
+  if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.lat_stats), &slot, k.get()) != 0)
+    return fail(ErrorKind::Internal, std::string("reading latency stats: ") + std::strerror(errno));
+  return LatencyStats::fromKernel(*k);
+}
+
+Result<uint64_t> Engine::mismatches(uint32_t probeId) const {
+  auto l = latency(probeId);
+  if (!l) return l.failure();
+  return l->mismatches;
+}
+
+Result<GlobalReading> Engine::globalValue(uint32_t probeId) const {
+  if (probeId >= impl_->opt.maxProbes) return fail(ErrorKind::Usage, "probe id " + std::to_string(probeId) + " out of range");
+  gs_global_value v{};
+  if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.globals), &probeId, &v) != 0)
+    return fail(ErrorKind::Internal, std::string("reading a global value: ") + std::strerror(errno));
+  GlobalReading g;
+  g.value = v.value;
+  g.tsNs = v.ts_ns;
+  g.errnoValue = v.err < 0 ? static_cast<int>(-v.err) : static_cast<int>(v.err);
+  return g;
+}
+
+Result<std::vector<StackCount>> Engine::stackCounts() const {
+  const Impl& I = *impl_;
+  std::vector<StackCount> out;
+  int cfd = bpf_map__fd(I.skel->maps.stack_counts);
+  int sfd = bpf_map__fd(I.skel->maps.stack_traces);
+  std::unordered_map<int, std::vector<uint64_t>> stacks;
+  gs_stack_key key{}, next{};
+  const void* prev = nullptr;
+  while (bpf_map_get_next_key(cfd, prev, &next) == 0) {
+    key = next;
+    prev = &key;
+    uint64_t count = 0;
+    if (bpf_map_lookup_elem(cfd, &key, &count) != 0) continue;  // deleted meanwhile
+    StackCount sc;
+    sc.probeId = key.probe_id;
+    sc.count = count;
+    sc.stackId = key.stack_id;
+    sc.caller = key.ret_addr;
+    if (key.stack_id >= 0) {
+      auto it = stacks.find(key.stack_id);
+      if (it == stacks.end()) {
+        std::vector<uint64_t> frames(GS_MAX_STACK_DEPTH, 0);
+        uint32_t sid = static_cast<uint32_t>(key.stack_id);
+        if (bpf_map_lookup_elem(sfd, &sid, frames.data()) != 0) frames.clear();
+        it = stacks.emplace(key.stack_id, std::move(frames)).first;
+      }
+      sc.frames = completeStack(it->second, key.ret_addr);
+    }
+    out.push_back(std::move(sc));
+  }
+  return out;
+}
+
+EngineStats Engine::stats() const {
+  EngineStats s;
+  auto get = [&](uint32_t k) -> uint64_t {
+    auto v = impl_->sumPerCpu(impl_->skel->maps.stats, k);
+    return v ? *v : 0;
+  };
+  s.hits = get(GS_STAT_HITS);
+  s.events = get(GS_STAT_EVENTS);
+  s.lostRingFull = get(GS_STAT_LOST);
+  s.lostBusy = get(GS_STAT_BUSY);
+  s.morestack = get(GS_STAT_MORESTACK);
+  s.noConfig = get(GS_STAT_NO_CONFIG);
+  s.readErrors = get(GS_STAT_READ_ERRORS);
+  s.mismatches = get(GS_STAT_MISMATCHES);
+  return s;
+}
+
+Result<size_t> Engine::poll(int timeoutMs, const EventCallback& onEvent) {
+  Impl& I = *impl_;
+  I.callback = &onEvent;
+  I.callbackError.reset();
+  struct Reset {
+    Impl& i;
+    ~Reset() { i.callback = nullptr; }
+  } reset{I};
+
+  size_t total = 0;
+  auto drain = [&]() -> Result<void> {
+    int n = ring_buffer__consume(I.rb);
+    if (I.callbackError) return fail(*I.callbackError);
+    if (n < 0) return fail(ErrorKind::Internal, std::string("reading events: ") + std::strerror(-n));
+    total += static_cast<size_t>(n);
+    return {};
+  };
+  // Records written with BPF_RB_NO_WAKEUP wait without waking anyone: look first.
+  if (auto r = drain(); !r) return r.failure();
+  if (total || timeoutMs == 0) return total;
+
+  auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs < 0 ? 0 : timeoutMs);
+  for (;;) {
+    int wait = I.opt.maxPollDelayMs > 0 ? I.opt.maxPollDelayMs : 50;
+    if (timeoutMs > 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) return total;
+      wait = static_cast<int>(std::min<long long>(wait, left));
+    }
+    int n = ring_buffer__poll(I.rb, wait);
+    if (I.callbackError) return fail(*I.callbackError);
+    if (n == -EINTR) return total;
+    if (n < 0) return fail(ErrorKind::Internal, std::string("waiting for events: ") + std::strerror(-n));
+    total += static_cast<size_t>(n);
+    if (auto r = drain(); !r) return r.failure();
+    if (total) return total;
+  }
+}
+
+int Engine::eventFd() const { return ring_buffer__epoll_fd(impl_->rb); }
+
+}  // namespace goscope::bpf
