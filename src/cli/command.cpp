@@ -6,6 +6,7 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"list", "list probe-able functions of a Go binary or process", runList},
       {"info", "what goscope knows about a Go binary or process", runInfo},
+      {"count", "count calls of matching functions (BPF, in-kernel)", runCount},
   };
   return table;
 }

@@ -1,0 +1,50 @@
+#include "session/function_selection.hpp"
+
+namespace goscope {
+
+Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern>& patterns,
+                                  const SelectionOptions& opt, const std::string& targetName) {
+  Selection sel;
+  std::string unsafeExample;
+  for (const auto& fn : bin.pclntab().functions()) {
+    bool match = false;
+    for (const auto& p : patterns) match = match || p.matches(fn.name);
+    if (!match) continue;
+    auto code = bin.analyze(fn);
+    if (!code || code->probe.kind == ProbeSite::Kind::None) {
+      sel.skippedUnsafe++;
+      if (unsafeExample.empty())
+        unsafeExample = fn.name + ": " + (code ? code->probe.reason : code.error().message);
+      continue;
+    }
+    uint32_t id = static_cast<uint32_t>(sel.functions.size());
+    uint64_t at = code->probe.address;
+    bpf::SiteKind kind = code->probe.kind == ProbeSite::Kind::StackCheckBranch ? bpf::SiteKind::EntryStackCheck
+                                                                               : bpf::SiteKind::Entry;
+    if (opt.plainEntry && isSafeToProbe(*code, fn.entry)) {
+      at = fn.entry;
+      kind = bpf::SiteKind::Entry;
+    }
+    auto entryOff = bin.fileOffset(at);
+    if (!entryOff) continue;
+    sel.points.push_back({*entryOff, id, kind});
+    if (opt.returns) {
+      for (uint64_t r : code->returns) {
+        if (!isSafeToProbe(*code, r)) continue;
+        if (auto off = bin.fileOffset(r)) sel.points.push_back({*off, id, bpf::SiteKind::Return});
+      }
+    }
+    sel.functions.push_back({&fn, std::move(*code), id});
+  }
+  if (sel.functions.empty()) {
+    std::string what;
+    for (const auto& p : patterns) what += (what.empty() ? "'" : ", '") + p.text() + "'";
+    if (!unsafeExample.empty())
+      return fail(ErrorKind::NoMatch, what + " matches only functions that cannot be probed safely (" + unsafeExample + ")");
+    return fail(ErrorKind::NoMatch, "no function matches " + what + " in " + targetName,
+                "goscope list -b BINARY shows every probe-able function");
+  }
+  return sel;
+}
+
+}  // namespace goscope

@@ -1,0 +1,41 @@
+// From user patterns to the functions and addresses the BPF path attaches:
+// each matched function's entry probe (placed by the disassembler) and,
+// when returns are needed, every RET that is safe to probe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend/bpf/probe_config.hpp"
+#include "probe/pattern.hpp"
+#include "target/go_binary.hpp"
+#include "util/result.hpp"
+
+namespace goscope {
+
+struct SelectedFunction {
+  const GoFunction* fn = nullptr;
+  FunctionCode code;
+  uint32_t probeId = 0;
+};
+
+struct Selection {
+  std::vector<SelectedFunction> functions;  // probe id = index
+  std::vector<bpf::AttachPoint> points;
+  size_t skippedUnsafe = 0;  // matched, but no safe entry: left out (listed by `list --all`)
+};
+
+struct SelectionOptions {
+  bool returns = false;  // attach every RET too (latency, results)
+  // Probe the function's first instruction even where the stack check's jbe
+  // is cheaper (the overhead demo compares the two); falls back to the
+  // chosen site when the first instruction is not safe to probe.
+  bool plainEntry = false;
+};
+
+// Errors: NoMatch when no pattern matches a probe-able function (the message
+// names unsafe matches when that is why).
+Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern>& patterns,
+                                  const SelectionOptions& options, const std::string& targetName);
+
+}  // namespace goscope

@@ -1,0 +1,60 @@
+// The target of a tracing subcommand, as -p PID, -c 'CMD ARGS' or -b BINARY
+// name it: which file the probes go into, which processes they fire in, and
+// how to tell that the session is over because the target has gone.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "target/go_binary.hpp"
+#include "target/process.hpp"
+#include "util/launched_child.hpp"
+#include "util/result.hpp"
+
+namespace goscope {
+
+struct TargetSpec {
+  std::optional<pid_t> pid;
+  std::optional<std::string> command;
+  std::optional<std::string> binary;
+  bool commandStdoutToStderr = false;  // -c with --json: keep stdout for JSON
+};
+
+class TracedTarget {
+ public:
+  // For -c the command is started but held before exec until release().
+  static Result<TracedTarget> open(const TargetSpec& spec);
+
+  const GoBinary& binary() const { return *binary_; }
+  std::shared_ptr<GoBinary> binaryShared() const { return binary_; }
+  // The path uprobes are attached to (the inode is what counts).
+  const std::string& attachPath() const { return attachPath_; }
+  // The pid filter for attaching: the process for -p/-c, 0 (every process
+  // running the file, including later ones) for -b.
+  pid_t pidFilter() const { return pidFilter_; }
+  bool isBinaryWide() const { return pidFilter_ == 0; }
+  bool isLaunched() const { return child_.has_value(); }
+  std::string describe() const;
+
+  // -c: lets the command run (call after attaching). No-op otherwise.
+  Result<void> release();
+  // True when a -p/-c target has exited. -b never ends by itself.
+  bool ended();
+  std::optional<int> childExitStatus() { return child_ ? child_->poll() : std::nullopt; }
+  // Runtime address = link-time address + bias, for -p/-c (after release).
+  Result<uint64_t> loadBias();
+
+ private:
+  std::shared_ptr<GoBinary> binary_;
+  std::optional<Process> process_;
+  std::optional<LaunchedChild> child_;
+  std::string attachPath_;
+  std::string display_;
+  pid_t pidFilter_ = 0;
+  std::optional<uint64_t> bias_;
+};
+
+}  // namespace goscope

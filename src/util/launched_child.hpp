@@ -1,0 +1,49 @@
+// A command goscope starts itself (`-c 'CMD ARGS'`): forked and held before
+// exec, so probes can be attached to its PID before its first instruction,
+// then released. Owned: when the owner goes away first, the child gets
+// SIGTERM and is reaped, so no process of ours outlives goscope unawares.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/result.hpp"
+#include "util/unique_fd.hpp"
+
+namespace goscope {
+
+class LaunchedChild {
+ public:
+  // Splits `command` on whitespace (single and double quotes group words),
+  // resolves argv[0] through PATH, forks; the child waits until release().
+  // Errors: Usage (empty), NotFound (no such program).
+  // stdoutToStderr keeps the child's output out of a JSON stream on stdout.
+  static Result<LaunchedChild> start(const std::string& command, bool stdoutToStderr = false);
+
+  LaunchedChild(LaunchedChild&&) noexcept;
+  LaunchedChild& operator=(LaunchedChild&&) = delete;
+  ~LaunchedChild();
+
+  pid_t pid() const { return pid_; }
+  const std::string& program() const { return program_; }  // absolute path that will be exec'd
+  // Lets the child exec. Returns an error if the exec failed.
+  Result<void> release();
+  // Non-blocking: the exit status once it has exited (reaps it).
+  std::optional<int> poll();
+  int wait();
+
+ private:
+  LaunchedChild() = default;
+  pid_t pid_ = -1;
+  std::string program_;
+  UniqueFd go_;      // write end: one byte lets the child exec
+  UniqueFd execOk_;  // read end, CLOEXEC in the child: EOF = exec succeeded
+  std::optional<int> status_;
+};
+
+std::vector<std::string> splitCommand(const std::string& command);
+
+}  // namespace goscope

@@ -1,0 +1,111 @@
+// goscope count on real processes: exact call counts on every variant, for a
+// command started by goscope (-c), a running process (-p) and every process
+// of a binary (-b); the target survives and stays correct.
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+#include <map>
+#include <thread>
+
+#include "support/run.hpp"
+
+using namespace goscope::test;
+
+namespace {
+
+std::map<std::string, int64_t> finalCounts(const std::string& out) {
+  std::map<std::string, int64_t> m;
+  for (const auto& line : splitLines(out)) {
+    if (line.empty() || line[0] != '{') continue;
+    auto o = boost::json::parse(line).as_object();
+    if (o.contains("final")) m[std::string(o["func"].as_string())] = o["count"].as_int64();
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("count -c: exact calls from the first instruction, every variant") {
+  for (const auto& v : kVariants) {
+    CAPTURE(v);
+    auto r = runCli("count --json -c '" + fixture("fibonacci", v) + " --repeat 2' 'main.fib*'");
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    auto c = finalCounts(r.out);
+    // fibonacciRecursive(20) makes 21891 calls (2*F(21)-1), fibonacciCache(30)
+    // 59, fibonacciLoop 1; --repeat 2 doubles them.
+    CHECK(c["main.fibonacciRecursive"] == 2 * 21891);
+    CHECK(c["main.fibonacciCache"] == 2 * 59);
+    CHECK(c["main.fibonacciLoop"] == 2);
+    // The target's own output went to stderr, not into the JSON stream.
+    CHECK(r.err.find("fibonacciRecursive(20)=6765") != std::string::npos);
+  }
+}
+
+TEST_CASE("count -p: attach to a waiting process, count, target finishes correctly") {
+  for (const auto& v : kVariants) {
+    CAPTURE(v);
+    Child c({fixture("fibonacci", v), "--sleep-ms", "1500", "--repeat", "3"}, true);
+    std::string line;
+    REQUIRE(c.readLine(line, 5000));
+    REQUIRE(line == "ready");
+    auto r = runCli("count --json -p " + std::to_string(c.pid()) + " main.fibonacciRecursive main.fibonacciLoop -d 20");
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);  // ended because the target exited, with totals
+    auto counts = finalCounts(r.out);
+    CHECK(counts["main.fibonacciRecursive"] == 3 * 21891);
+    CHECK(counts["main.fibonacciLoop"] == 3);
+    REQUIRE(c.readLine(line, 5000));
+    CHECK(line == "fibonacciRecursive(20)=6765 fibonacciCache(30)=832040 fibonacciLoop(40)=102334155");
+  }
+}
+
+TEST_CASE("count -b: every process running the binary, including ones started later") {
+  std::string bin = fixture("functions");
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    run(bin + " --repeat 5; " + bin + " --repeat 7");
+  });
+  auto r = runCli("count --json -b " + bin + " main.add -d 2.5");
+  later.join();
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  CHECK(finalCounts(r.out)["main.add"] == 12);
+}
+
+TEST_CASE("count --read: the global's value and rate, target keeps counting") {
+  Child c({fixture("counter"), "--report"}, true);
+  std::string line;
+  REQUIRE(c.readLine(line, 5000));  // counter: N (R ops/s)
+  auto r = runCli("count --json -p " + std::to_string(c.pid()) + " main.doWork --read main.counter -i 0.5 -d 2");
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  std::vector<int64_t> values;
+  for (const auto& l : splitLines(r.out)) {
+    auto o = boost::json::parse(l).as_object();
+    if (o.contains("var")) {
+      CHECK(o["var"].as_string() == "main.counter");
+      values.push_back(o["value"].as_int64());
+    }
+  }
+  REQUIRE(values.size() >= 3);
+  for (size_t i = 1; i < values.size(); i++) CHECK(values[i] > values[i - 1]);
+  // The process is alive and still counting after detach: skip the reports
+  // written while we traced, then take a fresh one.
+  while (c.readLine(line, 50)) {
+  }
+  REQUIRE(c.readLine(line, 3000));
+  CHECK(c.alive());
+  auto n = std::stoll(line.substr(line.find(' ') + 1));
+  CHECK(n > values.back());
+}
+
+TEST_CASE("count: errors") {
+  auto r = runCli("count -p 4000000 main.add");
+  CHECK(r.exitCode == 3);
+  r = runCli("count -b " + fixture("functions") + " main.nothing -d 1");
+  CHECK(r.exitCode == 5);
+  r = runCli("count -b " + fixture("functions"));
+  CHECK(r.exitCode == 2);
+  r = runCli("count -c '/nonexistent/prog' main.add");
+  CHECK(r.exitCode == 3);
+  r = runCli("count -c '" + fixture("counter", "stripped") + "' main.doWork --read main.counter -d 1");
+  CHECK(r.exitCode == 4);
+  CHECK(r.err.find("stripped") != std::string::npos);
+}
