@@ -7,6 +7,7 @@ const std::vector<Command>& commands() {
       {"list", "list probe-able functions of a Go binary or process", runList},
       {"info", "what goscope knows about a Go binary or process", runInfo},
       {"count", "count calls of matching functions (BPF, in-kernel)", runCount},
+      {"latency", "per-goroutine latency histograms of matching functions (BPF)", runLatency},
   };
   return table;
 }

@@ -18,5 +18,6 @@ const std::vector<Command>& commands();
 int runList(const std::vector<std::string>& args);
 int runInfo(const std::vector<std::string>& args);
 int runCount(const std::vector<std::string>& args);
+int runLatency(const std::vector<std::string>& args);
 
 }  // namespace goscope::cli

@@ -1,0 +1,99 @@
+// goscope latency: per-function latency, measured in the kernel. Entry and
+// return are paired by goroutine (not thread: goroutines migrate), with the
+// returns seen by uprobes on every RET instruction — never a uretprobe, which
+// crashes Go programs. Prints funclatency's log2 histogram plus count, min,
+// p50, p90, p99 and max; returns that found no entry (calls already running
+// when we attached) are reported, not hidden.
+#include <boost/json.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "backend/bpf/bpf_engine.hpp"
+#include "cli/command.hpp"
+#include "cli/trace_options.hpp"
+#include "output/histogram_text.hpp"
+#include "session/go_runtime_facts.hpp"
+
+namespace goscope::cli {
+
+namespace {
+
+boost::json::object latencyJson(const std::string& func, const bpf::LatencyStats& s) {
+  boost::json::array buckets;
+  for (const auto& b : s.log2Buckets()) buckets.push_back(boost::json::object{{"low", b.low}, {"high", b.high}, {"count", b.count}});
+  return boost::json::object{{"func", func},
+                             {"count", s.count},
+                             {"min_ns", s.minNs},
+                             {"p50_ns", s.percentile(50)},
+                             {"p90_ns", s.percentile(90)},
+                             {"p99_ns", s.percentile(99)},
+                             {"max_ns", s.maxNs},
+                             {"mean_ns", static_cast<uint64_t>(s.meanNs())},
+                             {"mismatches", s.mismatches},
+                             {"buckets", std::move(buckets)}};
+}
+
+void printText(const std::string& func, const bpf::LatencyStats& s) {
+  std::printf("\n%s\n", func.c_str());
+  if (s.count == 0) {
+    std::printf("  no completed calls\n");
+    return;
+  }
+  std::printf("  count %llu  min %s  p50 %s  p90 %s  p99 %s  max %s  mean %s\n",
+              static_cast<unsigned long long>(s.count), humanDuration(s.minNs).c_str(),
+              humanDuration(s.percentile(50)).c_str(), humanDuration(s.percentile(90)).c_str(),
+              humanDuration(s.percentile(99)).c_str(), humanDuration(s.maxNs).c_str(),
+              humanDuration(static_cast<uint64_t>(s.meanNs())).c_str());
+  if (s.mismatches)
+    std::printf("  %llu returns without a seen entry (calls in flight when probes were attached)\n",
+                static_cast<unsigned long long>(s.mismatches));
+  std::fputs(renderLog2Histogram(s.log2Buckets()).c_str(), stdout);
+}
+
+void report(const bpf::Engine& eng, const Selection& sel, bool json, bool finalReport) {
+  for (const auto& f : sel.functions) {
+    auto s = eng.latency(f.probeId);
+    if (!s) continue;
+    if (s->count == 0 && s->mismatches == 0 && sel.functions.size() > 1) continue;
+    if (json) {
+      auto o = latencyJson(f.fn->name, *s);
+      if (finalReport) o["final"] = true;
+      std::cout << boost::json::serialize(o) << '\n';
+    } else {
+      printText(f.fn->name, *s);
+    }
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int runLatency(const std::vector<std::string>& argv) {
+  auto specs = traceOptionSpecs({});
+  auto args = orRaise(parseArgs("latency", specs, argv));
+  if (args.has("help")) {
+    std::cout << usageOf("goscope latency (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS] [-d SECS] [--json] PATTERN...", specs);
+    return 0;
+  }
+  TraceSetup setup = prepareTrace(args, "latency");
+  Selection sel = orRaise(selectFunctions(setup.target.binary(), setup.patterns, {.returns = true}, setup.target.describe()));
+  bpf::EngineOptions eo{.goidOffset = goidOffset(setup.target.binary())};
+  eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(sel.functions.size()));
+  auto engine = orRaise(bpf::Engine::load(eo));
+  for (const auto& f : sel.functions)
+    orRaise(engine->configureProbe(f.probeId, bpf::ProbeConfig{.count = true, .latency = true}));
+  auto stats = orRaise(engine->attach(setup.target.attachPath(), setup.target.pidFilter(), sel.points));
+  orRaise(setup.target.release());
+  announce(setup, sel, stats, args.has("json"));
+  bool json = args.has("json");
+  EndReason why = runSessionLoop(setup.target, setup.loop, [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); },
+                                 [&] { report(*engine, sel, json, false); });
+  report(*engine, sel, json, true);
+  std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
+  engine->detachAll();
+  return 0;
+}
+
+}  // namespace goscope::cli

@@ -1,0 +1,67 @@
+// goscope latency on zoo's sleeping workers: goroutines sleep 1-5 ms and move
+// between threads, deepRecurse grows stacks, mayPanic unwinds through
+// recovered panics. Pairing by goroutine must give no mismatches and every
+// latency must lie between the shortest requested sleep and a slack.
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+#include <map>
+
+#include "support/run.hpp"
+
+using namespace goscope::test;
+
+namespace {
+
+// zoo --json prints its own call counts; in -c --json mode its stdout goes to
+// goscope's stderr. The last status line wins.
+boost::json::object zooLastStatus(const std::string& err) {
+  boost::json::object last;
+  for (const auto& l : splitLines(err))
+    if (l.starts_with("{\"ok\"")) last = boost::json::parse(l).as_object();
+  return last;
+}
+
+}  // namespace
+
+TEST_CASE("latency: sleeping workers, recursion and panics, every variant") {
+  for (const auto& v : kVariants) {
+    CAPTURE(v);
+    auto r = runCli("latency --json -c '" + fixture("zoo", v) + " --rounds 6 --json' main.sleepWork main.deepRecurse main.mayPanic");
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    auto zoo = zooLastStatus(r.err);
+    REQUIRE(zoo.contains("ok"));
+    CHECK(zoo["ok"].as_bool());
+    auto& calls = zoo["calls"].as_object();
+    std::map<std::string, boost::json::object> lat;
+    for (const auto& l : splitLines(r.out)) {
+      auto o = boost::json::parse(l).as_object();
+      lat[std::string(o["func"].as_string())] = o;
+    }
+    for (const char* f : {"main.sleepWork", "main.deepRecurse", "main.mayPanic"}) {
+      CAPTURE(f);
+      REQUIRE(lat.count(f));
+      auto& o = lat[f];
+      for (const char* k : {"func", "count", "min_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns", "buckets"}) CHECK(o.contains(k));
+      CHECK(o["mismatches"].as_int64() == 0);
+      CHECK(o["min_ns"].as_int64() <= o["p50_ns"].as_int64());
+      CHECK(o["p50_ns"].as_int64() <= o["p90_ns"].as_int64());
+      CHECK(o["p90_ns"].as_int64() <= o["p99_ns"].as_int64());
+      CHECK(o["p99_ns"].as_int64() <= o["max_ns"].as_int64());
+      int64_t inBuckets = 0;
+      for (const auto& b : o["buckets"].as_array()) inBuckets += b.as_object().at("count").as_int64();
+      CHECK(inBuckets == o["count"].as_int64());
+    }
+    // Every call that returned normally is timed once: the stack growth of
+    // deepRecurse counts once per call, not once per morestack pass.
+    CHECK(lat["main.sleepWork"]["count"].as_int64() == calls["main.sleepWork"].as_int64());
+    CHECK(lat["main.deepRecurse"]["count"].as_int64() == calls["main.deepRecurse"].as_int64());
+    // mayPanic recovers its own panics: it returns every time.
+    CHECK(lat["main.mayPanic"]["count"].as_int64() == calls["main.mayPanic"].as_int64());
+    // sleepWork sleeps 1 to 5 ms: no latency below 1 ms; the slack above 5 ms
+    // is generous because CI machines are shared and noisy.
+    CHECK(lat["main.sleepWork"]["min_ns"].as_int64() >= 1000000);
+    CHECK(lat["main.sleepWork"]["max_ns"].as_int64() <= 5000000 + 100000000);
+    CHECK(lat["main.sleepWork"]["p50_ns"].as_int64() <= 5000000 + 20000000);
+  }
+}
