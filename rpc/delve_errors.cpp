@@ -1,0 +1,50 @@
+#include "rpc/delve_errors.hpp"
+
+#include <regex>
+#include <string>
+
+namespace goscope::rpc {
+
+namespace {
+
+bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+// dlv's messages may end in a newline ("could not find function X\n") or
+// carry a Go stack (internal errors): keep the first line.
+std::string firstLine(std::string_view s) {
+  while (!s.empty() && (s.front() == '\n' || s.front() == ' ')) s.remove_prefix(1);
+  return std::string(s.substr(0, s.find('\n')));
+}
+
+}  // namespace
+
+// Messages as Delve 1.20.2 words them (fixtures/delve/*.reply.json).
+Error delveError(std::string_view method, std::string_view message) {
+  const std::string line = firstLine(message);
+  const std::string text = "Delve " + std::string(method) + ": " + line;
+  if (has(line, "has exited with status")) {  // "Process 123 has exited with status 0"
+    return {ErrorKind::TargetGone, "the target exited during the session (" + line + ")", {}};
+  }
+  if (has(line, "could not find symbol value for") || has(line, "could not find function") ||
+      (has(line, "location \"") && has(line, "\" not found")) || has(line, "no breakpoint with")) {
+    return {ErrorKind::NoMatch, text, "check the spelling and qualify names with their package (main.counter, main.doWork)"};
+  }
+  // `main.nosuch` resolves `main` to the function main.main first.
+  if (has(line, "is not a struct") && has(line, "(type func")) {
+    return {ErrorKind::NoMatch, text, "no such package variable; qualify it with its package path (main.counter)"};
+  }
+  if (has(line, "Breakpoint exists at")) {
+    return {ErrorKind::Usage, text, "one breakpoint per location: clear the existing one first"};
+  }
+  // go/parser positions: "1:15: expected operand, found 'EOF'".
+  static const std::regex kParse(R"(^\d+:\d+: )");
+  if (std::regex_search(line, kParse)) {
+    return {ErrorKind::Usage, "Delve cannot parse the expression: " + line, "expressions use Go syntax (see Delve's expr docs)"};
+  }
+  if (method == "Eval" || method == "Set") {
+    return {ErrorKind::Usage, text, {}};
+  }
+  return {ErrorKind::External, text, {}};
+}
+
+}  // namespace goscope::rpc

@@ -1,0 +1,412 @@
+#include "backend/delve/delve_session.hpp"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <thread>
+
+#include "backend/delve/dlv_startup.hpp"
+#include "backend/delve/pending_signals.hpp"
+
+namespace goscope::delve {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+Millis left(Clock::time_point deadline) {
+  auto l = std::chrono::duration_cast<Millis>(deadline - Clock::now());
+  return l.count() > 0 ? l : Millis(1);
+}
+
+// kill(pid, 0) also succeeds for a zombie: look at /proc/PID/stat's state.
+bool processAlive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z' && stat[close + 2] != 'X';
+}
+
+}  // namespace
+
+const char* stateName(SessionState s) {
+  switch (s) {
+    case SessionState::Stopped: return "stopped";
+    case SessionState::Running: return "running";
+    case SessionState::Detached: return "detached";
+    case SessionState::Dead: return "dead";
+  }
+  return "?";
+}
+
+std::vector<BreakpointHit> hitsOf(const rpc::DebuggerState& state) {
+  std::vector<BreakpointHit> hits;
+  for (const auto& t : state.threads) {
+    if (!t.breakpoint || t.breakpoint->id <= 0) continue;  // ids < 0 are Delve's own
+    BreakpointHit h;
+    h.breakpointId = t.breakpoint->id;
+    h.goroutineId = t.goroutineID;
+    h.threadId = t.id;
+    h.function = t.function ? t.function->name : t.breakpoint->functionName;
+    h.file = t.file;
+    h.line = t.line;
+    if (t.breakpointInfo) h.captured = *t.breakpointInfo;
+    hits.push_back(std::move(h));
+  }
+  return hits;
+}
+
+// ---- attach ----
+
+Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const DelveOptions& options) {
+  for (const auto& a : options.extraArgs) {
+    // Multiclient leaves a halted target stopped when goscope dies; --continue
+    // needs multiclient. Both defeat the guards above.
+    if (a.starts_with("--accept-multiclient") || a.starts_with("--continue") || a.starts_with("--headless")) {
+      return fail(ErrorKind::Usage, "refusing dlv option " + a + ": goscope runs dlv single-client and headless");
+    }
+  }
+  if (pid <= 0 || !processAlive(pid)) return fail(ErrorKind::NotFound, "no process " + std::to_string(pid));
+  auto path = DlvProcess::locate(options.dlvPath);
+  if (!path) return path.failure();
+
+  std::unique_ptr<DelveSession> s(new DelveSession());
+  s->pid_ = pid;
+  s->options_ = options;
+  std::vector<std::string> args = {"attach", std::to_string(pid), "--headless", "--api-version=2",
+                                   "--listen=127.0.0.1:0"};
+  args.insert(args.end(), options.extraArgs.begin(), options.extraArgs.end());
+
+  const auto t0 = Clock::now();
+  const auto deadline = t0 + options.startTimeout;
+  auto dlv = DlvProcess::spawn(*path, args, pid);
+  if (!dlv) return dlv.failure();
+  s->dlv_ = std::move(*dlv);
+
+  // dlv prints its port before it attaches; failures to attach come after.
+  auto startFailed = [&](const Error& e) -> Failure {
+    if (s->dlv_->waitExit(Millis(2'000))) {
+      const std::string err = s->dlv_->errors();
+      s->state_ = SessionState::Dead;
+      if (!err.empty()) return fail(classifyAttachFailure(pid, err));
+    }
+    s->state_ = SessionState::Dead;
+    return fail(e);  // the destructor hands a dlv that is still there to the guardian
+  };
+  auto port = s->dlv_->waitForPort(options.startTimeout);
+  if (!port) return startFailed(port.error());
+  s->timings_.listenMs = msSince(t0);
+  s->stoppedSince_ = Clock::now();  // dlv is about to stop the target
+
+  // Connect at once: single-client dlv serves the first connection only.
+  auto rpc = rpc::JsonRpcClient::connect(*port, left(deadline));
+  if (!rpc) return startFailed(rpc.error());
+  s->client_ = std::make_unique<rpc::DelveClient>(std::move(*rpc), options.callTimeout);
+  s->dlv_->guard(s->client_->transport().nativeHandle());  // from now on goscope's death is covered
+
+  // Readiness is the first reply: dlv answers only once it has attached.
+  auto st = s->client_->state(/*nonBlocking=*/true, /*interruptible=*/false, left(deadline));
+  if (!st) return startFailed(st.error());
+  s->timings_.attachMs = msSince(t0);
+  if (st->running) {
+    // Never seen with 1.20.2 (attach leaves the target stopped). Without a
+    // continue of ours to halt, the destructor hands over to the guardian,
+    // which halts, drains and detaches.
+    s->state_ = SessionState::Dead;
+    return fail(ErrorKind::External, "dlv reports PID " + std::to_string(pid) + " running right after attaching");
+  }
+  s->state_ = SessionState::Stopped;
+  spdlog::debug("delve: attached to {} in {:.0f} ms (dlv pid {}, port {})", pid, s->timings_.attachMs,
+                s->dlv_->pid(), *port);
+  return s;
+}
+
+DelveSession::~DelveSession() {
+  if (auto r = detach(); !r) spdlog::warn("delve: {}", r.error().message);
+}
+
+DelveTimings DelveSession::timings() const {
+  DelveTimings t = timings_;
+  if (state_ == SessionState::Stopped) t.stoppedMs += msSince(stoppedSince_);
+  return t;
+}
+
+void DelveSession::setState(SessionState s) {
+  if (state_ == SessionState::Stopped && s != SessionState::Stopped) timings_.stoppedMs += msSince(stoppedSince_);
+  if (state_ != SessionState::Stopped && s == SessionState::Stopped) stoppedSince_ = Clock::now();
+  state_ = s;
+}
+
+void DelveSession::interrupt() {
+  if (client_) client_->transport().interrupt();
+}
+
+Failure DelveSession::lost(const Error& e) {
+  setState(SessionState::Dead);
+  continueId_.reset();
+  if (!processAlive(pid_)) {
+    return fail(ErrorKind::TargetGone, "the target (PID " + std::to_string(pid_) + ") exited during the session");
+  }
+  if (dlv_ && dlv_->waitExit(Millis(500))) {
+    std::string err = dlv_->errors();
+    return fail(ErrorKind::External, "dlv exited unexpectedly" + (err.empty() ? std::string() : ": " + err.substr(0, err.find('\n'))));
+  }
+  return fail(e);
+}
+
+Result<void> DelveSession::requireStopped(const char* what) const {
+  switch (state_) {
+    case SessionState::Stopped: return {};
+    case SessionState::Running:
+      return fail(ErrorKind::Usage, std::string(what) + " needs a stopped target", "call halt() first");
+    case SessionState::Detached: return fail(ErrorKind::Usage, std::string(what) + " after detach()");
+    case SessionState::Dead: return fail(ErrorKind::TargetGone, std::string(what) + ": the session is over (dlv or the target exited)");
+  }
+  return {};
+}
+
+// ---- running and stopping ----
+
+Result<rpc::DebuggerState> DelveSession::awaitContinue(Millis timeout, bool interruptible) {
+  auto st = client_->finishCommand(*continueId_, timeout, interruptible);
+  if (!st) {
+    switch (client_->transport().lastFailure()) {
+      case rpc::RpcFailure::Timeout:
+      case rpc::RpcFailure::Interrupted: return st.failure();  // still running, continue still in flight
+      case rpc::RpcFailure::Disconnected: return lost(st.error());
+      default: break;
+    }
+    // dlv answered the continue with an error: ask where things stand.
+    continueId_.reset();
+    if (st.error().kind == ErrorKind::TargetGone) return lost(st.error());
+    auto now = client_->state(true, false);
+    if (!now) return lost(now.error());
+    setState(now->running ? SessionState::Dead : SessionState::Stopped);
+    return st.failure();
+  }
+  continueId_.reset();
+  if (st->exited) {
+    setState(SessionState::Dead);
+    return fail(ErrorKind::TargetGone, "the target exited with status " + std::to_string(st->exitStatus));
+  }
+  // dlv answers a pending continue on its way out (SIGTERM: halt, reply,
+  // detach, exit): a stop is only ours if dlv is still there.
+  if (!dlv_->running()) return lost({ErrorKind::External, "dlv exited", {}});
+  setState(SessionState::Stopped);
+  return st;
+}
+
+Result<rpc::DebuggerState> DelveSession::haltRunning(bool interruptible) {
+  // The continue may have ended by itself (a breakpoint): then no halt.
+  if (client_->transport().ready(*continueId_)) return awaitContinue(options_.callTimeout, interruptible);
+  auto now = client_->state(/*nonBlocking=*/true, interruptible);
+  if (!now) {
+    if (client_->transport().lastFailure() == rpc::RpcFailure::Disconnected) return lost(now.error());
+    return now.failure();
+  }
+  if (!now->running) return awaitContinue(options_.callTimeout, interruptible);  // stopped, reply on its way
+  // Running for sure a moment ago. If it stops at a breakpoint in between,
+  // the halt's SIGTRAP stays pending: drainPendingTrap() handles that.
+  auto haltId = client_->startCommand(rpc::DebuggerCommand{rpc::kHalt});
+  if (!haltId) return lost(haltId.error());
+  auto st = awaitContinue(options_.callTimeout, interruptible);
+  // The halt's own reply (same state) arrives around the continue's.
+  if (auto h = client_->finishCommand(*haltId, options_.callTimeout, false); !h) {
+    spdlog::debug("delve: halt reply: {}", h.error().message);
+    client_->transport().forget(*haltId);
+  }
+  return st;
+}
+
+Result<rpc::DebuggerState> DelveSession::halt() {
+  switch (state_) {
+    case SessionState::Stopped: {  // never halt a stopped target
+      auto st = client_->state(false);
+      if (!st && !client_->transport().connected()) return lost(st.error());
+      return st;
+    }
+    case SessionState::Running: return haltRunning(true);
+    default: return requireStopped("halt").failure();
+  }
+}
+
+Result<void> DelveSession::resume() {
+  if (state_ == SessionState::Running) return {};
+  if (auto ok = requireStopped("resume"); !ok) return ok;
+  auto id = client_->startCommand(rpc::DebuggerCommand{rpc::kContinue});
+  if (!id) return lost(id.error());
+  continueId_ = *id;
+  setState(SessionState::Running);
+  return {};
+}
+
+Result<StopEvent> DelveSession::continueToBreakpoint(Millis timeout) {
+  if (state_ != SessionState::Running) {
+    if (auto r = resume(); !r) return r.failure();
+  }
+  StopEvent ev;
+  auto st = awaitContinue(timeout, true);
+  if (!st) {
+    if (state_ != SessionState::Running || client_->transport().lastFailure() != rpc::RpcFailure::Timeout) {
+      return st.failure();
+    }
+    st = haltRunning(true);  // no hit in time
+    if (!st) return st.failure();
+    ev.timedOut = true;
+  }
+  ev.state = std::move(*st);
+  ev.hits = hitsOf(ev.state);
+  if (!ev.hits.empty()) ev.timedOut = false;  // the halt crossed a hit: report it
+  return ev;
+}
+
+// ---- requests that need a stopped target ----
+
+Result<rpc::Variable> DelveSession::eval(const std::string& expr, const rpc::LoadConfig& cfg) {
+  if (auto ok = requireStopped("eval"); !ok) return ok.failure();
+  auto v = client_->eval(rpc::EvalIn{{}, expr, cfg});
+  if (!v && (v.error().kind == ErrorKind::TargetGone || !client_->transport().connected())) return lost(v.error());
+  return v;
+}
+
+Result<void> DelveSession::set(const std::string& symbol, const std::string& value) {
+  if (auto ok = requireStopped("set"); !ok) return ok;
+  auto r = client_->set(rpc::SetIn{{}, symbol, value});
+  if (!r && (r.error().kind == ErrorKind::TargetGone || !client_->transport().connected())) return lost(r.error());
+  return r;
+}
+
+Result<std::vector<rpc::Location>> DelveSession::findLocation(const std::string& loc) {
+  if (auto ok = requireStopped("findLocation"); !ok) return ok.failure();
+  auto r = client_->findLocation(rpc::FindLocationIn{{}, loc, false, {}});
+  if (!r && !client_->transport().connected()) return lost(r.error());
+  return r;
+}
+
+Result<rpc::Breakpoint> DelveSession::createBreakpoint(const BreakpointSpec& spec) {
+  if (auto ok = requireStopped("createBreakpoint"); !ok) return ok.failure();
+  // Like Delve's terminal: resolve the location first (a clear NoMatch, and
+  // no silent pick among several), then create at its addresses.
+  auto locs = findLocation(spec.location);
+  if (!locs) return locs.failure();
+  if (locs->size() != 1) {
+    return fail(locs->empty() ? ErrorKind::NoMatch : ErrorKind::Usage,
+                "location " + spec.location + " matches " + std::to_string(locs->size()) + " places",
+                "name one function or file:line");
+  }
+  rpc::CreateBreakpointIn in;
+  in.breakpoint.addr = (*locs)[0].pc;
+  in.breakpoint.addrs = (*locs)[0].pcs;
+  in.breakpoint.variables = spec.variables;
+  if (spec.args) in.breakpoint.loadArgs = spec.load;
+  if (spec.locals) in.breakpoint.loadLocals = spec.load;
+  in.breakpoint.stacktrace = spec.stackDepth;
+  in.breakpoint.goroutine = spec.goroutine;
+  in.breakpoint.cond = spec.cond;
+  in.breakpoint.hitCond = spec.hitCond;
+  in.locExpr = spec.location;
+  auto bp = client_->createBreakpoint(in);
+  if (!bp && !client_->transport().connected()) return lost(bp.error());
+  if (bp) dlv_->noteBreakpoint(bp->id);
+  return bp;
+}
+
+Result<void> DelveSession::clearBreakpoint(int64_t id) {
+  if (auto ok = requireStopped("clearBreakpoint"); !ok) return ok;
+  auto r = client_->clearBreakpoint(id);
+  if (!r) return client_->transport().connected() ? r.failure() : lost(r.error());
+  return {};
+}
+
+Result<std::vector<rpc::Breakpoint>> DelveSession::breakpoints() {
+  if (auto ok = requireStopped("breakpoints"); !ok) return ok.failure();
+  auto all = client_->listBreakpoints(false);
+  if (!all) return client_->transport().connected() ? all.failure() : lost(all.error());
+  std::vector<rpc::Breakpoint> ours;
+  for (auto& b : *all)
+    if (b.id > 0) ours.push_back(std::move(b));
+  return ours;
+}
+
+Result<std::vector<rpc::Variable>> DelveSession::packageVars(const std::string& filter) {
+  if (auto ok = requireStopped("packageVars"); !ok) return ok.failure();
+  return client_->listPackageVars(filter);
+}
+
+Result<std::vector<rpc::Stackframe>> DelveSession::stacktrace(int64_t goroutineId, int depth) {
+  if (auto ok = requireStopped("stacktrace"); !ok) return ok.failure();
+  rpc::StacktraceIn in;
+  in.id = goroutineId;
+  in.depth = depth;
+  return client_->stacktrace(in);
+}
+
+// ---- leaving ----
+
+// A halt that reached an already stopped target left a SIGTRAP pending;
+// Detach would deliver it and kill the target. Delve swallows a stray SIGTRAP
+// when it resumes the target, so: clear our breakpoints (nothing but our
+// halt may stop it now), continue briefly, halt the running target, re-check.
+Result<void> DelveSession::drainPendingTrap() {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto pending = sigtrapPending(pid_);
+    if (!pending) return pending.failure();
+    if (!*pending) return {};
+    spdlog::warn("delve: a SIGTRAP is pending in PID {} (a halt crossed a stop); letting Delve consume it", pid_);
+    if (auto bps = client_->listBreakpoints(false, false)) {
+      for (const auto& b : *bps)
+        if (b.id > 0) (void)client_->clearBreakpoint(b.id, false);
+    }
+    auto id = client_->startCommand(rpc::DebuggerCommand{rpc::kContinue});
+    if (!id) return lost(id.error());
+    continueId_ = *id;
+    setState(SessionState::Running);
+    // Give Delve time to resume and swallow the stray signal before our halt
+    // adds a new one; a reply in this window means it stopped by itself.
+    const auto until = Clock::now() + Millis(20);
+    while (Clock::now() < until && !client_->transport().ready(*continueId_))
+      std::this_thread::sleep_for(Millis(1));
+    if (auto st = haltRunning(false); !st) return st.failure();
+  }
+  return fail(ErrorKind::Internal, "a SIGTRAP stays pending in PID " + std::to_string(pid_));
+}
+
+Result<void> DelveSession::detach() {
+  if (state_ == SessionState::Detached || detaching_) return {};
+  detaching_ = true;
+  const auto t0 = Clock::now();
+  Result<void> result;
+
+  if (state_ == SessionState::Running && continueId_) {
+    if (auto st = haltRunning(false); !st) result = st.failure();
+  }
+  if (state_ == SessionState::Stopped) {
+    if (auto d = drainPendingTrap(); !d) spdlog::warn("delve: {}", d.error().message);
+  }
+  bool clean = false;
+  if (state_ == SessionState::Stopped) {
+    if (auto d = client_->detach(options_.detachTimeout); !d) {
+      result = d.failure();
+    } else {
+      clean = true;
+      if (dlv_ && !dlv_->waitExit(Millis(2'000))) spdlog::debug("delve: dlv still running after Detach");
+    }
+  }
+  if (client_) client_->transport().close();
+  // Not detached cleanly (a failed halt or Detach, or dlv gone): the guardian
+  // still holds the connection and does the careful detach itself.
+  if (dlv_) clean ? dlv_->standDown() : dlv_->handOver();
+  const bool targetAlive = processAlive(pid_);
+  if (state_ == SessionState::Stopped) timings_.stoppedMs += msSince(stoppedSince_);
+  state_ = targetAlive ? SessionState::Detached : SessionState::Dead;
+  timings_.detachMs = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  continueId_.reset();
+  spdlog::debug("delve: detached from {} in {:.0f} ms", pid_, timings_.detachMs);
+  return result;
+}
+
+}  // namespace goscope::delve

@@ -1,0 +1,78 @@
+// The dlv process and its guardian, from goscope's side.
+//
+//   goscope --fork--> guardian --fork/exec--> dlv attach PID --headless ...
+//
+// - dlv's PR_SET_PDEATHSIG=SIGTERM points at the guardian, not at goscope:
+//   dlv's own shutdown (on SIGTERM or when its client goes away) can kill a
+//   target whose breakpoints are being hit (guardian.hpp). If goscope dies,
+//   the guardian detaches carefully on goscope's connection; only if the
+//   guardian dies too does dlv fall back to its own shutdown.
+// - dlv and the guardian get their own process group: a terminal's Ctrl-C
+//   reaches goscope only, which then detaches in order.
+// - dlv's stdout/stderr go to memfds, not pipes: dlv can never block on a
+//   full pipe (which would leave the target stopped) while nobody reads.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/result.hpp"
+#include "util/unique_fd.hpp"
+
+namespace goscope::delve {
+
+using Millis = std::chrono::milliseconds;
+
+class DlvProcess {
+ public:
+  // The dlv to run: `explicitPath` if set, else $GOSCOPE_DLV, else "dlv" on
+  // $PATH. External (with an install hint) when there is none.
+  static Result<std::string> locate(const std::string& explicitPath);
+  // Starts the guardian, which starts `path args...` for target `target`.
+  static Result<std::unique_ptr<DlvProcess>> spawn(const std::string& path, const std::vector<std::string>& args,
+                                                   pid_t target);
+
+  // Unless stood down: hands over to the guardian and waits for both to exit.
+  ~DlvProcess();
+  DlvProcess(const DlvProcess&) = delete;
+  DlvProcess& operator=(const DlvProcess&) = delete;
+
+  pid_t pid() const { return pid_; }  // dlv
+  pid_t guardianPid() const { return guardian_; }
+  // Waits for "API server listening at: 127.0.0.1:PORT"; fails when dlv
+  // exits first or after `timeout`.
+  Result<uint16_t> waitForPort(Millis timeout);
+  std::string output() const;  // dlv's stdout so far
+  std::string errors() const;  // dlv's stderr so far
+
+  bool running();                 // dlv has not exited
+  bool waitExit(Millis timeout);  // true once dlv has exited
+
+  // Gives the guardian its own handle on the connection to dlv (call at once
+  // after connecting), and tells it each breakpoint goscope creates.
+  void guard(int connectionFd);
+  void noteBreakpoint(int64_t id);
+  // goscope detached cleanly: the guardian reaps dlv and exits.
+  void standDown();
+  // goscope could not detach cleanly: the guardian does it (halt, drain,
+  // Detach Kill=false), as if goscope had died. Waits up to `timeout`.
+  void handOver(Millis timeout = Millis(40'000));
+
+ private:
+  DlvProcess() = default;
+  static std::string readAll(int fd);
+  void send(char type, const void* payload, size_t len, int fd = -1);
+  void reapGuardian(Millis timeout);
+
+  pid_t pid_ = -1;
+  pid_t guardian_ = -1;
+  UniqueFd out_, err_, pidfd_, control_;
+  bool stoodDown_ = false;
+};
+
+}  // namespace goscope::delve

@@ -1,0 +1,75 @@
+#include "backend/delve/dlv_startup.hpp"
+
+#include <charconv>
+
+namespace goscope::delve {
+
+namespace {
+
+bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+// The most telling line of dlv's stderr: the one naming the pid, else the last.
+std::string keyLine(std::string_view err) {
+  std::string_view best, last;
+  while (!err.empty()) {
+    auto nl = err.find('\n');
+    std::string_view line = err.substr(0, nl);
+    if (!line.empty()) {
+      last = line;
+      if (best.empty() && (has(line, "could not attach") || has(line, "Could not attach"))) best = line;
+    }
+    if (nl == std::string_view::npos) break;
+    err.remove_prefix(nl + 1);
+  }
+  return std::string(best.empty() ? last : best);
+}
+
+}  // namespace
+
+std::optional<uint16_t> parseListeningPort(std::string_view out) {
+  static constexpr std::string_view kPrefix = "API server listening at: ";
+  for (size_t at = out.find(kPrefix); at != std::string_view::npos; at = out.find(kPrefix, at + 1)) {
+    std::string_view rest = out.substr(at + kPrefix.size());
+    rest = rest.substr(0, rest.find('\n'));
+    auto colon = rest.rfind(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view digits = rest.substr(colon + 1);
+    while (!digits.empty() && (digits.back() == '\r' || digits.back() == ' ')) digits.remove_suffix(1);
+    unsigned port = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    if (ec == std::errc() && end == digits.data() + digits.size() && port > 0 && port < 65536) {
+      return static_cast<uint16_t>(port);
+    }
+  }
+  return std::nullopt;
+}
+
+Error classifyAttachFailure(pid_t pid, std::string_view dlvStderr) {
+  const std::string line = keyLine(dlvStderr);
+  const std::string p = "PID " + std::to_string(pid);
+  if (has(dlvStderr, "could not open debug info")) {
+    return {ErrorKind::BadTarget, "Delve cannot debug " + p + ": its binary has no DWARF debug info (stripped, or not a Go program)",
+            "the BPF path works on stripped Go binaries (it reads .gopclntab); Delve needs a build without -ldflags=-s -w"};
+  }
+  if (has(dlvStderr, "is too old for this version of Delve") || has(dlvStderr, "Version of Delve is too old for Go version")) {
+    return {ErrorKind::BadTarget, "the installed Delve refuses the Go version of " + p + ": " + line,
+            "install a Delve that supports that Go version, or use the BPF path, which does not depend on it"};
+  }
+  if (has(dlvStderr, "no such process")) {
+    return {ErrorKind::NotFound, "no process " + std::to_string(pid) + " (dlv: " + line + ")", {}};
+  }
+  if (has(dlvStderr, "operation not permitted") || has(dlvStderr, "ptrace_scope")) {
+    return {ErrorKind::Permission, "dlv may not trace " + p + ": " + line,
+            "run as root (or with CAP_SYS_PTRACE); a process has at most one tracer, so detach any other debugger"};
+  }
+  if (line.empty()) return {ErrorKind::External, "dlv exited before answering, without saying why", {}};
+  return {ErrorKind::External, "dlv failed: " + line, {}};
+}
+
+Error dlvNotFound(const std::string& tried) {
+  return {ErrorKind::External, "dlv (Delve) is not installed: " + tried + " not found",
+          "install it: apt-get install delve (Debian 12), or go install github.com/go-delve/delve/cmd/dlv@latest; "
+          "GOSCOPE_DLV may name its path"};
+}
+
+}  // namespace goscope::delve

@@ -1,0 +1,396 @@
+// Async-signal-safe on purpose: only system calls, fixed buffers, no
+// allocation (see guardian.hpp for why).
+#include "backend/delve/guardian.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <initializer_list>
+
+namespace goscope::delve::guardian {
+
+namespace {
+
+constexpr uint64_t kFirstId = uint64_t(1) << 40;  // far from goscope's ids
+constexpr int kReplyTimeoutMs = 10'000;
+
+long nowMs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000L + ts.tv_nsec / 1'000'000L;
+}
+
+void sleepMs(long ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1'000'000L};
+  while (::nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+// A string built in a fixed buffer.
+struct Text {
+  char data[512];
+  size_t len = 0;
+  bool ok = true;
+  Text() { data[0] = 0; }
+  Text& add(const char* s) {
+    size_t n = ::strlen(s);
+    if (len + n >= sizeof data) {
+      ok = false;
+      return *this;
+    }
+    ::memcpy(data + len, s, n);
+    len += n;
+    data[len] = 0;
+    return *this;
+  }
+  Text& num(uint64_t v) {
+    char digits[24];
+    int n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    char out[24];
+    for (int i = 0; i < n; ++i) out[i] = digits[n - 1 - i];
+    out[n] = 0;
+    return add(out);
+  }
+};
+
+bool contains(const char* hay, size_t len, const char* needle) {
+  size_t n = ::strlen(needle);
+  for (size_t i = 0; n <= len && i <= len - n; ++i)
+    if (::memcmp(hay + i, needle, n) == 0) return true;
+  return false;
+}
+
+// goscope's connection to dlv, read line by line: Go's jsonrpc writes each
+// reply as one JSON line that starts {"id":N,. A line goscope had half read
+// when it died simply does not start that way and is skipped.
+class Conn {
+ public:
+  explicit Conn(int fd) : fd_(fd) {}
+
+  bool send(const char* method, const char* params, uint64_t id) {
+    Text t;
+    t.add("{\"method\":\"RPCServer.").add(method).add("\",\"params\":[").add(params).add("],\"id\":").num(id).add("}");
+    if (!t.ok) return false;
+    for (size_t off = 0; off < t.len;) {
+      ssize_t n = ::send(fd_, t.data + off, t.len - off, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      off += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  // Reads until the reply to `id`; its first bytes stay in reply(). False on
+  // EOF (dlv gone), error or timeout.
+  bool await(uint64_t id, int timeoutMs) {
+    const long deadline = nowMs() + timeoutMs;
+    for (;;) {
+      while (pos_ < end_) {
+        char c = buf_[pos_++];
+        if (c != '\n') {
+          if (headLen_ < sizeof head_) head_[headLen_++] = c;
+          continue;
+        }
+        const bool match = headId() == id;
+        ::memcpy(reply_, head_, headLen_);
+        replyLen_ = headLen_;
+        headLen_ = 0;
+        if (match) return true;
+      }
+      long left = deadline - nowMs();
+      if (left <= 0) return false;
+      pollfd p{fd_, POLLIN, 0};
+      int r = ::poll(&p, 1, static_cast<int>(left));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      ssize_t n = ::read(fd_, buf_, sizeof buf_);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      pos_ = 0;
+      end_ = static_cast<size_t>(n);
+    }
+  }
+  bool replyHas(const char* s) const { return contains(reply_, replyLen_, s); }
+
+ private:
+  uint64_t headId() const {
+    static const char kPrefix[] = "{\"id\":";
+    const size_t p = sizeof kPrefix - 1;
+    if (headLen_ <= p || ::memcmp(head_, kPrefix, p) != 0) return ~uint64_t(0);
+    uint64_t v = 0;
+    size_t i = p;
+    for (; i < headLen_ && head_[i] >= '0' && head_[i] <= '9'; ++i) v = v * 10 + static_cast<uint64_t>(head_[i] - '0');
+    return i == p ? ~uint64_t(0) : v;
+  }
+
+  int fd_;
+  char buf_[16384];
+  size_t pos_ = 0, end_ = 0;
+  char head_[256];  // the first bytes of the line being read
+  size_t headLen_ = 0;
+  char reply_[256];  // ... of the last complete line
+  size_t replyLen_ = 0;
+};
+
+// ---- a pending SIGTRAP (see pending_signals.hpp), without allocating ----
+
+size_t readFile(const char* path, char* out, size_t cap) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  size_t len = 0;
+  while (len + 1 < cap) {
+    ssize_t n = ::read(fd, out + len, cap - 1 - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    len += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  out[len] = 0;
+  return len;
+}
+
+bool trapBit(const char* status, size_t len, const char* key) {
+  const size_t k = ::strlen(key);
+  for (size_t i = 0; k <= len && i + k <= len; ++i) {
+    if ((i == 0 || status[i - 1] == '\n') && ::memcmp(status + i, key, k) == 0) {
+      size_t j = i + k;
+      while (j < len && (status[j] == ' ' || status[j] == '\t')) ++j;
+      uint64_t mask = 0;
+      for (; j < len; ++j) {
+        char c = status[j];
+        int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+        if (d < 0) break;
+        mask = (mask << 4) | static_cast<uint64_t>(d);
+      }
+      return (mask & (uint64_t(1) << (SIGTRAP - 1))) != 0;
+    }
+  }
+  return false;
+}
+
+struct Dirent64 {
+  uint64_t ino;
+  int64_t off;
+  unsigned short reclen;
+  unsigned char type;
+  char name[];
+};
+
+bool trapPending(pid_t target) {
+  char status[8192];
+  Text path;
+  path.add("/proc/").num(static_cast<uint64_t>(target)).add("/status");
+  size_t n = readFile(path.data, status, sizeof status);
+  if (n == 0) return false;  // gone
+  if (trapBit(status, n, "ShdPnd:")) return true;
+  Text dir;
+  dir.add("/proc/").num(static_cast<uint64_t>(target)).add("/task");
+  int fd = ::open(dir.data, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool pending = false;
+  alignas(8) char ents[8192];
+  for (;;) {
+    long got = ::syscall(SYS_getdents64, fd, ents, sizeof ents);
+    if (got <= 0) break;
+    for (long off = 0; off < got;) {
+      auto* d = reinterpret_cast<Dirent64*>(ents + off);
+      off += d->reclen;
+      if (d->name[0] < '0' || d->name[0] > '9') continue;
+      Text task;
+      task.add(dir.data).add("/").add(d->name).add("/status");
+      size_t tn = readFile(task.data, status, sizeof status);
+      if (tn && trapBit(status, tn, "SigPnd:")) pending = true;
+    }
+  }
+  ::close(fd);
+  return pending;
+}
+
+// ---- the careful detach, as DelveSession::detach() does it ----
+
+void carefulDetach(int sock, pid_t target, int64_t maxBreakpoint) {
+  Conn c(sock);
+  uint64_t id = kFirstId;
+  auto running = [&]() -> int {  // 1 running, 0 stopped, -1 dlv gone
+    if (!c.send("State", "{\"NonBlocking\":true}", ++id) || !c.await(id, kReplyTimeoutMs)) return -1;
+    return c.replyHas("\"Running\":true") ? 1 : 0;
+  };
+  auto halt = [&]() -> bool {  // the halt's reply comes once the target stopped
+    return c.send("Command", "{\"name\":\"halt\"}", ++id) && c.await(id, kReplyTimeoutMs);
+  };
+  int r = running();
+  if (r < 0) return;
+  if (r == 1 && !halt()) return;
+  // A halt that met a stopped target left a SIGTRAP pending: clear the
+  // breakpoints so that only our halt can stop it, let Delve swallow the
+  // signal as it resumes, halt again.
+  for (int attempt = 0; attempt < 3 && trapPending(target); ++attempt) {
+    for (int64_t b = 1; b <= maxBreakpoint; ++b) {
+      Text p;
+      p.add("{\"Id\":").num(static_cast<uint64_t>(b)).add(",\"Name\":\"\"}");
+      if (c.send("ClearBreakpoint", p.data, ++id)) c.await(id, kReplyTimeoutMs);
+    }
+    if (!c.send("Command", "{\"name\":\"continue\"}", ++id)) return;
+    sleepMs(20);
+    r = running();
+    if (r < 0) return;
+    if (r == 1 && !halt()) return;
+  }
+  if (c.send("Detach", "{\"Kill\":false}", ++id)) c.await(id, kReplyTimeoutMs);
+}
+
+// ---- the process ----
+
+void sendMessage(int fd, char type, const void* payload, size_t len) {
+  char buf[16];
+  buf[0] = type;
+  ::memcpy(buf + 1, payload, len);
+  (void)!::send(fd, buf, len + 1, MSG_NOSIGNAL);
+}
+
+[[noreturn]] void spawnDlv(const Plan& plan, pid_t guardian) {
+  // dlv dies with the guardian, never with goscope directly.
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != guardian) ::_exit(126);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGQUIT}) ::sigaction(sig, &dfl, nullptr);
+  ::dup2(plan.nullFd, 0);
+  ::dup2(plan.stdoutFd, 1);
+  ::dup2(plan.stderrFd, 2);
+  ::execve(plan.dlvPath, plan.dlvArgv, plan.envp);
+  ::_exit(127);
+}
+
+// Keeps only the descriptors the guardian needs: holding goscope's others
+// (a pipe someone waits to see closed) would outlive goscope.
+void closeOtherFds(const Plan& plan) {
+  int keep[4] = {plan.controlFd, plan.stdoutFd, plan.stderrFd, plan.nullFd};
+  for (int i = 0; i < 4; ++i)
+    for (int j = i + 1; j < 4; ++j)
+      if (keep[j] < keep[i]) {
+        int t = keep[i];
+        keep[i] = keep[j];
+        keep[j] = t;
+      }
+  unsigned from = 3;
+  for (int k : keep) {
+    if (k < 3) continue;
+    if (static_cast<unsigned>(k) > from) ::syscall(SYS_close_range, from, static_cast<unsigned>(k) - 1, 0);
+    from = static_cast<unsigned>(k) + 1;
+  }
+  ::syscall(SYS_close_range, from, ~0U, 0);
+}
+
+void waitDlvExit(pid_t dlv, int pidfd, long timeoutMs) {
+  const long deadline = nowMs() + timeoutMs;
+  for (;;) {
+    int st;
+    if (::waitpid(dlv, &st, WNOHANG) != 0) return;  // reaped, or not ours
+    long left = deadline - nowMs();
+    if (left <= 0) return;
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(left));
+    } else {
+      sleepMs(left < 20 ? left : 20);
+    }
+  }
+}
+
+}  // namespace
+
+void run(const Plan& plan) {
+  // Its own process group and deaf to the usual signals: a Ctrl-C or a
+  // SIGTERM meant for goscope must not take the guardian down with it.
+  ::setpgid(0, 0);
+  struct sigaction ign {};
+  ign.sa_handler = SIG_IGN;
+  for (int sig : {SIGINT, SIGHUP, SIGTERM, SIGPIPE, SIGQUIT}) ::sigaction(sig, &ign, nullptr);
+  closeOtherFds(plan);
+  ::dup2(plan.nullFd, 0);
+  ::dup2(plan.nullFd, 1);
+  ::dup2(plan.nullFd, 2);
+
+  const pid_t self = ::getpid();
+  const pid_t dlv = ::fork();
+  if (dlv == 0) spawnDlv(plan, self);
+  if (dlv < 0) {
+    int e = errno;
+    sendMessage(plan.controlFd, kSpawnFailed, &e, sizeof e);
+    ::_exit(1);
+  }
+  sendMessage(plan.controlFd, kDlvPid, &dlv, sizeof dlv);
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, dlv, 0));
+
+  int sock = -1;
+  int64_t maxBreakpoint = 0;
+  bool dlvGone = false;
+  for (;;) {
+    pollfd fds[2] = {{plan.controlFd, POLLIN, 0}, {dlvGone ? -1 : pidfd, POLLIN, 0}};
+    int r = ::poll(fds, 2, pidfd < 0 && !dlvGone ? 100 : -1);
+    if (r < 0 && errno != EINTR) break;
+    if (!dlvGone && (fds[1].revents & POLLIN || pidfd < 0)) {
+      int st;
+      if (::waitpid(dlv, &st, WNOHANG) == dlv) dlvGone = true;  // nothing left to guard
+    }
+    if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+
+    char buf[16];
+    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
+    iovec iov{buf, sizeof buf};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf;
+    msg.msg_controllen = sizeof cbuf;
+    ssize_t n = ::recvmsg(plan.controlFd, &msg, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {  // goscope is gone without standing us down
+      if (!dlvGone) {
+        if (sock >= 0) carefulDetach(sock, plan.target, maxBreakpoint);
+        else ::kill(dlv, SIGTERM);  // still starting: no breakpoint can exist yet
+      }
+      break;
+    }
+    if (buf[0] == kConnection) {
+      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+          int fd;
+          ::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+          if (sock < 0) sock = fd;
+          else ::close(fd);
+        }
+      }
+    } else if (buf[0] == kBreakpoint && n >= 9) {
+      int64_t bp;
+      ::memcpy(&bp, buf + 1, sizeof bp);
+      if (bp > maxBreakpoint) maxBreakpoint = bp;
+    } else if (buf[0] == kStandDown) {
+      break;
+    }
+  }
+  if (sock >= 0) ::close(sock);
+  // After Detach dlv exits by itself; if it does not, our exit sends it
+  // SIGTERM (its parent-death signal).
+  if (!dlvGone) waitDlvExit(dlv, pidfd, 5'000);
+  ::_exit(0);
+}
+
+}  // namespace goscope::delve::guardian

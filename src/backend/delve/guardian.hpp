@@ -1,0 +1,51 @@
+// The guardian: a small process between goscope and dlv that detaches
+// carefully if goscope dies without doing it.
+//
+// Why: when its client disconnects or it gets SIGTERM, dlv 1.20.2 halts a
+// running target and detaches. If a breakpoint is being hit all the time (a
+// conditional breakpoint on a hot function keeps the target in Delve's
+// internal stops), that halt's SIGTRAP often reaches the target while it is
+// stopped, stays pending, and kills it right after the detach: 6 of 8 runs
+// (tests/runtime/test_delve_session.cpp). So goscope's death must not be
+// what dlv sees. The guardian is dlv's parent (dlv's PR_SET_PDEATHSIG points
+// at it), holds a second handle on goscope's connection to dlv, and notices
+// goscope's death as EOF on a control socket (any death, any thread). Then,
+// on that connection, it does what DelveSession::detach() does: halt only a
+// running target, drain a pending SIGTRAP, Detach with Kill=false.
+//
+// It runs in the child of a fork() that may come from a threaded process, so
+// it uses raw system calls and fixed buffers only: no allocation, no locks.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+namespace goscope::delve::guardian {
+
+// Control messages, one per SOCK_SEQPACKET packet.
+enum Message : char {
+  kDlvPid = 'P',      // guardian -> goscope: pid_t of dlv
+  kSpawnFailed = 'E', // guardian -> goscope: int errno of fork()
+  kConnection = 'S',  // goscope -> guardian: the connection to dlv, as SCM_RIGHTS
+  kBreakpoint = 'B',  // goscope -> guardian: int64_t id of a breakpoint it created
+  kStandDown = 'Q',   // goscope -> guardian: detached cleanly; reap dlv and exit
+};
+// EOF on the control socket means goscope is gone (or handed over on purpose).
+
+// Everything the guardian needs, built before fork().
+struct Plan {
+  pid_t target = -1;
+  const char* dlvPath = nullptr;
+  char* const* dlvArgv = nullptr;
+  char* const* envp = nullptr;
+  int stdoutFd = -1;  // dlv's stdout and stderr (memfds goscope reads)
+  int stderrFd = -1;
+  int nullFd = -1;
+  int controlFd = -1;  // the guardian's end of the control socketpair
+};
+
+// Runs in the forked child; never returns.
+[[noreturn]] void run(const Plan& plan);
+
+}  // namespace goscope::delve::guardian
