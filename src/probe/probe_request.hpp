@@ -1,0 +1,43 @@
+// ProbeRequest: what the user asks, whichever subcommand asked it — target,
+// locations, what to capture, how often it is expected to fire, how much
+// overhead is acceptable, for how long. The strategy layer plans it onto a
+// backend; the subcommands only build it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "session/traced_target.hpp"
+
+namespace goscope {
+
+enum class Action { List, Info, Count, Latency, Trace, Read, Sample, Break, Set };
+const char* actionName(Action a);
+
+enum class StrategyChoice { Auto, Delve, Bpf };
+
+struct CaptureSpec {
+  bool args = false;
+  bool results = false;
+  bool locals = false;
+  bool stack = false;
+  std::vector<std::string> exprs;    // Go expressions evaluated at the location (Delve)
+  std::optional<std::string> cond;   // a Go condition for a hit to count (Delve)
+};
+
+struct ProbeRequest {
+  Action action = Action::Count;
+  TargetSpec target;
+  std::vector<std::string> locations;  // function patterns
+  CaptureSpec capture;
+  std::vector<std::pair<std::string, std::string>> writes;  // set: VAR=VALUE
+  std::optional<double> expectedRatePerS;  // hits per second, if the user knows
+  double maxOverheadPct = 1.0;             // --max-overhead PCT
+  double durationS = 0;
+  double intervalS = 0;
+  StrategyChoice strategy = StrategyChoice::Auto;
+};
+
+}  // namespace goscope

@@ -1,0 +1,53 @@
+// The strategy layer: a pure function from a request and the facts about its
+// target to a Plan — which backend, and every reason behind the choice — so
+// `--explain` can print it and tests can cover the whole table.
+//
+// Capability first: writes, float arguments, Go expressions, locals and
+// conditions need Delve; stripped binaries, counts and latency need BPF.
+// Then rate: a per-hit capture both can do goes to Delve only when the
+// measured rate times Delve's per-hit cost fits the overhead budget.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe/probe_request.hpp"
+#include "util/result.hpp"
+
+namespace goscope {
+
+enum class Backend { Bpf, Delve, DirectRead };
+const char* backendName(Backend b);
+
+struct TargetFacts {
+  bool hasDwarf = false;
+  std::string goVersion;           // "go1.19.8"; empty when unknown
+  bool delveAcceptsGoVersion = true;
+  bool dlvInstalled = true;
+  bool bpfPrivileges = true;       // CAP_BPF + CAP_PERFMON (or root)
+  bool ptracePrivileges = true;    // needed by Delve and by direct reads
+  bool floatArguments = false;     // a matched function takes or returns floats
+  bool readsArePlainVariables = false;  // read: every expression is a package variable of known address and size
+  std::optional<double> measuredRatePerS;  // from a short in-kernel count
+};
+
+struct Plan {
+  Backend backend = Backend::Bpf;
+  std::vector<std::string> reasons;  // in the order they were weighed
+  // A backend that can also serve the request, tried when the chosen one
+  // fails for a reason of its own (e.g. Delve cannot attach).
+  std::optional<Backend> fallback;
+};
+
+// Delve's cost per breakpoint hit, from the field notes: a hit on every call
+// ran at 0.5-1.5 k hits/s, so about 1 ms of stopped target per hit.
+constexpr double kDelvePerHitSeconds = 1e-3;
+
+// Errors (Usage) when no backend can serve the request, or the one forced by
+// --strategy cannot; the message says why and the hint what would work.
+Result<Plan> planRequest(const ProbeRequest& request, const TargetFacts& facts);
+
+std::string explainPlan(const Plan& plan);
+
+}  // namespace goscope

@@ -1,0 +1,134 @@
+// The strategy is a pure function: these tests walk its whole capability
+// table (every combination of target facts, action, forced strategy and
+// capture) and check the invariants, then pin the rate rule.
+#include <doctest/doctest.h>
+
+#include "strategy/strategy.hpp"
+
+using namespace goscope;
+
+namespace {
+
+bool delveUsable(const TargetFacts& f) { return f.hasDwarf && f.dlvInstalled && f.delveAcceptsGoVersion && f.ptracePrivileges; }
+
+const Action kActions[] = {Action::List, Action::Info, Action::Count, Action::Latency, Action::Trace,
+                           Action::Read, Action::Sample, Action::Break, Action::Set};
+
+}  // namespace
+
+TEST_CASE("strategy: invariants over the whole capability table") {
+  size_t plans = 0, refusals = 0;
+  for (int bits = 0; bits < (1 << 7); bits++) {
+    TargetFacts f;
+    f.hasDwarf = bits & 1;
+    f.delveAcceptsGoVersion = bits & 2;
+    f.dlvInstalled = bits & 4;
+    f.bpfPrivileges = bits & 8;
+    f.ptracePrivileges = bits & 16;
+    f.floatArguments = bits & 32;
+    f.readsArePlainVariables = bits & 64;
+    for (Action a : kActions)
+      for (StrategyChoice s : {StrategyChoice::Auto, StrategyChoice::Delve, StrategyChoice::Bpf})
+        for (int cap = 0; cap < 4; cap++) {
+          ProbeRequest r;
+          r.action = a;
+          r.strategy = s;
+          r.capture.args = cap & 1;
+          if (cap & 2) r.capture.exprs = {"main.x"};
+          CAPTURE(bits);
+          CAPTURE(actionName(a));
+          CAPTURE(static_cast<int>(s));
+          CAPTURE(cap);
+          auto p = planRequest(r, f);
+          if (!p) {
+            refusals++;
+            CHECK(p.error().kind == ErrorKind::Usage);
+            CHECK(!p.error().message.empty());
+            continue;
+          }
+          plans++;
+          CHECK(!p->reasons.empty());
+          // A plan never uses a backend that cannot run here.
+          if (p->backend == Backend::Delve) CHECK(delveUsable(f));
+          if (p->backend == Backend::Bpf) CHECK(f.bpfPrivileges);
+          if (p->fallback == Backend::Delve) CHECK(delveUsable(f));
+          if (p->fallback == Backend::Bpf) CHECK(f.bpfPrivileges);
+          // A forced strategy is honoured or refused, never silently changed
+          // (list and info read the file and need neither).
+          if (a != Action::List && a != Action::Info) {
+            if (s == StrategyChoice::Delve) CHECK(p->backend == Backend::Delve);
+            if (s == StrategyChoice::Bpf) CHECK(p->backend == Backend::Bpf);
+          }
+          // Capabilities.
+          if (a == Action::Count || a == Action::Latency) CHECK(p->backend == Backend::Bpf);
+          if (a == Action::Set || a == Action::Sample) CHECK(p->backend == Backend::Delve);
+          if ((a == Action::Trace || a == Action::Break) && (cap & 2)) CHECK(p->backend == Backend::Delve);
+          if ((a == Action::Trace || a == Action::Break) && (cap & 1) && f.floatArguments) CHECK(p->backend == Backend::Delve);
+          if (a == Action::Read && p->backend == Backend::DirectRead) CHECK(f.readsArePlainVariables);
+          if (a == Action::Read) CHECK(p->backend != Backend::Bpf);
+        }
+  }
+  CHECK(plans > 1000);
+  CHECK(refusals > 100);
+}
+
+TEST_CASE("strategy: stripped binaries go to BPF; writes to Delve, and only with DWARF") {
+  TargetFacts stripped;
+  stripped.hasDwarf = false;
+  ProbeRequest trace;
+  trace.action = Action::Trace;
+  trace.capture.args = true;
+  auto p = planRequest(trace, stripped);
+  REQUIRE(p);
+  CHECK(p->backend == Backend::Bpf);
+  CHECK(explainPlan(*p).find("stripped") != std::string::npos);
+
+  ProbeRequest set;
+  set.action = Action::Set;
+  CHECK_FALSE(planRequest(set, stripped));
+  TargetFacts full;
+  full.hasDwarf = true;
+  auto ps = planRequest(set, full);
+  REQUIRE(ps);
+  CHECK(ps->backend == Backend::Delve);
+}
+
+TEST_CASE("strategy: the rate decides between Delve and BPF against the budget") {
+  TargetFacts f;
+  f.hasDwarf = true;
+  ProbeRequest r;
+  r.action = Action::Break;
+  r.capture.args = true;
+  r.maxOverheadPct = 1.0;
+  f.measuredRatePerS = 5;  // 5 hits/s x 1 ms = 0.5 % <= 1 %
+  auto slow = planRequest(r, f);
+  REQUIRE(slow);
+  CHECK(slow->backend == Backend::Delve);
+  CHECK(slow->fallback == Backend::Bpf);
+  f.measuredRatePerS = 50;  // 5 % > 1 %
+  auto fast = planRequest(r, f);
+  REQUIRE(fast);
+  CHECK(fast->backend == Backend::Bpf);
+  CHECK(explainPlan(*fast).find("too much for Delve") != std::string::npos);
+  r.maxOverheadPct = 10;  // a larger budget lets Delve take it
+  CHECK(planRequest(r, f)->backend == Backend::Delve);
+  f.measuredRatePerS.reset();  // unknown rate: the safe choice
+  CHECK(planRequest(r, f)->backend == Backend::Bpf);
+}
+
+TEST_CASE("strategy: read prefers a zero-pause direct read of plain variables") {
+  TargetFacts f;
+  f.hasDwarf = true;
+  f.readsArePlainVariables = true;
+  ProbeRequest r;
+  r.action = Action::Read;
+  auto p = planRequest(r, f);
+  REQUIRE(p);
+  CHECK(p->backend == Backend::DirectRead);
+  CHECK(p->fallback == Backend::Delve);
+  r.strategy = StrategyChoice::Delve;
+  CHECK(planRequest(r, f)->backend == Backend::Delve);
+  f.readsArePlainVariables = false;
+  r.strategy = StrategyChoice::Auto;
+  CHECK(planRequest(r, f)->backend == Backend::Delve);
+}
