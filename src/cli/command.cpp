@@ -8,6 +8,7 @@ const std::vector<Command>& commands() {
       {"info", "what goscope knows about a Go binary or process", runInfo},
       {"count", "count calls of matching functions (BPF, in-kernel)", runCount},
       {"latency", "per-goroutine latency histograms of matching functions (BPF)", runLatency},
+      {"overhead", "what each way of probing costs the target, side by side", runOverhead},
   };
   return table;
 }

@@ -19,5 +19,6 @@ int runList(const std::vector<std::string>& args);
 int runInfo(const std::vector<std::string>& args);
 int runCount(const std::vector<std::string>& args);
 int runLatency(const std::vector<std::string>& args);
+int runOverhead(const std::vector<std::string>& args);
 
 }  // namespace goscope::cli

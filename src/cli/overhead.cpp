@@ -1,0 +1,347 @@
+// goscope overhead: the talks' comparison in one command. It measures the
+// target's throughput — a counter's rate, read from the process's memory
+// without stopping it — with no probe and under each way of probing the same
+// function, interleaved and repeated so a noisy machine shows in the spread
+// instead of hiding in one lucky run.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/json.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "backend/bpf/bpf_engine.hpp"
+#include "backend/delve/delve_session.hpp"
+#include "cli/command.hpp"
+#include "cli/args.hpp"
+#include "probe/pattern.hpp"
+#include "session/function_selection.hpp"
+#include "session/go_runtime_facts.hpp"
+#include "session/session_loop.hpp"
+#include "target/target.hpp"
+#include "util/launched_child.hpp"
+#include "util/stop_signals.hpp"
+
+namespace goscope::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const std::vector<OptionSpec> kSpecs = {
+    {"pid", 'p', true, "measure this process instead of starting the counter fixture"},
+    {"func", 0, true, "the function called once per operation (default main.doWork)"},
+    {"counter", 0, true, "the global counting operations (default main.counter)"},
+    {"window", 'w', true, "seconds measured per mode and repetition (default 2)"},
+    {"repeat", 'r', true, "repetitions of the whole round of modes (default 3)"},
+    {"modes", 0, true, "comma-separated subset of modes"},
+    {"json", 0, false, "one JSON object per mode"},
+    {"help", 'h', false, "this help"},
+};
+
+const std::vector<std::string> kAllModes = {"none",           "bpf-count",          "bpf-count-entry",      "bpf-count-read",
+                                            "delve-sample-1hz", "delve-break-every-hit", "bpftrace"};
+
+// Every mode hits the probe once per operation, except sampling (once a second).
+bool hitsEveryOp(const std::string& m) { return m != "none" && m != "delve-sample-1hz"; }
+
+struct Subject {
+  std::shared_ptr<GoBinary> binary;
+  Process process;
+  std::string exePath;
+  uint64_t counterAddress = 0;  // runtime
+  uint8_t counterSize = 8;
+  std::string func;
+  std::string counterName;
+};
+
+Result<int64_t> readCounter(const Subject& s) {
+  auto bytes = s.process.readMemory(s.counterAddress, s.counterSize);
+  if (!bytes) return bytes.failure();
+  int64_t v = 0;
+  std::memcpy(&v, bytes->data(), std::min<size_t>(bytes->size(), 8));
+  return v;
+}
+
+// Operations per second over `window`, without stopping the target.
+Result<double> measureRate(const Subject& s, double window) {
+  auto v0 = readCounter(s);
+  if (!v0) return v0.failure();
+  auto t0 = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(window));
+  auto v1 = readCounter(s);
+  if (!v1) return v1.failure();
+  double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+  return static_cast<double>(*v1 - *v0) / dt;
+}
+
+// A probing mode: set up before the window, torn down after it.
+class Mode {
+ public:
+  virtual ~Mode() = default;
+  virtual Result<void> start() = 0;
+  virtual void stop() = 0;
+};
+
+class NoProbe : public Mode {
+ public:
+  Result<void> start() override { return {}; }
+  void stop() override {}
+};
+
+class BpfCount : public Mode {
+ public:
+  BpfCount(const Subject& s, bool plainEntry, bool readCounter) : s_(s), entry_(plainEntry), read_(readCounter) {}
+  Result<void> start() override {
+    auto pat = Pattern::parse(s_.func);
+    if (!pat) return pat.failure();
+    auto sel = selectFunctions(*s_.binary, {*pat}, {.plainEntry = entry_}, s_.exePath);
+    if (!sel) return sel.failure();
+    auto eng = bpf::Engine::load({.goidOffset = goidOffset(*s_.binary)});
+    if (!eng) return eng.failure();
+    engine_ = std::move(*eng);
+    bpf::ProbeConfig cfg{.count = true};
+    if (read_) cfg.readGlobal = bpf::GlobalRead{s_.counterAddress, s_.counterSize};
+    for (const auto& f : sel->functions)
+      if (auto r = engine_->configureProbe(f.probeId, cfg); !r) return r;
+    auto st = engine_->attach(s_.process.exeHandlePath(), s_.process.pid(), sel->points);
+    if (!st) return st.failure();
+    return {};
+  }
+  void stop() override { engine_.reset(); }
+
+ private:
+  const Subject& s_;
+  bool entry_, read_;
+  std::unique_ptr<bpf::Engine> engine_;
+};
+
+// Delve on its own thread (the session is single-threaded; the measuring
+// thread only reads memory).
+class DelveMode : public Mode {
+ public:
+  DelveMode(const Subject& s, bool everyHit) : s_(s), everyHit_(everyHit) {}
+  Result<void> start() override {
+    auto sess = delve::DelveSession::attach(s_.process.pid());
+    if (!sess) return sess.failure();
+    session_ = std::move(*sess);
+    if (everyHit_) {
+      auto bp = session_->createBreakpoint({.location = s_.func});
+      if (!bp) return bp.failure();
+    }
+    if (auto r = session_->resume(); !r) return r;
+    worker_ = std::thread([this] { everyHit_ ? loopEveryHit() : loopSample(); });
+    return {};
+  }
+  void stop() override {
+    stop_ = true;
+    if (session_) session_->interrupt();
+    if (worker_.joinable()) worker_.join();
+    if (session_) (void)session_->detach();
+    session_.reset();
+  }
+  ~DelveMode() override { stop(); }
+
+ private:
+  void loopEveryHit() {
+    while (!stop_) {
+      auto ev = session_->continueToBreakpoint(delve::Millis(500));
+      if (!ev) return;
+    }
+  }
+  void loopSample() {
+    auto next = Clock::now() + std::chrono::seconds(1);
+    while (!stop_) {
+      std::this_thread::sleep_until(std::min(next, Clock::now() + std::chrono::milliseconds(100)));
+      if (Clock::now() < next) continue;
+      next += std::chrono::seconds(1);
+      if (!session_->halt()) return;
+      auto bp = session_->createBreakpoint({.location = s_.func});
+      if (!bp) return;
+      (void)session_->continueToBreakpoint(delve::Millis(1000));
+      (void)session_->clearBreakpoint(bp->id);
+      if (!session_->resume()) return;
+    }
+  }
+
+  const Subject& s_;
+  bool everyHit_;
+  std::unique_ptr<delve::DelveSession> session_;
+  std::thread worker_;
+  std::atomic<bool> stop_{false};
+};
+
+class Bpftrace : public Mode {
+ public:
+  explicit Bpftrace(const Subject& s) : s_(s) {}
+  Result<void> start() override {
+    std::string prog = "uprobe:" + s_.exePath + ":" + s_.func + " { @ = count(); }";
+    // Through sh only to silence it: its map dump and warnings are not ours.
+    auto child = LaunchedChild::start("sh -c \"exec bpftrace -q -e '" + prog + "' >/dev/null 2>&1\"");
+    if (!child) return fail(ErrorKind::External, "bpftrace: " + child.error().message, "apt-get install bpftrace");
+    child_.emplace(std::move(*child));
+    if (auto r = child_->release(); !r) return r;
+    // bpftrace has no "attached" signal on stdout with -q: give it time to
+    // compile and attach one probe.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    if (child_->poll()) return fail(ErrorKind::External, "bpftrace exited early");
+    return {};
+  }
+  void stop() override {
+    if (!child_) return;
+    ::kill(child_->pid(), SIGINT);
+    child_->wait();
+    child_.reset();
+  }
+  ~Bpftrace() override { stop(); }
+
+ private:
+  const Subject& s_;
+  std::optional<LaunchedChild> child_;
+};
+
+std::unique_ptr<Mode> makeMode(const std::string& name, const Subject& s) {
+  if (name == "none") return std::make_unique<NoProbe>();
+  if (name == "bpf-count") return std::make_unique<BpfCount>(s, false, false);
+  if (name == "bpf-count-entry") return std::make_unique<BpfCount>(s, true, false);
+  if (name == "bpf-count-read") return std::make_unique<BpfCount>(s, false, true);
+  if (name == "delve-sample-1hz") return std::make_unique<DelveMode>(s, false);
+  if (name == "delve-break-every-hit") return std::make_unique<DelveMode>(s, true);
+  if (name == "bpftrace") return std::make_unique<Bpftrace>(s);
+  return nullptr;
+}
+
+std::string findCounterFixture() {
+  std::vector<std::string> candidates;
+  if (const char* d = std::getenv("GOSCOPE_FIXTURES")) candidates.push_back(std::string(d) + "/default/counter");
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::filesystem::path dir = std::filesystem::path(std::string(self, static_cast<size_t>(n))).parent_path();
+    candidates.push_back((dir / "fixtures/default/counter").string());
+  }
+  for (const auto& c : candidates)
+    if (::access(c.c_str(), X_OK) == 0) return c;
+  raise({ErrorKind::NotFound, "the counter fixture was not found (looked in $GOSCOPE_FIXTURES and beside goscope)",
+         "bash scripts/build-fixtures.sh build/fixtures, or measure your own process with -p PID --func F --counter VAR"});
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::vector<std::string> splitComma(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int runOverhead(const std::vector<std::string>& argv) {
+  auto args = orRaise(parseArgs("overhead", kSpecs, argv));
+  if (args.has("help")) {
+    std::cout << usageOf("goscope overhead [-p PID --func F --counter VAR] [-w SECS] [-r N] [--modes a,b] [--json]", kSpecs);
+    return 0;
+  }
+  double window = orRaise(args.getSeconds("window", 2));
+  auto repeat = orRaise(args.getInt("repeat", 3, 1, 100));
+  std::vector<std::string> modes = kAllModes;
+  if (auto m = args.get("modes")) {
+    modes = splitComma(*m);
+    for (const auto& x : modes)
+      if (!makeMode(x, Subject{})) raise({ErrorKind::Usage, "overhead: unknown mode '" + x + "'", "modes: none, bpf-count, bpf-count-entry, bpf-count-read, delve-sample-1hz, delve-break-every-hit, bpftrace"});
+    if (std::find(modes.begin(), modes.end(), "none") == modes.end()) modes.insert(modes.begin(), "none");
+  }
+
+  std::optional<LaunchedChild> ownCounter;
+  pid_t pid;
+  if (auto p = args.get("pid")) {
+    pid = orRaise(parsePid(*p));
+  } else {
+    if (args.has("func") || args.has("counter")) raise({ErrorKind::Usage, "overhead: --func and --counter go with -p PID"});
+    ownCounter.emplace(orRaise(LaunchedChild::start(findCounterFixture())));
+    orRaise(ownCounter->release());
+    pid = ownCounter->pid();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  installStopSignals();
+  Target t = orRaise(openProcessTarget(pid));
+  Subject s{t.binary, std::move(*t.process), "", 0, 8, args.get("func").value_or("main.doWork"), args.get("counter").value_or("main.counter")};
+  s.exePath = s.process.exePath();
+  GlobalVariable var = orRaise(findGlobal(*s.binary, s.counterName));
+  if (var.size == 0 || var.size > 8) raise({ErrorKind::Usage, "overhead: --counter must be an integer variable of at most 8 bytes"});
+  s.counterAddress = var.address + t.loadBias;
+  s.counterSize = static_cast<uint8_t>(var.size);
+  if (::access("/usr/bin/bpftrace", X_OK) != 0 && ::access("/usr/sbin/bpftrace", X_OK) != 0)
+    modes.erase(std::remove(modes.begin(), modes.end(), "bpftrace"), modes.end());
+
+  std::map<std::string, std::vector<double>> rates;
+  std::map<std::string, std::string> failures;
+  bool json = args.has("json");
+  for (long long rep = 0; rep < repeat && !stopRequested(); rep++) {
+    for (const auto& name : modes) {
+      if (stopRequested() || failures.count(name)) continue;
+      auto mode = makeMode(name, s);
+      if (auto r = mode->start(); !r) {
+        failures[name] = r.error().message;
+        mode->stop();
+        continue;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // settle
+      auto rate = measureRate(s, window);
+      mode->stop();
+      if (!rate) raise(rate.error());  // the target went away: nothing more to measure
+      rates[name].push_back(*rate);
+      if (!json) std::fprintf(stderr, "goscope: round %lld/%lld %-22s %14.0f ops/s\n", rep + 1, repeat, name.c_str(), *rate);
+    }
+  }
+
+  double base = median(rates["none"]);
+  if (!json) std::printf("\n%-22s %16s %12s %12s   %s\n", "MODE", "TARGET OPS/S", "SLOWDOWN", "PER HIT", "RANGE (ops/s)");
+  for (const auto& name : modes) {
+    auto it = rates.find(name);
+    if (it == rates.end()) {
+      if (json) std::cout << boost::json::serialize(boost::json::object{{"mode", name}, {"error", failures[name]}}) << '\n';
+      else std::printf("%-22s failed: %s\n", name.c_str(), failures[name].c_str());
+      continue;
+    }
+    double med = median(it->second);
+    double slowdown = med > 0 ? base / med : INFINITY;
+    std::optional<double> perHit;
+    if (hitsEveryOp(name) && med > 0 && base > 0) perHit = (1.0 / med - 1.0 / base) * 1e9;
+    auto [lo, hi] = std::minmax_element(it->second.begin(), it->second.end());
+    if (json) {
+      boost::json::array runs;
+      for (double r : it->second) runs.push_back(std::llround(r));
+      boost::json::object o{{"mode", name}, {"ops_per_s", std::llround(med)}, {"slowdown", std::round(slowdown * 100) / 100},
+                            {"runs", std::move(runs)}};
+      o["per_hit_ns"] = perHit ? boost::json::value(std::llround(*perHit)) : boost::json::value(nullptr);
+      std::cout << boost::json::serialize(o) << '\n';
+    } else {
+      char hit[32] = "-";
+      if (perHit) std::snprintf(hit, sizeof hit, "%.0f ns", *perHit);
+      std::printf("%-22s %16.0f %11.1fx %12s   %.0f - %.0f\n", name.c_str(), med, slowdown, hit, *lo, *hi);
+    }
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace goscope::cli
