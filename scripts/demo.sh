@@ -18,3 +18,6 @@ echo "\$ goscope info -p $counter"
 echo
 echo "\$ goscope list -p $counter 'main.*'"
 "$build/goscope" list -p "$counter" 'main.*'
+echo
+echo "\$ goscope count -p $counter main.doWork --read main.counter -i 1 -d 3"
+"$build/goscope" count -p "$counter" main.doWork --read main.counter -i 1 -d 3

@@ -5,6 +5,7 @@
 // demo did.
 #include <boost/json.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -44,7 +45,8 @@ class CountReporter {
       if (delta == 0 && sel_.functions.size() > 1) continue;  // many functions: show the active ones
       double rate = static_cast<double>(delta) / dt;
       if (json_) {
-        boost::json::object o{{"func", f.fn->name}, {"count", c}, {"delta", delta}, {"rate", rate}, {"elapsed_s", now - start_}};
+        boost::json::object o{{"func", f.fn->name}, {"count", c}, {"delta", delta}, {"rate", std::llround(rate)},
+                              {"elapsed_ms", std::llround((now - start_) * 1000)}};
         std::cout << boost::json::serialize(o) << '\n';
       } else {
         std::printf("%s %-40s %12llu %14.0f/s\n", clock.c_str(), f.fn->name.c_str(), static_cast<unsigned long long>(c), rate);
@@ -88,12 +90,18 @@ class CountReporter {
       return;
     }
     int64_t value = static_cast<int64_t>(g->value);
-    double rate = haveRead_ ? static_cast<double>(value - lastValue_) / std::max(1e-9, now - lastReadT_) : 0;
+    // The variable's own rate of change between two reports (the first report
+    // has nothing to compare with).
+    std::optional<long long> rate;
+    if (haveRead_) rate = std::llround(static_cast<double>(value - lastValue_) / std::max(1e-9, now - lastReadT_));
     if (json_) {
-      boost::json::object o{{"var", read_->var.name}, {"value", value}, {"rate", rate}};
+      boost::json::object o{{"var", read_->var.name}, {"value", value}};
+      o["rate"] = rate ? boost::json::value(*rate) : boost::json::value(nullptr);
       std::cout << boost::json::serialize(o) << '\n';
+    } else if (rate) {
+      std::printf("%s: %lld (%lld ops/s)\n", read_->var.name.c_str(), static_cast<long long>(value), *rate);
     } else {
-      std::printf("%s: %lld (%.0f ops/s)\n", read_->var.name.c_str(), static_cast<long long>(value), rate);
+      std::printf("%s: %lld\n", read_->var.name.c_str(), static_cast<long long>(value));
     }
     lastValue_ = value;
     lastReadT_ = now;

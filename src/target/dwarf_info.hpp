@@ -130,6 +130,8 @@ class DwarfInfo {
   std::string signature(const DwarfFunction& fn) const;
 
   const GoType* type(std::string_view name) const;
+  // Every type, by name (e.g. to map runtime type offsets back to names).
+  const std::unordered_map<std::string, GoType>& types() const { return types_; }
   std::optional<uint64_t> memberOffset(std::string_view type, std::string_view member) const;
 
   const std::vector<GoVariable>& variables() const { return variables_; }

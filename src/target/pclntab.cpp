@@ -19,6 +19,10 @@ constexpr uint8_t kFuncdataInlTree = 3;
 // covctrs/ecovctrs before it. Unchanged through Go 1.26.
 constexpr uint64_t kGofuncOff118 = 304;
 constexpr uint64_t kGofuncOff120 = 320;
+// moduledata.types, etypes: right after gcbss, 35 words in through Go 1.19
+// (also in 1.16 and 1.17, which had no rodata/gofunc after them), 37 words in
+// from Go 1.20 (after covctrs/ecovctrs), i.e. always gofunc - 24 from 1.18 on.
+constexpr uint64_t kTypesOff116 = 280;
 
 // One inline tree entry (runtime.inlinedCall). 1.16-1.19: parent int16,
 // funcID u8, pad, file int32, line int32, func_ (name offset) int32, parentPc
@@ -45,8 +49,19 @@ Result<Pclntab> Pclntab::read(const ElfFile& elf) {
   if (auto r = t.parseHeader(); !r) return r.failure();
   if (auto r = t.readFunctions(); !r) return r.failure();
 
+  auto md = pcln::locateModuledata(elf, t.tabAddr_, t.tabAddr_ + t.funcnameOff_, t.textStart_);
+  if (md) {
+    uint64_t typesOff = t.format_ == PclnFormat::Go116   ? kTypesOff116
+                        : t.format_ == PclnFormat::Go118 ? kGofuncOff118 - 24
+                                                         : kGofuncOff120 - 24;
+    auto types = elf.readPointer(*md + typesOff), etypes = elf.readPointer(*md + typesOff + 8);
+    // Sanity: a non-empty range of file-backed bytes.
+    if (types && etypes && *types < *etypes && elf.readVaddr(*types, *etypes - *types)) {
+      t.types_ = *types;
+      t.etypes_ = *etypes;
+    }
+  }
   if (t.format_ != PclnFormat::Go116) {
-    auto md = pcln::locateModuledata(elf, t.tabAddr_, t.tabAddr_ + t.funcnameOff_, t.textStart_);
     if (md) {
       uint64_t off = t.format_ == PclnFormat::Go118 ? kGofuncOff118 : kGofuncOff120;
       auto gofunc = elf.readPointer(*md + off);
@@ -106,6 +121,7 @@ Result<void> Pclntab::readFunctions() {
       return fail(ErrorKind::BadTarget, elf_->path() + ": Go function record out of bounds");
     f.funcOff = static_cast<uint32_t>(off);
     f.name = std::string(cstring(funcnameOff_ + funcField(f.funcOff, 1)));
+    f.args = static_cast<int32_t>(funcField(f.funcOff, 2));
     uint64_t tail = funcBase(f.funcOff) + fixedFuncSize() - 4;  // funcID, flag, pad, nfuncdata
     f.funcID = tab_[tail];
     f.flag = v116 ? 0 : tab_[tail + 1];  // 1.16 had padding there; 1.17 added flag

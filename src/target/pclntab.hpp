@@ -35,6 +35,11 @@ struct GoFunction {
   int line = 0;
   uint8_t funcID = 0; // runtime's funcID (e.g. wrappers, runtime.goexit)
   uint8_t flag = 0;   // runtime's funcFlag (TOPFRAME, SPWRITE, ASM); 0 in Go 1.16
+  // _func.args: bytes of the argument frame: stack-passed arguments and
+  // results plus, for ABIInternal, the spill slots of register arguments
+  // (abi-internal.md); checks a layout computed from DWARF's parameters.
+  // INT32_MIN (ArgsSizeUnknown) for assembly functions that do not declare it.
+  int32_t args = 0;
   uint32_t funcOff = 0;  // internal: offset of the _func record from the functab base
 };
 
@@ -78,6 +83,11 @@ class Pclntab {
   // Where inline trees live (moduledata.gofunc), when found; always absent for
   // the 1.16 format, whose funcdata are absolute pointers.
   std::optional<uint64_t> gofunc() const { return gofunc_; }
+  // moduledata.types (link-time), when moduledata was found: the base that
+  // runtime type offsets (an _type's nameOff, DWARF's DW_AT_go_runtime_type)
+  // are relative to. [typesStart, typesEnd) holds the runtime type records.
+  std::optional<uint64_t> typesStart() const { return types_; }
+  std::optional<uint64_t> typesEnd() const { return etypes_; }
 
   // Source position of pc, innermost first: each inlined call that covers pc,
   // then the physical function. Empty when pc is in no function.
@@ -119,6 +129,7 @@ class Pclntab {
   uint64_t textStart_ = 0;
   uint64_t funcnameOff_ = 0, cuOff_ = 0, filetabOff_ = 0, pctabOff_ = 0, pclnOff_ = 0;
   std::optional<uint64_t> gofunc_;
+  std::optional<uint64_t> types_, etypes_;
   std::vector<GoFunction> functions_;
 };
 

@@ -1,0 +1,158 @@
+// TypeNamer on real binaries: names read from the runtime type records in the
+// file agree with DWARF's names (zoo, every variant with DWARF); the records
+// are found in stripped and PIE builds; and on the esbuild release binaries
+// (Go 1.16 .. 1.26, $GOSCOPE_GO_SAMPLES) every type in moduledata.typelinks
+// gets a plausible name.
+#include <doctest/doctest.h>
+#include <elf.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "probe/type_names.hpp"
+#include "support/run.hpp"
+#include "target/buildinfo.hpp"
+#include "target/go_binary.hpp"
+
+using namespace goscope;
+
+namespace {
+
+bool plausibleName(const std::string& n) {
+  if (n.empty()) return false;
+  for (unsigned char c : n)
+    if (c < 0x20 || c == 0x7f) return false;
+  return true;
+}
+
+// moduledata.typelinks, found without knowing the moduledata layout of every
+// Go version: the first slice header after moduledata.types whose len == cap
+// and whose int32 elements all point into [types, etypes).
+std::vector<uint64_t> typelinks(const ElfFile& elf, const Pclntab& pcln) {
+  std::vector<uint64_t> out;
+  uint64_t types = *pcln.typesStart(), etypes = *pcln.typesEnd();
+  // Find the moduledata word that holds `types` followed by `etypes`.
+  for (const auto& seg : elf.segments()) {
+    if (seg.type != PT_LOAD || !(seg.flags & PF_W)) continue;
+    for (uint64_t a = seg.vaddr; a + 16 <= seg.vaddr + seg.filesz; a += 8) {
+      if (elf.readPointer(a) != types || elf.readPointer(a + 8) != etypes) continue;
+      for (uint64_t w = a + 16; w < a + 16 + 12 * 8; w += 8) {
+        auto ptr = elf.readPointer(w), len = elf.readPointer(w + 8), cap = elf.readPointer(w + 16);
+        if (!ptr || !len || !cap || *len != *cap || *len < 50 || *len > 1000000) continue;
+        auto bytes = elf.readVaddr(*ptr, *len * 4);
+        if (!bytes) continue;
+        bool all = true;
+        std::vector<uint64_t> cand;
+        for (uint64_t i = 0; i < *len && all; i++) {
+          int32_t off;
+          std::memcpy(&off, bytes->data() + 4 * i, 4);
+          all = off >= 0 && types + off < etypes;
+          cand.push_back(types + off);
+        }
+        if (all) return cand;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("type names: the file's runtime type records agree with DWARF (zoo)") {
+  for (std::string variant : {"default", "pie", "nopt"}) {
+    CAPTURE(variant);
+    auto bin = GoBinary::open(test::fixture("zoo", variant));
+    REQUIRE(bin);
+    const DwarfInfo* d = (*bin)->dwarf();
+    REQUIRE(d);
+    const Pclntab& pcln = (*bin)->pclntab();
+    REQUIRE(pcln.typesStart());
+    TypeNamer fileOnly((*bin)->elfShared(), pcln, nullptr, (*bin)->buildInfo()->goVersion);
+    TypeNamer withDwarf = TypeNamer::forBinary(**bin);
+    CHECK(withDwarf.dwarfNames() > 100);
+    int compared = 0, same = 0, shown = 0;
+    for (const auto& [name, t] : d->types()) {
+      if (!t.runtimeTypeOffset) continue;
+      uint64_t addr = *pcln.typesStart() + t.runtimeTypeOffset;
+      CHECK(withDwarf.nameAt(addr).value_or("") == name);
+      // Runtime names use package names, DWARF import paths: compare the
+      // types whose names cannot differ that way. DWARF also qualifies the
+      // unexported fields of unnamed structs (`struct { runtime.n int32 }`)
+      // and prefixes compiler-made types with `noalg.`; the runtime does not.
+      if (name.find('/') != std::string::npos || name.find("struct {") != std::string::npos) continue;
+      std::string want = name.starts_with("noalg.") ? name.substr(6) : name;
+      compared++;
+      auto fromFile = fileOnly.nameAt(addr);
+      if (fromFile && *fromFile == want) same++;
+      else if (shown++ < 20) MESSAGE("DWARF " << name << ", file " << fromFile.value_or("(none)"));
+    }
+    MESSAGE(variant << ": " << same << " of " << compared << " runtime type names read from the file equal DWARF's");
+    CHECK(compared > 200);
+    CHECK(same == compared);
+    // Known dynamic types of zoo's interfaces.
+    std::set<std::string> names;
+    for (const auto& [name, t] : d->types())
+      if (t.runtimeTypeOffset) names.insert(fileOnly.nameAt(*pcln.typesStart() + t.runtimeTypeOffset).value_or(""));
+    CHECK(names.count("*errors.errorString"));
+    CHECK(names.count("*main.Circle"));
+    CHECK(names.count("main.Rect"));
+    // Outside the type records: nothing.
+    CHECK_FALSE(fileOnly.nameAt(*pcln.typesStart() - 8));
+    CHECK_FALSE(fileOnly.nameAt(0));
+    CHECK_FALSE(fileOnly.nameAt(*pcln.typesEnd()));
+  }
+}
+
+TEST_CASE("type names: stripped zoo names its types from the file alone") {
+  auto bin = GoBinary::open(test::fixture("zoo", "stripped"));
+  REQUIRE(bin);
+  CHECK_FALSE((*bin)->dwarf());
+  REQUIRE((*bin)->pclntab().typesStart());
+  TypeNamer n = TypeNamer::forBinary(**bin);
+  auto links = typelinks((*bin)->elf(), (*bin)->pclntab());
+  REQUIRE(links.size() > 50);
+  std::set<std::string> names;
+  for (uint64_t a : links) names.insert(n.nameAt(a).value_or(""));
+  CHECK_FALSE(names.count(""));
+  CHECK(names.count("*errors.errorString"));
+  CHECK(names.count("*main.Circle"));
+}
+
+TEST_CASE("type names: esbuild binaries from npm, Go 1.16 to 1.26") {
+  const char* dir = std::getenv("GOSCOPE_GO_SAMPLES");
+  if (!dir || !*dir || !std::filesystem::is_directory(dir)) {
+    MESSAGE("GOSCOPE_GO_SAMPLES unset: skipped (run scripts/fetch-go-samples.sh DIR and set it to DIR)");
+    return;
+  }
+  std::vector<std::filesystem::path> samples;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().filename().string().starts_with("esbuild-")) samples.push_back(e.path());
+  std::sort(samples.begin(), samples.end());
+  REQUIRE(!samples.empty());
+  for (const auto& sample : samples) {
+    INFO(sample.string());
+    auto bin = GoBinary::open(sample.string());
+    REQUIRE(bin);
+    const Pclntab& pcln = (*bin)->pclntab();
+    REQUIRE_MESSAGE(pcln.typesStart(), "moduledata.types not found");
+    TypeNamer n = TypeNamer::forBinary(**bin);
+    auto links = typelinks((*bin)->elf(), pcln);
+    REQUIRE(links.size() > 50);
+    size_t good = 0;
+    std::set<std::string> names;
+    for (uint64_t a : links) {
+      auto name = n.nameAt(a);
+      if (name && plausibleName(*name)) good++;
+      if (name) names.insert(*name);
+    }
+    std::string version = (*bin)->buildInfo() ? (*bin)->buildInfo()->goVersion : "?";
+    MESSAGE(sample.filename().string() << " (" << version << "): " << good << " of " << links.size()
+                                       << " typelinks named; e.g. " << *names.begin() << ", " << *names.rbegin());
+    CHECK(good == links.size());
+    CHECK(names.count("[]string"));
+    CHECK(names.count("*errors.errorString"));
+  }
+}
