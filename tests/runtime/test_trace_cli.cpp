@@ -1,0 +1,87 @@
+// goscope trace end to end: arguments and results decoded by their Go types
+// on every variant (a user signature on the stripped build), the JSON
+// contract, stacks with the direct caller present at the entry, folded stacks.
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+
+#include "support/run.hpp"
+
+using namespace goscope::test;
+
+namespace {
+
+std::vector<boost::json::object> jsonLines(const std::string& out) {
+  std::vector<boost::json::object> v;
+  for (const auto& l : splitLines(out))
+    if (!l.empty() && l[0] == '{') v.push_back(boost::json::parse(l).as_object());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("trace --json: main.add(x=42, y=13) = 55 on every variant") {
+  for (const auto& v : kVariants) {
+    CAPTURE(v);
+    std::string spec = v == "stripped" ? "'main.add(x int, y int) int'" : "main.add";
+    auto r = runCli("trace --json -c '" + fixture("functions", v) + " --repeat 2' " + spec);
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    auto calls = jsonLines(r.out);
+    REQUIRE(calls.size() == 2);
+    for (auto& o : calls) {
+      for (const char* k : {"func", "pid", "goid", "ts_ns", "args", "results"}) CHECK(o.contains(k));
+      CHECK(o["func"].as_string() == "main.add");
+      CHECK(o["args"].as_object().at("x").as_int64() == 42);
+      CHECK(o["args"].as_object().at("y").as_int64() == 13);
+      REQUIRE(o["results"].as_array().size() == 1);
+      CHECK(o["results"].as_array()[0].as_int64() == 55);
+      CHECK(o["goid"].as_int64() == 1);  // main runs on goroutine 1
+      CHECK(o["duration_ns"].as_int64() > 0);
+    }
+  }
+}
+
+TEST_CASE("trace: strings, structs, errors, floats shown as unavailable") {
+  auto r = runCli("trace -c '" + fixture("zoo") + " --rounds 1' main.greet 'main.(*Server).Handle' main.scale main.divmod");
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  CHECK(r.out.find("main.greet(name=\"gopher\") = \"hello, gopher\"") != std::string::npos);
+  CHECK(r.out.find("req=main.Request{Path: \"/users\", ID: 7}) = main.Response{Status: 200, Body: \"api:/users#7\"}, nil") !=
+        std::string::npos);
+  CHECK(r.out.find("\"not found\"") != std::string::npos);
+  CHECK(r.out.find("main.divmod(a=17, b=5) = q=3, r=2") != std::string::npos);
+  // A float argument lives in X0: BPF cannot see it, and says so.
+  CHECK(r.out.find("main.scale(v=<unavailable: float in X0>, k=4)") != std::string::npos);
+}
+
+TEST_CASE("trace: a stripped binary without a signature shows raw registers") {
+  auto r = runCli("trace -c '" + fixture("functions", "stripped") + "' main.add");
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  CHECK(r.out.find("main.add(rax=0x2a, rbx=0xd") != std::string::npos);
+  CHECK(r.out.find("= rax=0x37") != std::string::npos);
+}
+
+TEST_CASE("trace --stack: the direct caller is there at the entry; --folded counts stacks") {
+  for (const auto& v : kVariants) {
+    CAPTURE(v);
+    auto r = runCli("trace --json --stack -c '" + fixture("functions", v) + "' main.add");
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    auto calls = jsonLines(r.out);
+    REQUIRE(calls.size() == 1);
+    auto& st = calls[0]["stack"].as_array();
+    REQUIRE(st.size() >= 3);
+    CHECK(st[0].as_string().starts_with("main.add "));
+    CHECK(st[1].as_string().starts_with("main.main "));
+    CHECK(st[2].as_string().starts_with("runtime.main "));
+  }
+  auto f = runCli("trace --folded -c '" + fixture("zoo") + " --rounds 2' main.add main.sleepWork");
+  REQUIRE_MESSAGE(f.exitCode == 0, f.err);
+  CHECK(f.out.find("runtime.main;main.main;main.runRound;main.add 22\n") != std::string::npos);
+  CHECK(f.out.find("main.worker;main.processJob;main.sleepWork 32\n") != std::string::npos);
+}
+
+TEST_CASE("trace: bad input") {
+  CHECK(runCli("trace -c '" + fixture("functions", "stripped") + "' 'main.add(x Foo) int'").exitCode == 2);
+  CHECK(runCli("trace -b " + fixture("functions") + " main.nothing -d 1").exitCode == 5);
+  CHECK(runCli("trace -p 4000000 main.add").exitCode == 3);
+  CHECK(runCli("trace --stack --folded -b " + fixture("functions") + " main.add").exitCode == 2);
+}
