@@ -1,0 +1,67 @@
+# Shared by the bench scripts (sourced, not run). Sets: root, build, goscope,
+# tmp (a private directory removed at exit); defines die, need, stats, fmt_si,
+# now_s and the cleanup machinery (bench_track PID: killed and reaped at exit).
+# shellcheck shell=bash
+
+root=$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd)
+build=${GOSCOPE_BUILD_DIR:-$root/build}
+goscope=${GOSCOPE:-$build/goscope}
+
+die() { echo "$(basename -- "$0"): $*" >&2; exit 1; }
+need() { command -v "$1" >/dev/null || die "'$1' not found (bash scripts/setup.sh installs it)"; }
+
+[[ $(id -u) -eq 0 ]] || die "run as root (uprobes and BPF need it)"
+need awk; need go; need bpftrace; need readelf; need timeout
+if [[ ! -x $goscope ]]; then
+  echo "$(basename -- "$0"): building goscope into $build" >&2
+  bash "$root/scripts/build.sh" >&2 || die "build failed"
+fi
+[[ -x $goscope ]] || die "no goscope binary at $goscope (set GOSCOPE or GOSCOPE_BUILD_DIR)"
+
+tmp=$(mktemp -d /tmp/goscope-bench.XXXXXX)
+bench_pids=()
+bench_track() { bench_pids+=("$1"); }
+bench_cleanup() {
+  local p
+  for p in "${bench_pids[@]}"; do
+    if kill -0 "$p" 2>/dev/null; then
+      kill -TERM "$p" 2>/dev/null || true
+      # give it a moment to detach cleanly, then insist
+      for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+      kill -KILL "$p" 2>/dev/null || true
+    fi
+    wait "$p" 2>/dev/null || true
+  done
+  rm -rf -- "$tmp"
+}
+trap bench_cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Seconds since the epoch with microseconds (bash 5).
+now_s() { echo "$EPOCHREALTIME"; }
+
+# stdin: one number a line. stdout: "median min max".
+stats() {
+  sort -g | awk '{ a[NR] = $1 } END {
+    if (NR == 0) { print "nan nan nan"; exit }
+    med = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+    printf "%.6g %.6g %.6g\n", med, a[1], a[NR] }'
+}
+
+# A number with a k/M/G suffix, 3 significant digits.
+fmt_si() {
+  awk -v x="$1" 'BEGIN {
+    if (x >= 1e9) printf "%.3gG", x / 1e9; else if (x >= 1e6) printf "%.3gM", x / 1e6;
+    else if (x >= 1e3) printf "%.3gk", x / 1e3; else printf "%.3g", x }'
+}
+
+# Builds a program under bench/go into $tmp (the Go build cache lives in $build).
+build_bench_go() {
+  local name=$1 out=$tmp/$1
+  (cd "$root/bench/go" &&
+    GOCACHE="$build/.bench-gocache" GOPATH="$build/.bench-gopath" GOENV=off GOPROXY=off \
+      GOFLAGS=-buildvcs=false GO111MODULE=on GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 \
+      go build -o "$out" "./$name") >&2 || die "go build ./$name failed"
+  echo "$out"
+}

@@ -1,0 +1,3 @@
+module goscope.bench
+
+go 1.19

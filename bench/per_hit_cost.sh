@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Per-hit cost of counting calls of one Go function that has a stack check:
+# `goscope count` (its probe on the stack-check jbe, which the kernel
+# emulates), `goscope count --entry` (the plain entry, single-stepped) and
+# bpftrace's `uprobe:BIN:main.work { @ = count(); }` (the entry, too).
+#
+# The target is bench/go/hotloop: main calls main.work in a tight loop and
+# reports its own calls per second. Every mode runs the target for SECS+1
+# seconds (each tool starts it with -c, so it is probed from its first
+# instruction); the first report line is dropped as warm-up and the median of
+# the others is that run's ops/s. Modes are interleaved, in a rotated order,
+# REPS times. Per-hit cost of a mode in one repetition =
+#   1e9 * (1/ops_mode - 1/ops_base)  ns,   ops_base = that repetition's no-probe run.
+# Each tool's count must equal the target's own call count (within 1%), or
+# the run is void (exit 1).
+#
+# Usage (root):  bench/per_hit_cost.sh        env: REPS (5), SECS (3), TARGET_X (5),
+#                GOSCOPE_BUILD_DIR (./build) or GOSCOPE (the binary)
+# Exit: 0 measured and bpftrace/goscope >= TARGET_X; 3 measured but below it;
+#       1 error.
+set -euo pipefail
+source "$(dirname -- "$(readlink -f -- "$0")")/common.sh"
+
+reps=${REPS:-5}
+secs=${SECS:-3}
+target_x=${TARGET_X:-5}
+[[ $reps =~ ^[1-9][0-9]*$ && $secs =~ ^[1-9][0-9]*$ ]] || die "REPS and SECS must be positive integers"
+func=main.work
+
+hotloop=$(build_bench_go hotloop)
+kind=$("$goscope" list --json -b "$hotloop" "$func" | sed -n 's/.*"probe_kind":"\([^"]*\)".*/\1/p')
+[[ $kind == stack-check-branch ]] || die "$func in $hotloop: probe_kind '$kind', expected stack-check-branch"
+
+modes=(base goscope entry bpftrace)
+declare -A label=([base]="no probe" [goscope]="goscope count" [entry]="goscope count --entry" [bpftrace]="bpftrace uprobe @=count()")
+
+# run_mode MODE REP: runs the target under MODE, appends that run's ops/s to
+# $tmp/ops.MODE.
+run_mode() {
+  local mode=$1 rep=$2 out=$tmp/$1.$2.report log=$tmp/$1.$2.log pid rc=0 count="" total ops
+  local cmd="$hotloop --duration $((secs + 1)) --out $out"
+  local limit=$((secs + 60))
+  case $mode in
+    base) timeout -k 5 "$limit" "$hotloop" --duration $((secs + 1)) --out "$out" >"$log" 2>&1 & ;;
+    goscope) timeout -k 5 "$limit" "$goscope" count --json -c "$cmd" "$func" >"$log" 2>&1 & ;;
+    entry) timeout -k 5 "$limit" "$goscope" count --json --entry -c "$cmd" "$func" >"$log" 2>&1 & ;;
+    bpftrace) timeout -k 5 "$limit" bpftrace -e "uprobe:$hotloop:$func { @ = count(); }" -c "$cmd" >"$log" 2>&1 & ;;
+  esac
+  pid=$!
+  bench_track "$pid"
+  wait "$pid" || rc=$?
+  if [[ $rc -ne 0 ]]; then cat "$log" >&2; die "$mode (rep $rep) exited with status $rc"; fi
+
+  total=$(sed -n 's/^hotloop: total=\([0-9]*\)$/\1/p' "$out")
+  [[ -n $total ]] || { cat "$log" "$out" >&2; die "$mode (rep $rep): the target did not finish its report"; }
+  case $mode in
+    goscope | entry) count=$(sed -n 's/.*"func":"main.work","count":\([0-9]*\),"final":true.*/\1/p' "$log") ;;
+    bpftrace) count=$(sed -n 's/^@: \([0-9]*\)$/\1/p' "$log") ;;
+  esac
+  if [[ $mode != base ]]; then
+    [[ -n $count ]] || { cat "$log" >&2; die "$mode (rep $rep): no count in the tool's output"; }
+    awk -v c="$count" -v t="$total" 'BEGIN { d = c - t; if (d < 0) d = -d; exit !(d <= 0.01 * t + 1000) }' ||
+      die "$mode (rep $rep): the tool counted $count calls, the target made $total"
+  fi
+  ops=$(sed -n 's/^hotloop: t=[0-9]* n=[0-9]* ops=\([0-9.]*\)$/\1/p' "$out" | tail -n +2 | stats | cut -d' ' -f1)
+  [[ $ops != nan ]] || die "$mode (rep $rep): no report lines"
+  echo "$ops" >>"$tmp/ops.$mode"
+  printf '  rep %d  %-26s %10s ops/s%s\n' "$rep" "${label[$mode]}" "$(fmt_si "$ops")" "${count:+  (counted $count of $total calls)}" >&2
+}
+
+echo "per_hit_cost: $func in $hotloop (probe_kind $kind); $reps reps x $secs s, modes interleaved" >&2
+for ((rep = 1; rep <= reps; rep++)); do
+  for ((i = 0; i < ${#modes[@]}; i++)); do
+    run_mode "${modes[(i + rep - 1) % ${#modes[@]}]}" "$rep"
+  done
+done
+
+# Per-repetition costs against that repetition's baseline.
+for mode in goscope entry bpftrace; do
+  paste "$tmp/ops.base" "$tmp/ops.$mode" | awk '{ printf "%.6g\n", 1e9 * (1 / $2 - 1 / $1) }' >"$tmp/cost.$mode"
+done
+paste "$tmp/cost.goscope" "$tmp/cost.bpftrace" | awk '{ printf "%.6g\n", $2 / $1 }' >"$tmp/ratio.bpftrace"
+paste "$tmp/cost.goscope" "$tmp/cost.entry" | awk '{ printf "%.6g\n", $2 / $1 }' >"$tmp/ratio.entry"
+
+# Per repetition, so a disturbed one (another job took the CPUs) shows.
+echo
+echo "per repetition: ns per hit (goscope, goscope --entry, bpftrace), bpftrace/goscope"
+paste "$tmp/ops.base" "$tmp/cost.goscope" "$tmp/cost.entry" "$tmp/cost.bpftrace" "$tmp/ratio.bpftrace" |
+  awk -v best="$(sort -g "$tmp/ops.base" | tail -1)" '{
+    printf "  rep %d: no-probe %s ops/s; %.0f, %.0f, %.0f ns; %.1fx%s\n", NR, ($1 >= 1e6 ? sprintf("%.3gM", $1 / 1e6) : sprintf("%.3gk", $1 / 1e3)),
+      $2, $3, $4, $5, ($1 < best / 2 ? "  (disturbed: no-probe ops/s below half the best; kept in the medians)" : "") }'
+echo
+echo "Per-hit cost of counting $func (stack-check prologue), $reps x ${secs} s per mode, interleaved"
+echo "machine: $(nproc) vCPUs, Linux $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC')"
+printf '%-27s %-32s %-30s %s\n' "mode" "target ops/s median [min..max]" "ns per hit median [min..max]" "x goscope"
+for mode in "${modes[@]}"; do
+  read -r om omin omax < <(stats <"$tmp/ops.$mode")
+  ops_col="$(fmt_si "$om") [$(fmt_si "$omin")..$(fmt_si "$omax")]"
+  if [[ $mode == base ]]; then
+    printf '%-27s %-32s %-30s %s\n' "${label[$mode]}" "$ops_col" "-" "-"
+    continue
+  fi
+  read -r cm cmin cmax < <(stats <"$tmp/cost.$mode")
+  cost_col=$(printf '%.0f [%.0f..%.0f]' "$cm" "$cmin" "$cmax")
+  case $mode in
+    goscope) x="1" ;;
+    entry) read -r x _ < <(stats <"$tmp/ratio.entry") ;;
+    bpftrace) read -r x _ < <(stats <"$tmp/ratio.bpftrace") ;;
+  esac
+  printf '%-27s %-32s %-30s %.1f\n' "${label[$mode]}" "$ops_col" "$cost_col" "$x"
+done
+read -r rm rmin rmax < <(stats <"$tmp/ratio.bpftrace")
+verdict=$(awk -v r="$rm" -v t="$target_x" 'BEGIN { print (r >= t) ? "MET" : "NOT MET" }')
+printf 'bpftrace / goscope per hit: %.1fx median of %d reps [%.1fx..%.1fx]; target >= %sx: %s\n' \
+  "$rm" "$reps" "$rmin" "$rmax" "$target_x" "$verdict"
+[[ $verdict == MET ]] || exit 3
