@@ -198,8 +198,9 @@ class Bpftrace : public Mode {
   }
   void stop() override {
     if (!child_) return;
-    ::kill(child_->pid(), SIGINT);
-    child_->wait();
+    // bpftrace sometimes misses the first signal: escalate (SIGKILL is safe,
+    // the kernel removes its probe).
+    child_->terminate();
     child_.reset();
   }
   ~Bpftrace() override { stop(); }

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace goscope {
 
@@ -82,6 +83,13 @@ Result<LaunchedChild> LaunchedChild::start(const std::string& command, bool stdo
     // Wait for the go-ahead; EOF (goscope died before release) means do not run.
     if (::read(goPipe[0], &b, 1) != 1) _exit(127);
     if (stdoutToStderr) ::dup2(2, 1);
+    // A shell running us in the background ignores SIGINT, and we ignore
+    // SIGPIPE: ignored dispositions survive exec, so give the command the
+    // defaults it would have had on its own.
+    for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGHUP}) ::signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
@@ -140,6 +148,25 @@ std::optional<int> LaunchedChild::poll() {
   int st;
   if (::waitpid(pid_, &st, WNOHANG) == pid_) status_ = decodeStatus(st);
   return status_;
+}
+
+std::optional<int> LaunchedChild::waitFor(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!poll()) {
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return status_;
+}
+
+int LaunchedChild::terminate() {
+  if (poll()) return *status_;
+  for (auto [sig, ms] : {std::pair{SIGINT, 3000}, std::pair{SIGTERM, 3000}, std::pair{SIGKILL, 0}}) {
+    ::kill(pid_, sig);
+    if (sig == SIGKILL) return wait();
+    if (auto st = waitFor(std::chrono::milliseconds(ms))) return *st;
+  }
+  return wait();
 }
 
 int LaunchedChild::wait() {

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ class LaunchedChild {
   // Non-blocking: the exit status once it has exited (reaps it).
   std::optional<int> poll();
   int wait();
+  std::optional<int> waitFor(std::chrono::milliseconds timeout);
+  // SIGINT, then SIGTERM, then SIGKILL, each after a grace period; reaps.
+  int terminate();
 
  private:
   LaunchedChild() = default;
