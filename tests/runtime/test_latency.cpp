@@ -8,28 +8,17 @@
 #include <map>
 
 #include "support/run.hpp"
+#include "support/zoo_status.hpp"
 
 using namespace goscope::test;
 
-namespace {
-
-// zoo --json prints its own call counts; in -c --json mode its stdout goes to
-// goscope's stderr. The last status line wins.
-boost::json::object zooLastStatus(const std::string& err) {
-  boost::json::object last;
-  for (const auto& l : splitLines(err))
-    if (l.starts_with("{\"ok\"")) last = boost::json::parse(l).as_object();
-  return last;
-}
-
-}  // namespace
 
 TEST_CASE("latency: sleeping workers, recursion and panics, every variant") {
   for (const auto& v : kVariants) {
     CAPTURE(v);
     auto r = runCli("latency --json -c '" + fixture("zoo", v) + " --rounds 6 --json' main.sleepWork main.deepRecurse main.mayPanic");
     REQUIRE_MESSAGE(r.exitCode == 0, r.err);
-    auto zoo = zooLastStatus(r.err);
+    auto zoo = lastZooStatus(r.err);
     REQUIRE(zoo.contains("ok"));
     CHECK(zoo["ok"].as_bool());
     auto& calls = zoo["calls"].as_object();

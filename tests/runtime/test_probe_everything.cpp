@@ -7,19 +7,10 @@
 #include <map>
 
 #include "support/run.hpp"
+#include "support/zoo_status.hpp"
 
 using namespace goscope::test;
 
-namespace {
-
-boost::json::object lastZooStatus(const std::string& err) {
-  boost::json::object last;
-  for (const auto& l : splitLines(err))
-    if (l.starts_with("{\"ok\"")) last = boost::json::parse(l).as_object();
-  return last;
-}
-
-}  // namespace
 
 TEST_CASE("latency on main.* and runtime.*: zoo stays correct, counts agree, every variant") {
   for (const auto& v : kVariants) {
