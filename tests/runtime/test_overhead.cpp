@@ -1,6 +1,7 @@
 // goscope overhead on the counter fixture: every mode is measured, and the
 // figures have the order the physics implies. Only ratios measured in the
-// same run are asserted; absolute speeds depend on the machine.
+// same run are asserted (medians of 3 interleaved rounds); absolute speeds
+// depend on the machine.
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
@@ -11,7 +12,7 @@
 using namespace goscope::test;
 
 TEST_CASE("overhead --json: every mode, BPF far cheaper than a Delve breakpoint on every hit") {
-  auto r = runCli("overhead --json -w 1 -r 1");
+  auto r = runCli("overhead --json -w 1 -r 3");
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);
   std::map<std::string, boost::json::object> modes;
   for (const auto& l : splitLines(r.out)) {
