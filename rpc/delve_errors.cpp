@@ -41,6 +41,11 @@ Error delveError(std::string_view method, std::string_view message) {
   if (std::regex_search(line, kParse)) {
     return {ErrorKind::Usage, "Delve cannot parse the expression: " + line, "expressions use Go syntax (see Delve's expr docs)"};
   }
+  // Set of a string (or anything needing memory in the target): Delve 1.20
+  // would have to call into the target to allocate, which Set never does.
+  if (has(line, "can not be allocated because function calls are not allowed")) {
+    return {ErrorKind::Usage, text, "Delve can write numbers, bools and pointers in place, not new strings or slices"};
+  }
   if (method == "Eval" || method == "Set") {
     return {ErrorKind::Usage, text, {}};
   }

@@ -8,7 +8,12 @@ const std::vector<Command>& commands() {
       {"info", "what goscope knows about a Go binary or process", runInfo},
       {"count", "count calls of matching functions (BPF, in-kernel)", runCount},
       {"latency", "per-goroutine latency histograms of matching functions (BPF)", runLatency},
+      {"trace", "one line per call with arguments and results (BPF)", runTrace},
       {"overhead", "what each way of probing costs the target, side by side", runOverhead},
+      {"read", "read globals or expressions once (Delve: attach, evaluate, detach)", runRead},
+      {"sample", "sample expressions at a function once per interval (Delve)", runSample},
+      {"break", "capture arguments, locals, stacks at every hit of a breakpoint (Delve)", runBreak},
+      {"set", "write a variable of a running program (Delve, needs --allow-write)", runSet},
   };
   return table;
 }

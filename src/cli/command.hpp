@@ -20,5 +20,12 @@ int runInfo(const std::vector<std::string>& args);
 int runCount(const std::vector<std::string>& args);
 int runLatency(const std::vector<std::string>& args);
 int runOverhead(const std::vector<std::string>& args);
+int runTrace(const std::vector<std::string>& args);
+
+// The Delve path (src/cli/read.cpp, sample.cpp, break.cpp, set.cpp).
+int runRead(const std::vector<std::string>& args);
+int runSample(const std::vector<std::string>& args);
+int runBreak(const std::vector<std::string>& args);
+int runSet(const std::vector<std::string>& args);
 
 }  // namespace goscope::cli

@@ -9,9 +9,17 @@ namespace goscope {
 namespace {
 std::atomic<int> g_signal{0};
 std::atomic<bool> g_stop{false};
+// Lock-free atomics are async-signal-safe; the argument is published before
+// the hook and the hook withdrawn first, so a handler never pairs a hook
+// with a stale argument.
+std::atomic<StopHook> g_hook{nullptr};
+std::atomic<void*> g_hookArg{nullptr};
+static_assert(std::atomic<StopHook>::is_always_lock_free && std::atomic<void*>::is_always_lock_free);
+
 void onSignal(int sig) {
   g_signal.store(sig);
   g_stop.store(true);
+  if (StopHook hook = g_hook.load()) hook(g_hookArg.load());
 }
 }  // namespace
 
@@ -29,5 +37,15 @@ void installStopSignals() {
 bool stopRequested() { return g_stop.load(); }
 int stopSignal() { return g_signal.load(); }
 void requestStop() { g_stop.store(true); }
+
+void setStopHook(StopHook hook, void* arg) {
+  if (!hook) {
+    g_hook.store(nullptr);
+    g_hookArg.store(nullptr);
+    return;
+  }
+  g_hookArg.store(arg);
+  g_hook.store(hook);
+}
 
 }  // namespace goscope

@@ -1,7 +1,8 @@
 // DelveSession with the real dlv 1.20.2 against the counter fixture. Every
 // test ends by checking that the fixture still runs at speed, that no int3 is
 // left in its code (its memory equals the ELF file's bytes) and that no dlv
-// is left; the fixture is killed at the end (test::Child).
+// is left (tests/support/unharmed.hpp); the fixture is killed at the end
+// (test::Child).
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -16,7 +17,7 @@
 #include "backend/delve/delve_session.hpp"
 #include "backend/delve/pending_signals.hpp"
 #include "support/run.hpp"
-#include "target/elf_file.hpp"
+#include "support/unharmed.hpp"
 
 using namespace goscope;
 using namespace goscope::delve;
@@ -25,101 +26,12 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-bool alive(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return false;
-  auto close = stat.rfind(')');
-  return close != std::string::npos && stat[close + 2] != 'Z' && stat[close + 2] != 'X';
-}
-
-bool waitGone(pid_t pid, std::chrono::milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
-  while (alive(pid)) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
-
-std::vector<uint8_t> readMem(pid_t pid, uint64_t addr, size_t n) {
-  std::vector<uint8_t> buf(n);
-  int fd = ::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
-  ssize_t got = fd >= 0 ? ::pread(fd, buf.data(), n, static_cast<off_t>(addr)) : -1;
-  if (fd >= 0) ::close(fd);
-  buf.resize(got > 0 ? static_cast<size_t>(got) : 0);
-  return buf;
-}
-
-// The counter fixture, its ELF file, and the symbols the tests look at.
-struct Counter {
-  test::Child child;
-  std::shared_ptr<ElfFile> elf;
-  ElfFile::Symbol doWork, mainMain, counter;
-
-  explicit Counter(std::vector<std::string> extra = {})
-      : child(argv(extra), /*captureStdout=*/true) {
-    auto e = ElfFile::open(test::fixture("counter"));
-    REQUIRE_MESSAGE(e.has_value(), "build the fixtures first: scripts/build-fixtures.sh BUILD/fixtures");
-    elf = *e;
-    for (const auto& s : elf->symbols()) {
-      if (s.name == "main.doWork") doWork = s;
-      if (s.name == "main.main") mainMain = s;
-      if (s.name == "main.counter") counter = s;
-    }
-    REQUIRE(doWork.value != 0);
-    REQUIRE(counter.value != 0);
-    std::string first;
-    REQUIRE_MESSAGE(child.readLine(first, 5000), "the counter fixture did not report");
-  }
-  static std::vector<std::string> argv(const std::vector<std::string>& extra) {
-    std::vector<std::string> a = {test::fixture("counter"), "--report"};
-    a.insert(a.end(), extra.begin(), extra.end());
-    return a;
-  }
-  pid_t pid() const { return child.pid(); }
-
-  int64_t value() const {
-    auto b = readMem(pid(), counter.value, 8);
-    int64_t v = -1;
-    if (b.size() == 8) std::memcpy(&v, b.data(), 8);
-    return v;
-  }
-  double rate() const {  // increments per second, measured over 200 ms
-    int64_t a = value();
-    auto t0 = Clock::now();
-    std::this_thread::sleep_for(200ms);
-    int64_t b = value();
-    return (b - a) / std::chrono::duration<double>(Clock::now() - t0).count();
-  }
-  // The function's bytes in memory equal the file's: no int3 left behind.
-  bool codeIntact(const ElfFile::Symbol& fn) const {
-    auto file = elf->readVaddr(fn.value, fn.size);
-    auto mem = readMem(pid(), fn.value, fn.size);
-    return file && mem.size() == fn.size && std::equal(mem.begin(), mem.end(), file->begin());
-  }
-  bool addrIntact(uint64_t addr) const {
-    auto file = elf->readVaddr(addr, 1);
-    auto mem = readMem(pid(), addr, 1);
-    return file && mem.size() == 1 && mem[0] == (*file)[0];
-  }
-};
-
-// The end of every test: the fixture runs on, unharmed, at speed.
-void checkUnharmed(Counter& c, double rateBefore, const std::vector<uint64_t>& bpAddrs = {}) {
-  REQUIRE(alive(c.pid()));
-  CHECK(c.codeIntact(c.doWork));
-  CHECK(c.codeIntact(c.mainMain));
-  for (auto a : bpAddrs) CHECK(c.addrIntact(a));
-  std::this_thread::sleep_for(300ms);  // let it recover from any stop
-  double after = c.rate();
-  MESSAGE("counter rate before " << rateBefore / 1e6 << " M/s, after " << after / 1e6 << " M/s");
-  CHECK(after > 0.25 * rateBefore);  // 2 vCPUs, noisy: a factor, not a number
-  std::string line;  // its own report still flows
-  CHECK(c.child.readLine(line, 3000));
-  CHECK(line.rfind("counter: ", 0) == 0);
-  CHECK(c.child.alive());
-}
+// Shared with the CLI tests (tests/support/unharmed.hpp).
+using test::alive;
+using test::checkUnharmed;
+using test::Counter;
+using test::readMem;
+using test::waitGone;
 
 std::unique_ptr<DelveSession> attachOrFail(pid_t pid) {
   auto s = DelveSession::attach(pid);

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -120,6 +121,15 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
     return fail(ErrorKind::External, "dlv reports PID " + std::to_string(pid) + " running right after attaching");
   }
   s->state_ = SessionState::Stopped;
+  if (options.checkGoVersion &&
+      std::find(options.extraArgs.begin(), options.extraArgs.end(), "--check-go-version=false") == options.extraArgs.end()) {
+    auto v = s->client_->getVersion();
+    if (!v) return fail(v.error());  // the destructor detaches
+    if (auto refusal = goVersionRefusal(pid, *v)) {
+      if (auto d = s->detach(); !d) spdlog::warn("delve: {}", d.error().message);
+      return fail(*refusal);
+    }
+  }
   spdlog::debug("delve: attached to {} in {:.0f} ms (dlv pid {}, port {})", pid, s->timings_.attachMs,
                 s->dlv_->pid(), *port);
   return s;
@@ -356,7 +366,8 @@ Result<void> DelveSession::drainPendingTrap() {
     auto pending = sigtrapPending(pid_);
     if (!pending) return pending.failure();
     if (!*pending) return {};
-    spdlog::warn("delve: a SIGTRAP is pending in PID {} (a halt crossed a stop); letting Delve consume it", pid_);
+    // Expected when a halt races a breakpoint hit (break -d, sample timeouts): handled, not news.
+    spdlog::debug("delve: a SIGTRAP is pending in PID {} (a halt crossed a stop); letting Delve consume it", pid_);
     if (auto bps = client_->listBreakpoints(false, false)) {
       for (const auto& b : *bps)
         if (b.id > 0) (void)client_->clearBreakpoint(b.id, false);

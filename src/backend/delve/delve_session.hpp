@@ -40,6 +40,9 @@ struct DelveOptions {
   Millis startTimeout{30'000};         // spawn to first reply (DWARF loading of a big binary)
   Millis callTimeout{10'000};          // each RPC
   Millis detachTimeout{10'000};
+  // Refuse (and detach) a target whose Go version this Delve does not
+  // support; off with --check-go-version=false in extraArgs, as in dlv.
+  bool checkGoVersion = true;
 };
 
 enum class SessionState {

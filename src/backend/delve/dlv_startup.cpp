@@ -24,6 +24,18 @@ std::string keyLine(std::string_view err) {
   return std::string(best.empty() ? last : best);
 }
 
+// The minor version in "go1.21.5", "Go cmd/compile go1.19.8; regabi" (with
+// `prefix` "go1.") or "1.18.0" (prefix "1."); nullopt without one.
+std::optional<int> goMinor(std::string_view text, std::string_view prefix) {
+  auto at = text.find(prefix);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = text.substr(at + prefix.size());
+  int minor = 0;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), minor);
+  if (ec != std::errc() || end == rest.data()) return std::nullopt;
+  return minor;
+}
+
 }  // namespace
 
 std::optional<uint16_t> parseListeningPort(std::string_view out) {
@@ -64,6 +76,22 @@ Error classifyAttachFailure(pid_t pid, std::string_view dlvStderr) {
   }
   if (line.empty()) return {ErrorKind::External, "dlv exited before answering, without saying why", {}};
   return {ErrorKind::External, "dlv failed: " + line, {}};
+}
+
+std::optional<Error> goVersionRefusal(pid_t pid, const rpc::GetVersionOut& v) {
+  auto target = goMinor(v.targetGoVersion, "go1.");
+  auto min = goMinor(v.minSupportedVersionOfGo, "1.");
+  auto max = goMinor(v.maxSupportedVersionOfGo, "1.");
+  if (!target || !min || !max || (*target >= *min && *target <= *max)) return std::nullopt;
+  std::string delve = v.delveVersion.substr(0, v.delveVersion.find('\n'));  // "Version: 1.20.2"
+  if (delve.starts_with("Version: ")) delve = delve.substr(9);
+  std::string built = v.targetGoVersion.substr(v.targetGoVersion.find("go1."));
+  built = built.substr(0, built.find_first_of("; "));
+  return Error{ErrorKind::BadTarget,
+               "PID " + std::to_string(pid) + " was built by " + built + ", outside what the installed Delve " + delve +
+                   " supports (Go 1." + std::to_string(*min) + " to 1." + std::to_string(*max) + ")",
+               "install a Delve that supports " + built +
+                   ", or use the BPF path (goscope count/latency/trace), which does not depend on it"};
 }
 
 Error dlvNotFound(const std::string& tried) {

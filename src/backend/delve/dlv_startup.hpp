@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "rpc/delve_types.hpp"
 #include "util/result.hpp"
 
 namespace goscope::delve {
@@ -20,6 +21,15 @@ std::optional<uint16_t> parseListeningPort(std::string_view out);
 // wording): a stripped binary, a Go version it refuses, a missing PID, ptrace
 // refused; anything else becomes an External error quoting dlv.
 Error classifyAttachFailure(pid_t pid, std::string_view dlvStderr);
+
+// `dlv attach` does not check the target's Go version (Delve 1.20.2 checks
+// it only when it launches a program or opens a core: measured, and so in
+// its service/debugger), yet reads the runtime's structures with the layouts
+// of the Go releases it knows. GetVersion names the range it supports and
+// the target's compiler (its DWARF producer): a refusal when the target's
+// Go minor version is outside, nullopt when it is inside or either side
+// cannot be parsed.
+std::optional<Error> goVersionRefusal(pid_t pid, const rpc::GetVersionOut& v);
 
 // The hint for a missing dlv executable.
 Error dlvNotFound(const std::string& tried);

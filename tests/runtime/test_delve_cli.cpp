@@ -1,0 +1,580 @@
+// goscope read, sample, break and set with the real dlv 1.20.2 on the
+// counter and zoo fixtures. Every test ends with the fixture unharmed: alive,
+// no dlv or tracer left, its whole .text equal to the file (no int3), back
+// at speed (tests/support/unharmed.hpp). goscope is also SIGKILLed in the
+// middle of a break session, in each state a session can be in.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "support/run.hpp"
+#include "support/unharmed.hpp"
+
+using namespace goscope;
+using namespace goscope::test;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string pidArg(pid_t pid) { return " -p " + std::to_string(pid) + " "; }
+
+std::vector<boost::json::object> jsonLines(const std::string& out) {
+  std::vector<boost::json::object> objs;
+  for (const auto& l : splitLines(out)) {
+    auto v = boost::json::parse(l);
+    REQUIRE(v.is_object());
+    objs.push_back(v.as_object());
+  }
+  return objs;
+}
+
+std::string lastLine(const std::string& s) {
+  auto lines = splitLines(s);
+  return lines.empty() ? "" : lines.back();
+}
+
+// An error: exit code, the message on stderr's last line, nothing on stdout
+// unless something was recorded first.
+void expectError(const CommandResult& r, int code, const std::string& needle, bool stdoutEmpty = true) {
+  INFO("stderr: " << r.err);
+  CHECK(r.exitCode == code);
+  if (stdoutEmpty) CHECK(r.out.empty());
+  std::string line = lastLine(r.err);
+  CHECK(line.rfind("goscope: ", 0) == 0);
+  CHECK(line.find(needle) != std::string::npos);
+}
+
+// The zoo fixture, and the rounds per second its status lines show.
+struct Zoo {
+  Child child;
+  std::shared_ptr<ElfFile> elf;
+
+  Zoo() : child({fixture("zoo")}, /*captureStdout=*/true) {
+    auto e = ElfFile::open(fixture("zoo"));
+    REQUIRE(e.has_value());
+    elf = *e;
+    std::string ready;
+    REQUIRE(child.readLine(ready, 5000));
+    REQUIRE(ready == "ready");
+  }
+  pid_t pid() const { return child.pid(); }
+  // rounds= of the next status line; -1 if none, or not ok.
+  int64_t nextRounds(int timeoutMs = 5000) {
+    std::string line;
+    if (!child.readLine(line, timeoutMs) || line.rfind("zoo: ok rounds=", 0) != 0) return -1;
+    return std::stoll(line.substr(15));
+  }
+  double roundsPerSecond() {
+    std::string l;
+    while (child.readLine(l, 5)) {
+    }
+    int64_t a = nextRounds();
+    auto t0 = Clock::now();
+    int64_t b = nextRounds();
+    if (a < 0 || b < 0) return -1;
+    return (b - a) / std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+};
+
+void checkZooUnharmed(Zoo& z, double roundsBefore) {
+  REQUIRE(alive(z.pid()));
+  CHECK_MESSAGE(waitUntraced(z.pid(), 20s), "a dlv is still attached to zoo");
+  CHECK(textDifference(z.pid(), *z.elf) == 0);
+  double after = z.roundsPerSecond();
+  MESSAGE("zoo rounds/s before " << roundsBefore << ", after " << after);
+  CHECK(after > 0.25 * roundsBefore);  // and its self-checks still pass ("zoo: ok")
+}
+
+// ---- goscope as a child whose stdout/stderr we control ----
+
+// A pipe already full: whoever writes to its write end blocks, which stops
+// goscope at a known point (e.g. printing a hit while the target sits at the
+// breakpoint). The read end stays open so the writer blocks, not dies.
+struct FullPipe {
+  int r = -1, w = -1;
+  FullPipe() {
+    int fds[2];
+    REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+    r = fds[0];
+    w = fds[1];
+    ::fcntl(w, F_SETFL, O_NONBLOCK);
+    char junk[4096] = {};
+    while (::write(w, junk, sizeof junk) > 0) {
+    }
+    while (::write(w, junk, 1) > 0) {
+    }
+    ::fcntl(w, F_SETFL, 0);  // goscope's writes block
+  }
+  ~FullPipe() {
+    ::close(r);
+    ::close(w);
+  }
+};
+
+pid_t spawnCli(const std::vector<std::string>& args, int outFd, int errFd) {
+  pid_t p = ::fork();
+  REQUIRE(p >= 0);
+  if (p == 0) {
+    ::dup2(outFd, 1);
+    ::dup2(errFd, 2);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, 0);
+    std::vector<std::string> full = {cliPath()};
+    full.insert(full.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : full) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return p;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool waitFor(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (!cond()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+// A private directory, removed when the test program exits.
+std::string scratch() {
+  struct Dir {
+    std::string path = "/tmp/goscope-delve-cli-" + std::to_string(::getpid());
+    Dir() { std::filesystem::create_directories(path); }
+    ~Dir() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static Dir dir;
+  return dir.path;
+}
+
+}  // namespace
+
+// ---- read ---------------------------------------------------------------------
+
+TEST_CASE("read: main.counter of a running counter lies between the reports around it") {
+  Counter c;
+  double before = c.rate();
+  c.drainReports();
+  int64_t n1 = c.nextReport();  // printed just now, before the read starts
+  REQUIRE(n1 > 0);
+  auto r = runCli("read" + pidArg(c.pid()) + "main.counter");
+  c.drainReports();              // lines printed while goscope ran
+  int64_t n2 = c.nextReport();  // printed after the read
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exitCode == 0);
+  std::smatch m;
+  REQUIRE(std::regex_match(r.out, m, std::regex(R"(main\.counter = (\d+) \(int64\)\n)")));
+  int64_t v = std::stoll(m[1]);
+  MESSAGE("reports " << n1 << " < read " << v << " < " << n2);
+  CHECK(n1 < v);
+  CHECK(v < n2);
+  // How long the target was stopped, on stderr.
+  CHECK(std::regex_search(r.err, std::regex(R"(was stopped \d+\.\d ms; attach \d+ ms, detach \d+ ms, \d+ ms end to end)")));
+  checkUnharmed(c, before);
+}
+
+TEST_CASE("read: zoo's globals as Go-like text and as JSON") {
+  Zoo z;
+  double before = z.roundsPerSecond();
+  const std::string exprs = " main.cfg.Name 'len(main.items)' main.items main.labels main.primary main.cfg.Ratio";
+  auto r = runCli("read" + pidArg(z.pid()) + exprs);
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exitCode == 0);
+  CHECK(r.out ==
+        "main.cfg.Name = \"zoo\" (string)\n"
+        "len(main.items) = 3 (int)\n"
+        "main.items = len: 3, cap: 3, [\"alpha\", \"beta\", \"gamma\"] ([]string)\n"
+        "main.labels = len: 3, [\"red\": 1, \"green\": 2, \"blue\": 3] (map[string]int)\n"
+        "main.primary = *{Name: \"zoo\", Port: 8080} (*main.Server)\n"
+        "main.cfg.Ratio = 0.75 (float64)\n");
+
+  auto j = runCli("read --json" + pidArg(z.pid()) + exprs + " main.cfg");
+  REQUIRE(j.exitCode == 0);
+  auto objs = jsonLines(j.out);
+  REQUIRE(objs.size() == 7);
+  for (const auto& o : objs) {
+    CHECK(o.size() == 3);
+    CHECK(o.contains("expr"));
+    CHECK(o.contains("type"));
+    CHECK(o.contains("value"));
+  }
+  CHECK(objs[0].at("expr") == "main.cfg.Name");
+  CHECK(objs[0].at("value") == "zoo");
+  CHECK(objs[1].at("value") == 3);
+  CHECK(objs[1].at("type") == "int");
+  CHECK(objs[2].at("value") == boost::json::array{"alpha", "beta", "gamma"});
+  CHECK(objs[3].at("value").at("green") == 2);
+  CHECK(objs[4].at("value").at("Port") == 8080);
+  CHECK(objs[5].at("value").as_double() == 0.75);
+  CHECK(objs[6].at("type") == "main.Config");
+  CHECK(objs[6].at("value").at("Tags") == boost::json::array{"alpha", "beta"});
+  checkZooUnharmed(z, before);
+}
+
+// ---- sample -------------------------------------------------------------------
+
+TEST_CASE("sample: one record per interval, with the pause each took") {
+  Counter c;
+  double before = c.rate();
+  auto r = runCli("sample --json" + pidArg(c.pid()) + "--at main.doWork main.counter -i 0.5 -d 2.2");
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exitCode == 0);
+  auto recs = jsonLines(r.out);
+  CHECK(recs.size() == 5);  // at 0, 0.5, 1, 1.5, 2 s
+  int64_t last = -1;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const auto& o = recs[i];
+    CHECK(o.at("sample") == static_cast<int64_t>(i + 1));
+    CHECK(o.at("miss") == false);
+    CHECK(o.at("function") == "main.doWork");
+    CHECK(o.at("goroutine").as_int64() > 0);
+    CHECK(o.contains("time"));
+    CHECK(std::abs(o.at("elapsed_s").to_number<double>() - 0.5 * i) < 0.25);
+    double pause = o.at("pause_ms").to_number<double>();
+    CHECK(pause > 0);
+    CHECK(pause < 500);
+    int64_t v = o.at("values").at("main.counter").as_int64();
+    CHECK(v > last);
+    last = v;
+  }
+  CHECK(r.err.find("5 samples (0 misses)") != std::string::npos);
+  checkUnharmed(c, before);
+}
+
+TEST_CASE("sample: a function that is not called gives a miss per interval; text lines") {
+  Counter c;
+  double before = c.rate();
+  auto r = runCli("sample" + pidArg(c.pid()) + "--at main.main main.counter -i 0.4 -d 1 --timeout 0.1");
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exitCode == 0);
+  auto lines = splitLines(r.out);
+  CHECK(lines.size() == 3);
+  const std::regex miss(R"(\d\d:\d\d:\d\d\.\d{3} main\.main not called within 0\.1 s \(miss\) \| pause \d+\.\d ms)");
+  for (const auto& l : lines) CHECK(std::regex_match(l, miss));
+
+  auto hit = runCli("sample" + pidArg(c.pid()) + "--at main.doWork main.counter -i 0.3 -d 0.5");
+  REQUIRE(hit.exitCode == 0);
+  const std::regex record(R"(\d\d:\d\d:\d\d\.\d{3} g1 main\.doWork main\.go:25 \| main\.counter=\d+ \| pause \d+\.\d ms)");
+  for (const auto& l : splitLines(hit.out)) CHECK(std::regex_match(l, record));
+  checkUnharmed(c, before);
+}
+
+// ---- break --------------------------------------------------------------------
+
+TEST_CASE("break --cond: only hits that match, with arguments and stacks") {
+  Zoo z;
+  double before = z.roundsPerSecond();
+  // mayPanic(i) is called with i = 0..9 each round.
+  auto r = runCli("break --json" + pidArg(z.pid()) + "main.mayPanic main.cfg.Name --args --stack 2 --cond 'i == 7' -n 5");
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exitCode == 0);
+  auto hits = jsonLines(r.out);
+  REQUIRE(hits.size() == 5);
+  for (size_t n = 0; n < hits.size(); ++n) {
+    const auto& h = hits[n];
+    CHECK(h.at("hit") == static_cast<int64_t>(n + 1));
+    CHECK(h.at("args").at("i") == 7);  // the condition held at every hit
+    CHECK(h.at("function") == "main.mayPanic");
+    CHECK(h.at("file").as_string().ends_with("/fixtures/go/zoo/funcs.go"));
+    CHECK(h.at("line").as_int64() > 0);
+    CHECK(h.at("goroutine").as_int64() > 0);
+    CHECK(h.at("values").at("main.cfg.Name") == "zoo");
+    const auto& stack = h.at("stack").as_array();
+    REQUIRE(stack.size() == 2);
+    CHECK(stack[0].at("function") == "main.mayPanic");
+    CHECK(stack[1].at("function") == "main.runRound");
+  }
+  CHECK(std::regex_search(r.err, std::regex(R"(5 hits in \d+\.\d\d s \(\d+\.\d hits/s\); hit count reached)")));
+
+  auto text = runCli("break" + pidArg(z.pid()) + "main.mayPanic --args --cond 'i > 7' -n 4");
+  REQUIRE(text.exitCode == 0);
+  auto lines = splitLines(text.out);
+  REQUIRE(lines.size() == 4);
+  for (const auto& l : lines)
+    CHECK(std::regex_match(l, std::regex(R"(\d\d:\d\d:\d\d\.\d{3} g\d+ main\.mayPanic\(i=[89]\) funcs\.go:\d+)")));
+  checkZooUnharmed(z, before);
+}
+
+TEST_CASE("break: every hit until -d, and the achieved rate") {
+  Counter c;
+  double before = c.rate();
+  auto r = runCli("break" + pidArg(c.pid()) + "main.doWork main.counter -d 1");
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exitCode == 0);
+  auto lines = splitLines(r.out);
+  REQUIRE(lines.size() > 10);
+  int64_t last = -1;
+  for (const auto& l : lines) {  // doWork increments the counter once per call: one hit each
+    auto at = l.find("main.counter=");
+    REQUIRE(at != std::string::npos);
+    int64_t v = std::stoll(l.substr(at + 13));
+    if (last >= 0) CHECK(v == last + 1);
+    last = v;
+  }
+  std::smatch m;
+  REQUIRE(std::regex_search(r.err, m, std::regex(R"((\d+) hits in (\d+\.\d\d) s \((\d+\.\d) hits/s\); duration reached)")));
+  CHECK(std::stoll(m[1]) == static_cast<long long>(lines.size()));
+  MESSAGE("break on every call of main.doWork: " << m[3] << " hits/s");
+  checkUnharmed(c, before);
+}
+
+TEST_CASE("break: ends when nobody reads its output any more (| head)") {
+  Counter c;
+  double before = c.rate();
+  auto t0 = Clock::now();
+  auto r = run("timeout 20 " + cliPath() + " break" + pidArg(c.pid()) + "main.doWork main.counter | head -2");
+  CHECK(splitLines(r.out).size() == 2);
+  CHECK(Clock::now() - t0 < 10s);  // not held until the timeout
+  checkUnharmed(c, before);
+}
+
+// ---- set ----------------------------------------------------------------------
+
+TEST_CASE("set: main.counter=5 shows in the counter's next report") {
+  Counter c;
+  double before = c.rate();
+  for (int i = 0; i < 3; ++i) REQUIRE(c.nextReport() > 0);  // a few seconds of counting
+  auto r = runCli("set" + pidArg(c.pid()) + "main.counter=5 --allow-write");
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exitCode == 0);
+  std::smatch m;
+  REQUIRE(std::regex_match(r.out, m, std::regex(R"(main\.counter = (\d+) -> 5 \(int64\)\n)")));
+  int64_t old = std::stoll(m[1]);
+  // The report that spans the write goes backwards: "counter: n (negative
+  // ops/s)", n below the value overwritten (before it, reports only grow).
+  bool seen = false;
+  for (int i = 0; i < 5 && !seen; ++i) {
+    std::string line;
+    REQUIRE(c.child.readLine(line, 3000));
+    std::smatch rm;
+    REQUIRE(std::regex_match(line, rm, std::regex(R"(counter: (\d+) \((-?\d+) ops/s\))")));
+    if (std::stoll(rm[2]) < 0) {
+      seen = true;
+      CHECK(std::stoll(rm[1]) < old);
+      MESSAGE("before the write " << old << ", the report after it: " << line);
+    }
+  }
+  CHECK(seen);
+  checkUnharmed(c, before);
+}
+
+TEST_CASE("set --json on a struct field; read sees it") {
+  Zoo z;
+  double before = z.roundsPerSecond();
+  auto r = runCli("set --json" + pidArg(z.pid()) + "main.cfg.Workers=3 --allow-write");
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exitCode == 0);
+  auto objs = jsonLines(r.out);
+  REQUIRE(objs.size() == 1);
+  CHECK(objs[0].at("var") == "main.cfg.Workers");
+  CHECK(objs[0].at("type") == "int");
+  CHECK(objs[0].at("old") == 8);
+  CHECK(objs[0].at("new") == 3);
+  auto read = runCli("read" + pidArg(z.pid()) + "main.cfg.Workers");
+  CHECK(read.out == "main.cfg.Workers = 3 (int)\n");
+  checkZooUnharmed(z, before);
+}
+
+// ---- goscope SIGKILLed in the middle of a break session ------------------------
+
+namespace {
+
+enum class KillAt {
+  Attached,               // attached, target stopped, no breakpoint (sample, before its first sample)
+  StoppedAtBreakpoint,    // break, blocked printing a hit: the target sits at the breakpoint
+  RunningWithBreakpoint,  // break with a condition that never holds: it traps all the time
+  HitLoop,                // break on every call, hits flowing
+};
+
+void killGoscopeAt(KillAt at) {
+  Counter c;
+  double before = c.rate();
+  std::string errPath = scratch() + "/stderr-" + std::to_string(static_cast<int>(at));
+  int errFile = ::open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  REQUIRE(errFile >= 0);
+  int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  FullPipe full;
+  const std::string pid = std::to_string(c.pid());
+  pid_t g = -1;
+  switch (at) {
+    case KillAt::Attached:  // its first stderr line blocks: after attaching, before any breakpoint
+      g = spawnCli({"sample", "-p", pid, "--at", "main.doWork", "main.counter"}, devnull, full.w);
+      REQUIRE(waitFor([&] { return procState(c.pid()) == 't' && !dlvAttachedTo(c.pid()).empty(); }, 20s));
+      std::this_thread::sleep_for(300ms);
+      CHECK(procState(c.pid()) == 't');
+      CHECK(c.codeIntact(c.doWork));  // no breakpoint of ours yet (Delve's own are in runtime.throw & co.)
+      break;
+    case KillAt::StoppedAtBreakpoint:  // its first hit line blocks
+      g = spawnCli({"break", "-p", pid, "main.doWork", "main.counter"}, full.w, errFile);
+      REQUIRE(waitFor([&] { return slurp(errPath).find("breakpoint at") != std::string::npos; }, 20s));
+      std::this_thread::sleep_for(300ms);
+      CHECK(procState(c.pid()) == 't');
+      CHECK_FALSE(c.codeIntact(c.doWork));  // our int3 is in
+      break;
+    case KillAt::RunningWithBreakpoint:
+      g = spawnCli({"break", "-p", pid, "main.doWork", "--cond", "main.counter < 0"}, devnull, errFile);
+      REQUIRE(waitFor([&] { return slurp(errPath).find("breakpoint at") != std::string::npos; }, 20s));
+      std::this_thread::sleep_for(500ms);
+      break;
+    case KillAt::HitLoop:
+      g = spawnCli({"break", "-p", pid, "main.doWork", "main.counter"}, devnull, errFile);
+      REQUIRE(waitFor([&] { return slurp(errPath).find("breakpoint at") != std::string::npos; }, 20s));
+      std::this_thread::sleep_for(700ms);
+      break;
+  }
+  ::kill(g, SIGKILL);
+  int status = 0;
+  ::waitpid(g, &status, 0);
+  CHECK(WIFSIGNALED(status));
+  ::close(errFile);
+  ::close(devnull);
+  auto t0 = Clock::now();
+  CHECK_MESSAGE(waitUntraced(c.pid(), 30s), "dlv still attached after goscope was SIGKILLed");
+  MESSAGE("untraced " << std::chrono::duration<double, std::milli>(Clock::now() - t0).count()
+                      << " ms after goscope was SIGKILLed");
+  checkUnharmed(c, before);
+}
+
+}  // namespace
+
+TEST_CASE("SIGKILL of goscope while attached (target stopped, no breakpoint)") { killGoscopeAt(KillAt::Attached); }
+TEST_CASE("SIGKILL of goscope while the target is stopped at its breakpoint") {
+  killGoscopeAt(KillAt::StoppedAtBreakpoint);
+}
+TEST_CASE("SIGKILL of goscope while the target runs with its breakpoint set") {
+  for (int round = 0; round < 2; ++round) killGoscopeAt(KillAt::RunningWithBreakpoint);
+}
+TEST_CASE("SIGKILL of goscope while hits flow") {
+  for (int round = 0; round < 2; ++round) killGoscopeAt(KillAt::HitLoop);
+}
+
+TEST_CASE("Ctrl-C and SIGTERM end a break session cleanly, with its totals") {
+  Counter c;
+  double before = c.rate();
+  for (int sig : {SIGINT, SIGTERM}) {
+    std::string errPath = scratch() + "/stderr-signal";
+    int errFile = ::open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    pid_t g = spawnCli({"break", "-p", std::to_string(c.pid()), "main.doWork", "--cond", "main.counter < 0"}, devnull,
+                       errFile);
+    REQUIRE(waitFor([&] { return slurp(errPath).find("breakpoint at") != std::string::npos; }, 20s));
+    std::this_thread::sleep_for(300ms);
+    ::kill(g, sig);
+    int status = 0;
+    ::waitpid(g, &status, 0);
+    ::close(errFile);
+    ::close(devnull);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(slurp(errPath).find("0 hits in") != std::string::npos);
+    CHECK(slurp(errPath).find("interrupted") != std::string::npos);
+    CHECK(waitUntraced(c.pid(), 10s));
+  }
+  checkUnharmed(c, before);
+}
+
+// ---- errors -------------------------------------------------------------------
+
+TEST_CASE("delve errors: one line with a hint, the documented exit code") {
+  SUBCASE("dlv not installed") {
+    Counter c;
+    auto r = run("PATH=/nonexistent " + cliPath() + " read" + pidArg(c.pid()) + "main.counter");
+    expectError(r, 7, "dlv (Delve) is not installed");
+    CHECK(r.err.find("apt-get install delve") != std::string::npos);
+    CHECK(splitLines(r.err).size() == 1);
+    CHECK(c.child.alive());
+  }
+  SUBCASE("a stripped binary: the BPF path works on it") {
+    Child stripped({fixture("counter", "stripped")});
+    std::this_thread::sleep_for(200ms);
+    for (const std::string cmd : {"read", "break"}) {
+      auto r = runCli(cmd + pidArg(stripped.pid()) + "main.counter");
+      expectError(r, 4, "has no DWARF debug info (stripped)");
+      CHECK(r.err.find("goscope count/latency/trace") != std::string::npos);
+      CHECK(splitLines(r.err).size() == 1);
+    }
+    CHECK(stripped.alive());
+    CHECK(tracerPid(stripped.pid()) == 0);
+  }
+  SUBCASE("a Go version the installed Delve does not support") {
+    // The counter with its DWARF producer rewritten to another Go release
+    // (same length): what Delve reads to tell the compiler's version.
+    std::string plain = scratch() + "/counter-plain", patched = scratch() + "/counter-go1.29";
+    REQUIRE(run("objcopy --decompress-debug-sections " + fixture("counter") + " " + plain).exitCode == 0);
+    std::string bytes = slurp(plain);
+    const std::string from = "Go cmd/compile go1.19", to = "Go cmd/compile go1.29";
+    size_t replaced = 0;
+    for (size_t at = bytes.find(from); at != std::string::npos; at = bytes.find(from, at + 1), ++replaced)
+      bytes.replace(at, from.size(), to);
+    REQUIRE_MESSAGE(replaced > 0, "the fixture is not built by Go 1.19: adapt this test");
+    std::ofstream(patched, std::ios::binary) << bytes;
+    std::filesystem::permissions(patched, std::filesystem::perms::owner_all);
+    Counter c({}, patched);
+    double before = c.rate();
+    auto r = runCli("read" + pidArg(c.pid()) + "main.counter");
+    expectError(r, 4, "was built by go1.29");
+    CHECK(r.err.find("outside what the installed Delve") != std::string::npos);
+    CHECK(r.err.find("--check-go-version=false") != std::string::npos);
+    checkUnharmed(c, before);
+  }
+  SUBCASE("unknown symbols, rejected expressions, refused writes") {
+    Counter c;
+    double before = c.rate();
+    expectError(runCli("read" + pidArg(c.pid()) + "main.nosuch"), 5, "main.nosuch: Delve Eval");
+    expectError(runCli("read" + pidArg(c.pid()) + "'main.counter +'"), 2, "Delve cannot parse the expression");
+    expectError(runCli("break" + pidArg(c.pid()) + "main.nosuch"), 5, "\"main.nosuch\" not found");
+    expectError(runCli("break" + pidArg(c.pid()) + "main.doWork --cond 'main.counter +'"), 2, "Delve cannot parse");
+    expectError(runCli("break" + pidArg(c.pid()) + "main.doWork main.nosuch -n 3"), 5, "main.nosuch");
+    expectError(runCli("sample" + pidArg(c.pid()) + "--at main.nosuch main.counter"), 5, "\"main.nosuch\" not found");
+    auto refused = runCli("set" + pidArg(c.pid()) + "main.counter=5");
+    expectError(refused, 2, "refused without --allow-write");
+    CHECK(splitLines(refused.err).size() == 1);
+    expectError(runCli("set" + pidArg(c.pid()) + "main.counter --allow-write"), 2, "is not VAR=VALUE");
+    checkUnharmed(c, before);
+  }
+  SUBCASE("no such process, not a Go process, no -p") {
+    expectError(runCli("read -p 4000000 main.counter"), 3, "no process with PID 4000000");
+    Child sleeper({"/bin/sleep", "30"});
+    expectError(runCli("read" + pidArg(sleeper.pid()) + "main.counter"), 4, "is not a Go program");
+    expectError(runCli("read main.counter"), 2, "read: name the process: -p PID");
+    expectError(runCli("sample -p 1 main.counter"), 2, "--at FUNC");
+  }
+  SUBCASE("the target exits during the session: what was recorded comes first, exit 8") {
+    Counter c({"--duration", "3"});  // it reported once: about 2 s left
+    auto r = runCli("break" + pidArg(c.pid()) + "main.doWork main.counter");
+    expectError(r, 8, "exited during the session", /*stdoutEmpty=*/false);
+    CHECK(splitLines(r.out).size() > 10);  // the hits before it exited
+    CHECK(r.err.find(" hits in ") != std::string::npos);
+    Counter s({"--duration", "2"});
+    auto sr = runCli("sample" + pidArg(s.pid()) + "--at main.doWork main.counter -i 0.3");
+    expectError(sr, 8, "exited during the session", /*stdoutEmpty=*/false);
+    CHECK(splitLines(sr.out).size() >= 2);
+  }
+}

@@ -1,0 +1,152 @@
+// How read, sample, break and set render Delve's values, on Variables
+// recorded from the real dlv 1.20.2 (fixtures/delve-values/zoo.json, made by
+// scripts/record-delve-values.py against `zoo --sleep-ms 100000`, with small
+// load limits so that truncation shows); the Go version guard on
+// GetVersion replies; plain-decimal JSON numbers.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "backend/delve/dlv_startup.hpp"
+#include "backend/delve/value_render.hpp"
+#include "util/json_text.hpp"
+
+using namespace goscope;
+using namespace goscope::delve;
+
+namespace {
+
+const boost::json::object& recorded() {
+  static const boost::json::object all = [] {
+    std::ifstream in(std::string(GOSCOPE_SOURCE_DIR) + "/fixtures/delve-values/zoo.json");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return boost::json::parse(ss.str()).as_object();
+  }();
+  return all;
+}
+
+rpc::Variable var(const std::string& expr) {
+  const auto* jv = recorded().if_contains(expr);
+  REQUIRE_MESSAGE(jv, "not recorded: " << expr);
+  auto v = rpc::decode<rpc::Variable>(*jv);
+  REQUIRE(v.has_value());
+  return *v;
+}
+
+struct Rendered {
+  std::string text, type, json;
+};
+
+Rendered render(const std::string& expr) {
+  auto v = var(expr);
+  return {valueText(v), typeName(v), jsonText(valueJson(v))};
+}
+
+}  // namespace
+
+TEST_CASE("delve values: scalars, strings and untyped constants") {
+  auto name = render("main.cfg.Name");
+  CHECK(name.text == "\"zoo\"");
+  CHECK(name.type == "string");
+  CHECK(name.json == "\"zoo\"");
+  auto n = render("len(main.items)");  // Delve leaves the type of len() empty
+  CHECK(n.text == "3");
+  CHECK(n.type == "int");
+  CHECK(n.json == "3");
+  CHECK(render("uint8(200)").json == "200");
+  CHECK(render("uint8(200)").type == "uint8");
+  CHECK(render("main.cfg.Ratio").json == "0.75");  // not Boost's 7.5E-1
+  CHECK(render("main.cfg.Verbose").json == "false");
+  auto c = render("complex(1.5, 2)");
+  CHECK(c.text == "(1.5 + 2i)");
+  CHECK(c.json == "\"(1.5 + 2i)\"");
+  CHECK(render("main.add").text == "main.add");
+}
+
+TEST_CASE("delve values: composites as Go-like text and as JSON") {
+  auto cfg = render("main.cfg");
+  CHECK(cfg.type == "main.Config");
+  CHECK(cfg.text ==
+        "{Name: \"zoo\", Workers: 8, SleepMs: 100000, Rounds: 0, Ratio: 0.75, Verbose: false, "
+        "Tags: len: 2, cap: 3, [\"alpha\", \"beta\"], Labels: len: 3, [\"red\": 1, \"green\": 2, \"blue\": 3]}");
+  CHECK(cfg.json ==
+        "{\"Name\":\"zoo\",\"Workers\":8,\"SleepMs\":100000,\"Rounds\":0,\"Ratio\":0.75,\"Verbose\":false,"
+        "\"Tags\":[\"alpha\",\"beta\"],\"Labels\":{\"red\":1,\"green\":2,\"blue\":3}}");
+  auto items = render("main.items");
+  CHECK(items.text == "len: 3, cap: 3, [\"alpha\", \"beta\", \"gamma\"]");
+  CHECK(items.json == "[\"alpha\",\"beta\",\"gamma\"]");
+  auto labels = render("main.labels");
+  CHECK(labels.text == "len: 3, [\"red\": 1, \"green\": 2, \"blue\": 3]");
+  CHECK(labels.json == "{\"red\":1,\"green\":2,\"blue\":3}");
+  auto primary = render("main.primary");
+  CHECK(primary.text == "*{Name: \"zoo\", Port: 8080}");
+  CHECK(primary.json == "{\"Name\":\"zoo\",\"Port\":8080}");
+  auto ch = render("runtime.main_init_done");
+  CHECK(ch.text == "len: 0, cap: 0");
+  CHECK(ch.json == "{\"len\":0,\"cap\":0}");
+}
+
+TEST_CASE("delve values: interfaces, nil, and what Delve did not load") {
+  auto err = render("main.errNotFound");  // MaxStringLen 8: "not foun" of 9 bytes
+  CHECK(err.text == "error(*errors.errorString) *{s: \"not foun\"...+1 more}");
+  CHECK(err.json == "{\"s\":\"not foun\"}");
+  CHECK(render("flag.CommandLine.output").text == "nil");  // a nil io.Writer
+  CHECK(render("flag.CommandLine.output").json == "null");
+  CHECK(render("main.keepList").text == "nil");  // a nil pointer
+  CHECK(render("main.keepBufs[0]").text == "nil");  // a nil slice
+  CHECK(render("main.keepBufs[0]").json == "null");
+  auto bufs = render("main.keepBufs");  // MaxArrayValues 4 of 64
+  CHECK(bufs.text == "[nil, nil, nil, nil, ...+60 more]");
+  CHECK(bufs.json == "[null,null,null,null]");
+  auto args = render("os.Args");
+  CHECK(args.text.find("\"--sleep-\"...+2 more, \"100000\"]") != std::string::npos);
+  auto up = render("unsafe.Pointer(main.primary)");
+  CHECK(up.text.rfind("unsafe.Pointer(0x", 0) == 0);
+  CHECK(up.type == "unsafe.Pointer");
+
+  rpc::Variable deep;  // a struct past MaxVariableRecurse: fields counted, not loaded
+  deep.kind = static_cast<uint64_t>(rpc::GoKind::Struct);
+  deep.type = "main.node";
+  deep.len = 2;
+  CHECK(valueText(deep) == "{...}");
+  CHECK(jsonText(valueJson(deep)) == "\"{...}\"");  // not null, which would say nil
+}
+
+TEST_CASE("delve values: Go string quoting") {
+  CHECK(goQuote("a\"b\\c\n\t\x01") == "\"a\\\"b\\\\c\\n\\t\\x01\"");
+  CHECK(goQuote("héllo") == "\"héllo\"");
+}
+
+TEST_CASE("delve: the Go version guard on GetVersion") {
+  rpc::GetVersionOut v;
+  v.delveVersion = "Version: 1.20.2\nBuild: $Id: e0c278ad8e0126a312b553b8e171e81bcbd37f60 $";
+  v.minSupportedVersionOfGo = "1.18.0";
+  v.maxSupportedVersionOfGo = "1.20.0";
+  v.targetGoVersion = "Go cmd/compile go1.19.8; regabi";
+  CHECK_FALSE(goVersionRefusal(7, v));
+  v.targetGoVersion = "Go cmd/compile go1.20";
+  CHECK_FALSE(goVersionRefusal(7, v));
+  v.targetGoVersion = "Go cmd/compile go1.22.5; regabi";
+  auto newer = goVersionRefusal(7, v);
+  REQUIRE(newer);
+  CHECK(newer->kind == ErrorKind::BadTarget);
+  CHECK(newer->message == "PID 7 was built by go1.22.5, outside what the installed Delve 1.20.2 supports (Go 1.18 to 1.20)");
+  CHECK(newer->hint.find("BPF") != std::string::npos);
+  v.targetGoVersion = "Go cmd/compile go1.17.13";
+  CHECK(goVersionRefusal(7, v));
+  v.targetGoVersion = "";  // no producer (not Go's compiler): Delve's own rule, no refusal
+  CHECK_FALSE(goVersionRefusal(7, v));
+}
+
+TEST_CASE("json text: doubles in plain decimal, everything else as Boost writes it") {
+  boost::json::value v = boost::json::object{{"a", 0.75},
+                                             {"b", 3.0},
+                                             {"c", "x\"y"},
+                                             {"d", boost::json::array{1, -2, nullptr, true}},
+                                             {"e", 1e300},
+                                             {"f", std::numeric_limits<double>::quiet_NaN()}};
+  CHECK(jsonText(v) == "{\"a\":0.75,\"b\":3,\"c\":\"x\\\"y\",\"d\":[1,-2,null,true],\"e\":1E300,\"f\":null}");
+}
