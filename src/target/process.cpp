@@ -45,10 +45,12 @@ Result<Process> Process::attach(pid_t pid) {
 
 std::string Process::exeHandlePath() const { return procPath(pid_, "exe"); }
 
-bool Process::alive() const {
-  if (::kill(pid_, 0) != 0 && errno == ESRCH) return false;
+bool Process::alive() const { return processIsAlive(pid_); }
+
+bool processIsAlive(pid_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
   // A zombie still answers kill(0): look at its state.
-  std::ifstream in(procPath(pid_, "stat"));
+  std::ifstream in(procPath(pid, "stat"));
   std::string s;
   if (!std::getline(in, s)) return false;
   auto rp = s.rfind(')');

@@ -48,6 +48,10 @@ class Process {
   uint64_t exeDev_ = 0;
 };
 
+// True while `pid` exists and is not a zombie (kill(pid, 0) also succeeds
+// for a zombie, so /proc/PID/stat's state is read).
+bool processIsAlive(pid_t pid);
+
 // Parses one line of /proc/PID/maps; pure, for unit tests.
 bool parseMapsLine(const std::string& line, Mapping& out);
 

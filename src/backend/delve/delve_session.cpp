@@ -1,4 +1,5 @@
 #include "backend/delve/delve_session.hpp"
+#include "target/process.hpp"
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -23,14 +24,6 @@ Millis left(Clock::time_point deadline) {
   return l.count() > 0 ? l : Millis(1);
 }
 
-// kill(pid, 0) also succeeds for a zombie: look at /proc/PID/stat's state.
-bool processAlive(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return false;
-  auto close = stat.rfind(')');
-  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z' && stat[close + 2] != 'X';
-}
 
 }  // namespace
 
@@ -71,7 +64,7 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
       return fail(ErrorKind::Usage, "refusing dlv option " + a + ": goscope runs dlv single-client and headless");
     }
   }
-  if (pid <= 0 || !processAlive(pid)) return fail(ErrorKind::NotFound, "no process " + std::to_string(pid));
+  if (pid <= 0 || !processIsAlive(pid)) return fail(ErrorKind::NotFound, "no process " + std::to_string(pid));
   auto path = DlvProcess::locate(options.dlvPath);
   if (!path) return path.failure();
 
@@ -158,7 +151,7 @@ void DelveSession::interrupt() {
 Failure DelveSession::lost(const Error& e) {
   setState(SessionState::Dead);
   continueId_.reset();
-  if (!processAlive(pid_)) {
+  if (!processIsAlive(pid_)) {
     return fail(ErrorKind::TargetGone, "the target (PID " + std::to_string(pid_) + ") exited during the session");
   }
   if (dlv_ && dlv_->waitExit(Millis(500))) {
@@ -411,7 +404,7 @@ Result<void> DelveSession::detach() {
   // Not detached cleanly (a failed halt or Detach, or dlv gone): the guardian
   // still holds the connection and does the careful detach itself.
   if (dlv_) clean ? dlv_->standDown() : dlv_->handOver();
-  const bool targetAlive = processAlive(pid_);
+  const bool targetAlive = processIsAlive(pid_);
   if (state_ == SessionState::Stopped) timings_.stoppedMs += msSince(stoppedSince_);
   state_ = targetAlive ? SessionState::Detached : SessionState::Dead;
   timings_.detachMs = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();

@@ -1,4 +1,5 @@
 #include "backend/delve/dlv_process.hpp"
+#include "target/process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -25,18 +26,6 @@ extern char** environ;
 namespace goscope::delve {
 
 using Clock = std::chrono::steady_clock;
-
-namespace {
-
-bool alive(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return false;
-  auto close = stat.rfind(')');
-  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z' && stat[close + 2] != 'X';
-}
-
-}  // namespace
 
 Result<std::string> DlvProcess::locate(const std::string& explicitPath) {
   std::string want = explicitPath;
@@ -113,7 +102,7 @@ Result<std::unique_ptr<DlvProcess>> DlvProcess::spawn(const std::string& path, c
 DlvProcess::~DlvProcess() {
   if (!stoodDown_) handOver();
   reapGuardian(Millis(10'000));
-  if (pid_ > 0 && alive(pid_)) ::kill(pid_, SIGTERM);  // last resort; never seen
+  if (pid_ > 0 && processIsAlive(pid_)) ::kill(pid_, SIGTERM);  // last resort; never seen
 }
 
 std::string DlvProcess::readAll(int fd) {
@@ -131,7 +120,7 @@ std::string DlvProcess::readAll(int fd) {
 std::string DlvProcess::output() const { return out_.valid() ? readAll(out_.get()) : std::string(); }
 std::string DlvProcess::errors() const { return err_.valid() ? readAll(err_.get()) : std::string(); }
 
-bool DlvProcess::running() { return pid_ > 0 && alive(pid_); }
+bool DlvProcess::running() { return pid_ > 0 && processIsAlive(pid_); }
 
 bool DlvProcess::waitExit(Millis timeout) {
   const auto deadline = Clock::now() + timeout;
