@@ -33,11 +33,15 @@ struct ProbeRequest {
   std::vector<std::string> locations;  // function patterns
   CaptureSpec capture;
   std::vector<std::pair<std::string, std::string>> writes;  // set: VAR=VALUE
+  std::optional<std::string> readVariable;  // count --read: a global read on each hit of the first function
+  bool plainEntry = false;                  // count --entry: the function's first instruction, not the jbe
   std::optional<double> expectedRatePerS;  // hits per second, if the user knows
   double maxOverheadPct = 1.0;             // --max-overhead PCT
+  double rateWindowS = 0.25;               // how long the in-kernel count that measures the rate runs
   double durationS = 0;
   double intervalS = 0;
   StrategyChoice strategy = StrategyChoice::Auto;
+  std::vector<std::string> dlvArgs;  // --dlv-arg: passed to dlv attach
 };
 
 }  // namespace goscope

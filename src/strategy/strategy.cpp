@@ -30,22 +30,47 @@ const char* backendName(Backend b) {
 
 namespace {
 
-// Why Delve cannot serve this target at all (empty: it can).
-std::string delveUnavailable(const TargetFacts& f) {
-  if (!f.dlvInstalled) return "dlv is not installed";
-  if (!f.hasDwarf) return "the binary is stripped (no DWARF): Delve refuses it";
-  if (!f.delveAcceptsGoVersion) return "the installed Delve does not accept " + (f.goVersion.empty() ? std::string("this Go version") : f.goVersion);
-  if (!f.ptracePrivileges) return "no ptrace privilege (CAP_SYS_PTRACE)";
+// Why a backend cannot serve this target at all (empty: it can), and the
+// kind of error that is when nothing else can serve the request either.
+struct Blocker {
+  std::string why;
+  ErrorKind kind = ErrorKind::Usage;
+  std::string hint;
+  bool empty() const { return why.empty(); }
+};
+
+Blocker delveUnavailable(const TargetFacts& f) {
+  if (!f.runningProcess)
+    return {"Delve attaches to a running process (-p PID); -c and -b are served by BPF", ErrorKind::Usage,
+            "start the program, then use -p PID"};
+  if (!f.dlvInstalled)
+    return {"dlv (Delve) is not installed", ErrorKind::External,
+            "install it: apt-get install delve (Debian 12), or go install github.com/go-delve/delve/cmd/dlv@latest"};
+  if (!f.hasDwarf)
+    return {"the binary has no DWARF debug info (stripped): Delve cannot read its variables", ErrorKind::BadTarget,
+            "the BPF path works on it: goscope count/latency/trace; Delve needs a build without -ldflags='-s -w'"};
+  if (!f.delveAcceptsGoVersion)
+    return {"the target was built by " + (f.goVersion.empty() ? std::string("a Go release") : f.goVersion) +
+                ", outside what the installed Delve supports" + (f.delveWindow.empty() ? "" : " (" + f.delveWindow + ")"),
+            ErrorKind::BadTarget,
+            "install a Delve that supports it, use the BPF path (goscope count/latency/trace), or try anyway: "
+            "--dlv-arg=--check-go-version=false"};
+  if (!f.ptracePrivileges)
+    return {"no ptrace privilege (CAP_SYS_PTRACE) over the target", ErrorKind::Permission,
+            "run as root or as the target's user, or grant CAP_SYS_PTRACE"};
   return {};
 }
 
-std::string bpfUnavailable(const TargetFacts& f) {
-  if (!f.bpfPrivileges) return "no BPF privileges (CAP_BPF and CAP_PERFMON, or root)";
+Blocker bpfUnavailable(const TargetFacts& f) {
+  if (!f.bpfPrivileges)
+    return {"no BPF privileges (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)", ErrorKind::Permission,
+            "run as root, or grant them: setcap cap_bpf,cap_perfmon+ep $(which goscope)"};
   return {};
 }
 
 // What only Delve can capture, for a per-hit request.
 std::string delveOnlyCapability(const ProbeRequest& r, const TargetFacts& f) {
+  if (!f.locationsAreFunctions) return "the location is not a function name goscope knows (file:line, a short name): Delve resolves it";
   if (!r.capture.exprs.empty()) return "Go expressions are evaluated by Delve";
   if (r.capture.locals) return "local variables are read by Delve";
   if (r.capture.cond) return "conditions are evaluated by Delve";
@@ -54,29 +79,32 @@ std::string delveOnlyCapability(const ProbeRequest& r, const TargetFacts& f) {
   return {};
 }
 
-Failure cannot(const ProbeRequest& r, const std::string& why, const std::string& hint = {}) {
-  return fail(ErrorKind::Usage, std::string(actionName(r.action)) + ": " + why, hint);
+Failure cannot(const ProbeRequest& r, const std::string& why, const std::string& hint = {},
+               ErrorKind kind = ErrorKind::Usage) {
+  return fail(kind, std::string(actionName(r.action)) + ": " + why, hint);
 }
 
 }  // namespace
 
 Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
   Plan p;
-  const std::string noDelve = delveUnavailable(f);
-  const std::string noBpf = bpfUnavailable(f);
+  const Blocker noDelveB = delveUnavailable(f);
+  const Blocker noBpfB = bpfUnavailable(f);
+  const std::string& noDelve = noDelveB.why;
+  const std::string& noBpf = noBpfB.why;
   const bool forcedDelve = r.strategy == StrategyChoice::Delve;
   const bool forcedBpf = r.strategy == StrategyChoice::Bpf;
 
   auto useDelve = [&](const std::string& why) -> Result<Plan> {
-    if (forcedBpf) return cannot(r, "--strategy bpf cannot: " + why);
-    if (!noDelve.empty()) return cannot(r, why + ", but " + noDelve);
+    if (forcedBpf) return cannot(r, "--strategy bpf does not fit: " + why, "drop --strategy, or use --strategy delve");
+    if (!noDelve.empty()) return cannot(r, why + ", but " + noDelve, noDelveB.hint, noDelveB.kind);
     p.backend = Backend::Delve;
     p.reasons.push_back(why);
     return p;
   };
   auto useBpf = [&](const std::string& why) -> Result<Plan> {
-    if (forcedDelve) return cannot(r, "--strategy delve cannot: " + why);
-    if (!noBpf.empty()) return cannot(r, why + ", but " + noBpf, "run as root");
+    if (forcedDelve) return cannot(r, "--strategy delve does not fit: " + why, "drop --strategy, or use --strategy bpf");
+    if (!noBpf.empty()) return cannot(r, why + ", but " + noBpf, noBpfB.hint, noBpfB.kind);
     p.backend = Backend::Bpf;
     p.reasons.push_back(why);
     return p;
@@ -90,7 +118,6 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
       return p;
 
     case Action::Set:
-      if (!f.hasDwarf) return cannot(r, "writing a variable needs DWARF, and the binary is stripped");
       return useDelve("writing a variable needs Delve (and --allow-write)");
 
     case Action::Count:
@@ -110,7 +137,9 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
         return p;
       }
       if (forcedBpf) return cannot(r, "--strategy bpf cannot evaluate expressions", "use --strategy auto or delve");
-      return useDelve("expressions need Go's type understanding: Delve evaluates them (the target stops for the read)");
+      return useDelve((f.directReadRefusal.empty() ? std::string("expressions need Go's type understanding")
+                                                   : f.directReadRefusal) +
+                      ": Delve evaluates them (the target stops for the read)");
     }
 
     case Action::Trace:
@@ -122,11 +151,20 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
         return pl;
       }
       if (forcedDelve) {
-        if (!noDelve.empty()) return cannot(r, "--strategy delve cannot: " + noDelve, "the BPF path works: drop --strategy");
+        if (!noDelve.empty())
+          return cannot(r, "--strategy delve cannot: " + noDelve, "the BPF path works: drop --strategy", noDelveB.kind);
         p.backend = Backend::Delve;
         p.reasons.push_back("--strategy delve");
+        if (r.capture.results) p.reasons.push_back("Delve stops at the entry: arguments only, no results");
         if (noBpf.empty()) p.fallback = Backend::Bpf;
         return p;
+      }
+      // Results at every return: BPF's return probes see them; a Delve
+      // breakpoint stops at the entry only.
+      if (r.capture.results && !forcedBpf) {
+        auto pl = useBpf("results at each return are captured by BPF's return probes (a Delve breakpoint sees the entry only)");
+        if (pl && noDelve.empty()) pl->fallback = Backend::Delve;
+        return pl;
       }
       if (forcedBpf) {
         auto pl = useBpf("--strategy bpf");
@@ -144,6 +182,7 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
       }
       // Both can: the rate decides.
       std::optional<double> rate = f.measuredRatePerS ? f.measuredRatePerS : r.expectedRatePerS;
+      const char* source = f.measuredRatePerS ? "measured by an in-kernel count" : "expected";
       if (!rate) {
         p.backend = Backend::Bpf;
         p.reasons.push_back("hit rate unknown: BPF costs microseconds a hit, Delve about a millisecond");
@@ -152,8 +191,8 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
       }
       double overheadPct = *rate * kDelvePerHitSeconds * 100.0;
       char buf[200];
-      std::snprintf(buf, sizeof buf, "%.1f hits/s x ~1 ms per Delve hit = %.2f%% of the target's time, budget %.2f%%",
-                    *rate, overheadPct, r.maxOverheadPct);
+      std::snprintf(buf, sizeof buf, "%.1f hits/s (%s) x ~1 ms per Delve hit = %.2f%% of the target's time, budget %.2f%%",
+                    *rate, source, overheadPct, r.maxOverheadPct);
       if (overheadPct <= r.maxOverheadPct) {
         p.backend = Backend::Delve;
         p.reasons.push_back(std::string(buf) + ": Delve fits and gives full Go types");
@@ -167,6 +206,24 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
     }
   }
   return cannot(r, "unknown request");
+}
+
+std::string explainFacts(const TargetFacts& f) {
+  auto yes = [](bool b) { return b ? "yes" : "no"; };
+  std::string out = "facts: ";
+  out += (f.goVersion.empty() ? std::string("Go version unknown") : f.goVersion);
+  out += f.hasDwarf ? ", DWARF" : ", stripped (no DWARF)";
+  out += f.dlvInstalled ? (f.delveWindow.empty() ? std::string(", dlv installed") : ", " + f.delveWindow) : ", no dlv";
+  if (f.dlvInstalled && !f.delveWindow.empty()) out += std::string(" (accepts this target: ") + yes(f.delveAcceptsGoVersion) + ")";
+  out += std::string(", BPF privileges: ") + yes(f.bpfPrivileges) + ", ptrace: " + yes(f.ptracePrivileges);
+  if (f.floatArguments) out += ", float arguments";
+  if (!f.locationsAreFunctions) out += ", a location that is not a function";
+  if (f.measuredRatePerS) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ", measured rate %.1f hits/s", *f.measuredRatePerS);
+    out += buf;
+  }
+  return out + "\n";
 }
 
 std::string explainPlan(const Plan& plan) {

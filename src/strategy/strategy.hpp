@@ -24,11 +24,15 @@ struct TargetFacts {
   bool hasDwarf = false;
   std::string goVersion;           // "go1.19.8"; empty when unknown
   bool delveAcceptsGoVersion = true;
+  std::string delveWindow;         // "Delve 1.20.2 reads Go 1.18 to 1.20"; empty when unknown
   bool dlvInstalled = true;
+  bool runningProcess = true;      // -p: Delve attaches to one running process (-c and -b are BPF's)
   bool bpfPrivileges = true;       // CAP_BPF + CAP_PERFMON (or root)
   bool ptracePrivileges = true;    // needed by Delve and by direct reads
   bool floatArguments = false;     // a matched function takes or returns floats
   bool readsArePlainVariables = false;  // read: every expression is a package variable of known address and size
+  std::string directReadRefusal;        // read: why not (the first expression that needs Delve)
+  bool locationsAreFunctions = true;    // break: FUNC names a function (not file:line, not an address)
   std::optional<double> measuredRatePerS;  // from a short in-kernel count
 };
 
@@ -49,5 +53,7 @@ constexpr double kDelvePerHitSeconds = 1e-3;
 Result<Plan> planRequest(const ProbeRequest& request, const TargetFacts& facts);
 
 std::string explainPlan(const Plan& plan);
+// One line: the facts the plan was made from.
+std::string explainFacts(const TargetFacts& facts);
 
 }  // namespace goscope

@@ -40,7 +40,7 @@ std::vector<std::string> splitCommand(const std::string& s) {
   return out;
 }
 
-static std::optional<std::string> resolveProgram(const std::string& name) {
+std::optional<std::string> resolveProgram(const std::string& name) {
   auto executable = [](const std::string& p) {
     struct stat st{};
     return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;

@@ -50,4 +50,8 @@ class LaunchedChild {
 
 std::vector<std::string> splitCommand(const std::string& command);
 
+// The absolute path exec would run for `name`: as given when it has a `/`,
+// else the first executable regular file on $PATH. nullopt when none.
+std::optional<std::string> resolveProgram(const std::string& name);
+
 }  // namespace goscope

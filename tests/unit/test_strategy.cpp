@@ -9,7 +9,9 @@ using namespace goscope;
 
 namespace {
 
-bool delveUsable(const TargetFacts& f) { return f.hasDwarf && f.dlvInstalled && f.delveAcceptsGoVersion && f.ptracePrivileges; }
+bool delveUsable(const TargetFacts& f) {
+  return f.hasDwarf && f.dlvInstalled && f.delveAcceptsGoVersion && f.ptracePrivileges && f.runningProcess;
+}
 
 const Action kActions[] = {Action::List, Action::Info, Action::Count, Action::Latency, Action::Trace,
                            Action::Read, Action::Sample, Action::Break, Action::Set};
@@ -18,7 +20,7 @@ const Action kActions[] = {Action::List, Action::Info, Action::Count, Action::La
 
 TEST_CASE("strategy: invariants over the whole capability table") {
   size_t plans = 0, refusals = 0;
-  for (int bits = 0; bits < (1 << 7); bits++) {
+  for (int bits = 0; bits < (1 << 8); bits++) {
     TargetFacts f;
     f.hasDwarf = bits & 1;
     f.delveAcceptsGoVersion = bits & 2;
@@ -27,22 +29,28 @@ TEST_CASE("strategy: invariants over the whole capability table") {
     f.ptracePrivileges = bits & 16;
     f.floatArguments = bits & 32;
     f.readsArePlainVariables = bits & 64;
+    f.runningProcess = bits & 128;
     for (Action a : kActions)
       for (StrategyChoice s : {StrategyChoice::Auto, StrategyChoice::Delve, StrategyChoice::Bpf})
-        for (int cap = 0; cap < 4; cap++) {
+        for (int cap = 0; cap < 8; cap++) {
           ProbeRequest r;
           r.action = a;
           r.strategy = s;
           r.capture.args = cap & 1;
           if (cap & 2) r.capture.exprs = {"main.x"};
+          r.capture.results = cap & 4;
           CAPTURE(bits);
-          CAPTURE(actionName(a));
+          const std::string action = actionName(a);
+          CAPTURE(action);
           CAPTURE(static_cast<int>(s));
           CAPTURE(cap);
           auto p = planRequest(r, f);
           if (!p) {
             refusals++;
-            CHECK(p.error().kind == ErrorKind::Usage);
+            // Usage for a forced path that cannot; otherwise what blocks it.
+            const ErrorKind k = p.error().kind;
+            CHECK((k == ErrorKind::Usage || k == ErrorKind::Permission || k == ErrorKind::BadTarget ||
+                   k == ErrorKind::External));
             CHECK(!p.error().message.empty());
             continue;
           }
@@ -64,6 +72,11 @@ TEST_CASE("strategy: invariants over the whole capability table") {
           if (a == Action::Set || a == Action::Sample) CHECK(p->backend == Backend::Delve);
           if ((a == Action::Trace || a == Action::Break) && (cap & 2)) CHECK(p->backend == Backend::Delve);
           if ((a == Action::Trace || a == Action::Break) && (cap & 1) && f.floatArguments) CHECK(p->backend == Backend::Delve);
+          // Results at return: only BPF's return probes see them, unless
+          // something only Delve can do decides first, or Delve is forced.
+          if ((a == Action::Trace || a == Action::Break) && (cap & 4) && !(cap & 2) && !((cap & 5) && f.floatArguments) &&
+              s == StrategyChoice::Auto)
+            CHECK(p->backend == Backend::Bpf);
           if (a == Action::Read && p->backend == Backend::DirectRead) CHECK(f.readsArePlainVariables);
           if (a == Action::Read) CHECK(p->backend != Backend::Bpf);
         }
@@ -131,4 +144,23 @@ TEST_CASE("strategy: read prefers a zero-pause direct read of plain variables") 
   f.readsArePlainVariables = false;
   r.strategy = StrategyChoice::Auto;
   CHECK(planRequest(r, f)->backend == Backend::Delve);
+}
+
+TEST_CASE("strategy: results at return go to BPF whatever the rate; forced Delve says what it loses") {
+  TargetFacts f;
+  f.hasDwarf = true;
+  f.measuredRatePerS = 0.1;  // Delve would fit the budget easily
+  ProbeRequest r;
+  r.action = Action::Trace;
+  r.capture.args = r.capture.results = true;
+  auto p = planRequest(r, f);
+  REQUIRE(p);
+  CHECK(p->backend == Backend::Bpf);
+  CHECK(p->fallback == Backend::Delve);
+  CHECK(explainPlan(*p).find("return probes") != std::string::npos);
+  r.strategy = StrategyChoice::Delve;
+  auto d = planRequest(r, f);
+  REQUIRE(d);
+  CHECK(d->backend == Backend::Delve);
+  CHECK(explainPlan(*d).find("no results") != std::string::npos);
 }

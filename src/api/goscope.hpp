@@ -1,0 +1,121 @@
+// goscope's C++ API — the one way in for the goscope CLI, the programs under
+// examples/, and other tools built on the library (CMake target goscope::goscope).
+//
+//   1. Describe what you want: a ProbeRequest (probe/probe_request.hpp) —
+//      target (-p / -c / -b), locations, what to capture, expected rate,
+//      overhead budget, duration, --strategy.
+//   2. Plan it: api::plan() finds out the facts the strategy layer weighs —
+//      DWARF or stripped, Go version against Delve's window, dlv installed,
+//      BPF and ptrace privileges, float arguments, plain variables, and, when
+//      the rate decides between Delve and BPF, the hit rate measured by a
+//      short in-kernel count — and returns the Plan with every reason.
+//   3. Run it: CountSession (in-kernel call counts, with an optional per-hit
+//      read of a global), readDirect() (package variables read from memory
+//      without stopping the process); the Delve sessions are
+//      backend/delve/delve_session.hpp.
+//
+// Errors are values (Result<T>, util/result.hpp), never exceptions. Every
+// session detaches in its destructor: the traced process is left as it was.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/bpf/bpf_engine.hpp"
+#include "probe/probe_request.hpp"
+#include "rpc/delve_types.hpp"
+#include "session/function_selection.hpp"
+#include "session/session_loop.hpp"
+#include "session/traced_target.hpp"
+#include "strategy/strategy.hpp"
+#include "util/result.hpp"
+
+namespace goscope::api {
+
+// ---- planning ---------------------------------------------------------------
+
+// The facts about `request`'s target that the planner weighs. `binary` is
+// the target's executable (already opened by the caller, e.g. from a
+// TracedTarget); `pid` the running process, when there is one (the rate is
+// measured only then).
+Result<TargetFacts> gatherFacts(const ProbeRequest& request, const GoBinary& binary, std::optional<pid_t> pid);
+
+// gatherFacts + planRequest. The overload without a binary opens the target
+// itself (the process's executable for -p, the file for -b or -c).
+Result<Plan> plan(const ProbeRequest& request, const GoBinary& binary, std::optional<pid_t> pid,
+                  TargetFacts* factsOut = nullptr);
+Result<Plan> plan(const ProbeRequest& request, TargetFacts* factsOut = nullptr);
+
+// Hits per second of the functions `patterns` match in `pid`, counted in the
+// kernel for `windowS` seconds (BPF counters at the cheap placement: the
+// process does not stop). The strategy layer's rate probe.
+Result<double> measureHitRate(const GoBinary& binary, pid_t pid, const std::vector<std::string>& patterns,
+                              double windowS);
+
+// ---- count ------------------------------------------------------------------
+
+struct FunctionCount {
+  std::string func;
+  uint64_t count = 0;  // calls since the probes were attached
+};
+
+struct CountSnapshot {
+  double elapsedS = 0;                   // since the probes were attached
+  std::vector<FunctionCount> functions;  // every selected function, in selection order
+  std::optional<int64_t> readValue;      // request.readVariable at its last read (none before the first hit)
+};
+
+class CountSession {
+ public:
+  // Opens the target (for -c: starts it, held before exec), selects the
+  // functions request.locations match, loads the BPF programs, attaches, and
+  // lets a -c command run. Errors as the CLI reports them.
+  static Result<std::unique_ptr<CountSession>> start(const ProbeRequest& request);
+  // The same on a target the caller has opened already (request.target is
+  // then ignored).
+  static Result<std::unique_ptr<CountSession>> start(TracedTarget target, const ProbeRequest& request);
+  ~CountSession();
+  CountSession(const CountSession&) = delete;
+  CountSession& operator=(const CountSession&) = delete;
+
+  const TracedTarget& target() const { return target_; }
+  const Selection& selection() const { return selection_; }
+  const bpf::AttachStats& attachStats() const { return attach_; }
+  std::optional<std::string> readVariable() const { return readVariable_; }
+
+  Result<CountSnapshot> snapshot() const;
+
+  // Runs until request.durationS, a stop request (SIGINT/SIGTERM through
+  // util/stop_signals, or stop()) or the target's exit; `onInterval` gets a
+  // snapshot every request.intervalS (0: never).
+  EndReason run(const std::function<void(const CountSnapshot&)>& onInterval);
+  void stop();
+
+  // Removes every probe (also done by the destructor).
+  bpf::DetachStats detach();
+
+ private:
+  CountSession(TracedTarget target) : target_(std::move(target)) {}
+  TracedTarget target_;
+  Selection selection_;
+  std::unique_ptr<bpf::Engine> engine_;
+  bpf::AttachStats attach_;
+  LoopOptions loop_;
+  std::optional<std::string> readVariable_;
+  double startS_ = 0;
+  bool detached_ = false;
+};
+
+// ---- direct reads -----------------------------------------------------------
+
+// Reads each of request.capture.exprs — package variables — from the
+// process's memory without stopping it (Backend::DirectRead). Values come
+// in Delve's value tree, so backend/delve/value_render.hpp prints them.
+// Errors: Usage when an expression is not a plain variable goscope can lay
+// out (the message says why; Delve can read it), TargetGone, Permission.
+Result<std::vector<rpc::Variable>> readDirect(const ProbeRequest& request);
+
+}  // namespace goscope::api

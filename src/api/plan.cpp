@@ -1,0 +1,171 @@
+// api::gatherFacts and api::plan: what the strategy layer weighs, found out
+// as cheaply as each fact allows — section headers for DWARF, $PATH and
+// `dlv version` for Delve, capget for privileges — and the hit rate, the
+// one fact that costs a probe, only when it decides between the paths.
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "api/goscope.hpp"
+#include "backend/bpf/privileges.hpp"
+#include "backend/delve/delve_window.hpp"
+#include "probe/abi_layout.hpp"
+#include "probe/pattern.hpp"
+#include "session/direct_read.hpp"
+#include "target/target.hpp"
+#include "util/launched_child.hpp"
+
+namespace goscope::api {
+
+namespace {
+
+bool hasDwarfSections(const GoBinary& bin) {
+  return bin.elf().section(".debug_info") || bin.elf().section(".zdebug_info");
+}
+
+// CAP_SYS_PTRACE, or the same uid under Yama's classic mode (scope 0), is
+// what attaching with ptrace (Delve) and process_vm_readv (direct reads) need.
+bool canPtrace(std::optional<pid_t> pid) {
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2]{};
+  if (::syscall(SYS_capget, &hdr, data) == 0 && (data[0].effective & (1u << CAP_SYS_PTRACE))) return true;
+  if (!pid) return ::geteuid() == 0;
+  int scope = 1;
+  std::ifstream("/proc/sys/kernel/yama/ptrace_scope") >> scope;
+  std::ifstream status("/proc/" + std::to_string(*pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Uid:", 0) == 0) {
+      unsigned real = 0;
+      std::sscanf(line.c_str() + 4, "%u", &real);
+      return real == ::geteuid() && scope == 0;
+    }
+  return false;
+}
+
+bool isPerHit(Action a) { return a == Action::Trace || a == Action::Break; }
+
+bool needsDelveFacts(Action a) {
+  return a == Action::Read || a == Action::Sample || a == Action::Set || isPerHit(a);
+}
+
+// Delve locations that are not function names: file.go:12, *0x4567, +2.
+bool isFunctionLocation(const std::string& loc) {
+  return !loc.empty() && loc.find(':') == std::string::npos && loc[0] != '*' && loc[0] != '+' && loc[0] != '-' &&
+         !std::isdigit(static_cast<unsigned char>(loc[0]));
+}
+
+bool anyFunctionMatches(const GoBinary& bin, const std::vector<std::string>& locations) {
+  for (const auto& l : locations) {
+    auto p = Pattern::parse(l);
+    if (!p) return false;
+    for (const auto& fn : bin.pclntab().functions())
+      if (p->matches(fn.name)) return true;
+  }
+  return false;
+}
+
+// Does any function the locations match take or return a float (which
+// lives in XMM registers, out of BPF's reach)? The first 256 matches decide.
+bool anyFloatArguments(const GoBinary& bin, const std::vector<std::string>& locations) {
+  const DwarfInfo* d = bin.dwarf();
+  if (!d) return false;
+  std::vector<Pattern> patterns;
+  for (const auto& l : locations)
+    if (auto p = Pattern::parse(l)) patterns.push_back(std::move(*p));
+  size_t seen = 0;
+  for (const auto& fn : bin.pclntab().functions()) {
+    bool match = false;
+    for (const auto& p : patterns) match = match || p.matches(fn.name);
+    if (!match) continue;
+    if (++seen > 256) break;
+    const DwarfFunction* df = d->functionAt(fn.entry);
+    if (!df) continue;
+    auto layout = layoutFunction(*d, *df, fn.args);
+    if (!layout) continue;
+    for (const auto& v : *layout)
+      for (const auto& part : v.parts)
+        if (part.kind == ValuePart::FloatReg) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<TargetFacts> gatherFacts(const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid) {
+  TargetFacts f;
+  f.hasDwarf = hasDwarfSections(bin);
+  if (const BuildInfo* bi = bin.buildInfo()) f.goVersion = bi->goVersion;
+  f.bpfPrivileges = static_cast<bool>(bpf::checkPrivileges());
+  f.ptracePrivileges = canPtrace(pid);
+  f.runningProcess = pid.has_value();
+  f.dlvInstalled = delve::dlvOnPath();
+  if (needsDelveFacts(r.action)) {
+    if (auto w = f.dlvInstalled ? delve::installedDelveWindow() : std::nullopt) {
+      auto minor = delve::goMinorOf(f.goVersion);
+      bool overridden = false;
+      for (const auto& a : r.dlvArgs) overridden = overridden || a == "--check-go-version=false";
+      f.delveAcceptsGoVersion = overridden || !minor || w->accepts(*minor);
+      f.delveWindow = w->describe();
+    }
+  }
+  if (r.action == Action::Read) {
+    f.readsArePlainVariables = f.hasDwarf && !r.capture.exprs.empty();
+    for (const auto& e : r.capture.exprs) {
+      if (!f.readsArePlainVariables) break;
+      f.directReadRefusal = directReadRefusal(bin, e);
+      f.readsArePlainVariables = f.directReadRefusal.empty();
+    }
+  }
+  if (isPerHit(r.action)) {
+    for (const auto& l : r.locations) f.locationsAreFunctions = f.locationsAreFunctions && isFunctionLocation(l);
+    // break takes Delve's locations too (a short name like `doWork`): one
+    // that names no function exactly is Delve's to resolve or refuse.
+    if (r.action == Action::Break && f.locationsAreFunctions && !anyFunctionMatches(bin, r.locations))
+      f.locationsAreFunctions = false;
+    if ((r.capture.args || r.capture.results) && f.hasDwarf && f.locationsAreFunctions)
+      f.floatArguments = anyFloatArguments(bin, r.locations);
+    // The rate is worth measuring only when it is what decides: a per-hit
+    // capture both paths can serve, on a running process, with no rate given.
+    ProbeRequest probe = r;
+    probe.expectedRatePerS = std::nullopt;
+    auto undecided = planRequest(probe, f);
+    bool rateDecides = undecided && undecided->backend == Backend::Bpf && undecided->fallback == Backend::Delve &&
+                       !undecided->reasons.empty() && undecided->reasons.back().starts_with("hit rate unknown");
+    if (rateDecides && pid && !r.expectedRatePerS && f.bpfPrivileges) {
+      if (auto rate = measureHitRate(bin, *pid, r.locations, r.rateWindowS)) f.measuredRatePerS = *rate;
+    }
+  }
+  return f;
+}
+
+Result<Plan> plan(const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid, TargetFacts* factsOut) {
+  auto f = gatherFacts(r, bin, pid);
+  if (!f) return fail(f.error());
+  if (factsOut) *factsOut = *f;
+  return planRequest(r, *f);
+}
+
+Result<Plan> plan(const ProbeRequest& r, TargetFacts* factsOut) {
+  Result<Target> t = fail(ErrorKind::Usage, std::string(actionName(r.action)) + ": give exactly one target: -p PID, -c 'CMD ARGS' or -b BINARY");
+  std::optional<pid_t> pid;
+  const int given = r.target.pid.has_value() + r.target.command.has_value() + r.target.binary.has_value();
+  if (given != 1) {
+  } else if (r.target.pid) {
+    t = openProcessTarget(*r.target.pid);
+    pid = r.target.pid;
+  } else if (r.target.binary) {
+    t = openBinaryTarget(*r.target.binary);
+  } else if (r.target.command) {
+    auto argv = splitCommand(*r.target.command);
+    auto program = argv.empty() ? std::nullopt : resolveProgram(argv[0]);
+    if (!program) return fail(ErrorKind::NotFound, "-c: no such program: " + (argv.empty() ? std::string() : argv[0]));
+    t = openBinaryTarget(*program);
+  }
+  if (!t) return fail(t.error());
+  return plan(r, *t->binary, pid, factsOut);
+}
+
+}  // namespace goscope::api

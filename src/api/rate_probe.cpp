@@ -1,0 +1,47 @@
+// The strategy layer's rate probe: before choosing between Delve (about a
+// millisecond of stopped process per hit) and BPF (microseconds), count the
+// hits in the kernel for a moment. The count sits at the cheap placement
+// (the stack check's branch), so measuring costs the target next to nothing.
+#include <chrono>
+#include <thread>
+
+#include "api/goscope.hpp"
+#include "probe/pattern.hpp"
+#include "session/go_runtime_facts.hpp"
+#include "util/stop_signals.hpp"
+
+namespace goscope::api {
+
+Result<double> measureHitRate(const GoBinary& bin, pid_t pid, const std::vector<std::string>& locations,
+                              double windowS) {
+  std::vector<Pattern> patterns;
+  for (const auto& l : locations) {
+    auto p = Pattern::parse(l);
+    if (!p) return fail(p.error());
+    patterns.push_back(std::move(*p));
+  }
+  auto proc = Process::attach(pid);
+  if (!proc) return fail(proc.error());
+  auto sel = selectFunctions(bin, patterns, {}, "PID " + std::to_string(pid));
+  if (!sel) return fail(sel.error());
+  auto engine = bpf::Engine::load({.goidOffset = goidOffset(bin)});
+  if (!engine) return fail(engine.error());
+  for (const auto& f : sel->functions)
+    if (auto c = (*engine)->configureProbe(f.probeId, bpf::ProbeConfig{.count = true}); !c) return fail(c.error());
+  auto stats = (*engine)->attach(proc->exeHandlePath(), pid, sel->points);
+  if (!stats) return fail(stats.error());
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto until = t0 + std::chrono::duration<double>(windowS);
+  while (std::chrono::steady_clock::now() < until && !stopRequested() && proc->alive())
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  auto counts = (*engine)->counts();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  (*engine)->detachAll();
+  if (!counts) return fail(counts.error());
+  uint64_t total = 0;
+  for (const auto& f : sel->functions)
+    if (f.probeId < counts->size()) total += (*counts)[f.probeId];
+  return elapsed > 0 ? static_cast<double>(total) / elapsed : 0.0;
+}
+
+}  // namespace goscope::api
