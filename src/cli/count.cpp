@@ -10,109 +10,96 @@
 #include <iostream>
 #include <thread>
 
-#include "backend/bpf/bpf_engine.hpp"
+#include "api/goscope.hpp"
 #include "cli/command.hpp"
+#include "cli/strategy_options.hpp"
 #include "cli/trace_options.hpp"
-#include "session/function_selection.hpp"
-#include "session/go_runtime_facts.hpp"
-#include "session/session_loop.hpp"
 
 namespace goscope::cli {
 
 namespace {
 
-struct ReadVar {
-  GlobalVariable var;
-  uint64_t runtimeAddress = 0;
-};
-
+// Prints what CountSession snapshots: per interval the active functions and
+// their rates, at the end the totals; with --read, the global's value and
+// its own rate of change.
 class CountReporter {
  public:
-  CountReporter(const Selection& sel, bool json, const std::optional<ReadVar>& read)
-      : sel_(sel), json_(json), read_(read), last_(sel.functions.size(), 0) {
-    lastT_ = monotonicSeconds();
-  }
+  CountReporter(bool json, std::optional<std::string> readVar) : json_(json), readVar_(std::move(readVar)) {}
 
-  void interval(const bpf::Engine& eng) {
-    auto counts = eng.counts();
-    if (!counts) return;
-    double now = monotonicSeconds(), dt = std::max(1e-9, now - lastT_);
+  void interval(const api::CountSnapshot& snap) {
+    if (last_.size() != snap.functions.size()) last_.assign(snap.functions.size(), 0);
+    double now = snap.elapsedS, dt = std::max(1e-9, now - lastT_);
     std::string clock = wallClock();
-    for (const auto& f : sel_.functions) {
-      uint64_t c = f.probeId < counts->size() ? (*counts)[f.probeId] : 0;
-      uint64_t delta = c - last_[f.probeId];
-      last_[f.probeId] = c;
-      if (delta == 0 && sel_.functions.size() > 1) continue;  // many functions: show the active ones
+    for (size_t i = 0; i < snap.functions.size(); i++) {
+      const auto& f = snap.functions[i];
+      uint64_t delta = f.count - last_[i];
+      last_[i] = f.count;
+      if (delta == 0 && snap.functions.size() > 1) continue;  // many functions: show the active ones
       double rate = static_cast<double>(delta) / dt;
       if (json_) {
-        boost::json::object o{{"func", f.fn->name}, {"count", c}, {"delta", delta}, {"rate", std::llround(rate)},
-                              {"elapsed_ms", std::llround((now - start_) * 1000)}};
+        boost::json::object o{{"func", f.func}, {"count", f.count}, {"delta", delta}, {"rate", std::llround(rate)},
+                              {"elapsed_ms", std::llround(now * 1000)}};
         std::cout << boost::json::serialize(o) << '\n';
       } else {
-        std::printf("%s %-40s %12llu %14.0f/s\n", clock.c_str(), f.fn->name.c_str(), static_cast<unsigned long long>(c), rate);
+        std::printf("%s %-40s %12llu %14.0f/s\n", clock.c_str(), f.func.c_str(), static_cast<unsigned long long>(f.count), rate);
       }
     }
-    if (read_) printRead(eng, now);
+    if (readVar_) printRead(snap);
     lastT_ = now;
     std::fflush(stdout);
   }
 
-  void totals(const bpf::Engine& eng, EndReason why) {
-    auto counts = eng.counts();
-    if (!counts) return;
-    std::vector<std::pair<uint64_t, const SelectedFunction*>> rows;
-    for (const auto& f : sel_.functions) {
-      uint64_t c = f.probeId < counts->size() ? (*counts)[f.probeId] : 0;
-      if (c > 0 || sel_.functions.size() == 1) rows.push_back({c, &f});
-    }
-    std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.first != b.first ? a.first > b.first : a.second->fn->name < b.second->fn->name; });
+  void totals(const api::CountSnapshot& snap, size_t probed, EndReason why) {
+    std::vector<const api::FunctionCount*> rows;
+    for (const auto& f : snap.functions)
+      if (f.count > 0 || snap.functions.size() == 1) rows.push_back(&f);
+    std::sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->count != b->count ? a->count > b->count : a->func < b->func; });
     if (json_) {
-      for (auto& [c, f] : rows) {
-        boost::json::object o{{"func", f->fn->name}, {"count", c}, {"final", true}};
+      for (auto* f : rows) {
+        boost::json::object o{{"func", f->func}, {"count", f->count}, {"final", true}};
         std::cout << boost::json::serialize(o) << '\n';
       }
-      if (read_) printRead(eng, monotonicSeconds());
+      if (readVar_) printRead(snap);
     } else {
       std::printf("\n%-48s %12s\n", "FUNC", "COUNT");
-      for (auto& [c, f] : rows) std::printf("%-48s %12llu\n", f->fn->name.c_str(), static_cast<unsigned long long>(c));
+      for (auto* f : rows) std::printf("%-48s %12llu\n", f->func.c_str(), static_cast<unsigned long long>(f->count));
       if (rows.empty()) std::printf("(no calls)\n");
-      std::fprintf(stderr, "goscope: %s; %zu functions probed\n", describe(why).c_str(), sel_.functions.size());
+      std::fprintf(stderr, "goscope: %s; %zu functions probed\n", describe(why).c_str(), probed);
     }
     std::fflush(stdout);
   }
 
  private:
-  void printRead(const bpf::Engine& eng, double now) {
-    auto g = eng.globalValue(0);
-    if (!g || g->tsNs == 0) {
-      if (json_) std::cout << boost::json::serialize(boost::json::object{{"var", read_->var.name}, {"value", nullptr}}) << '\n';
-      else std::printf("%s: not read yet (no hit)\n", read_->var.name.c_str());
+  void printRead(const api::CountSnapshot& snap) {
+    if (!snap.readValue) {
+      if (json_) std::cout << boost::json::serialize(boost::json::object{{"var", *readVar_}, {"value", nullptr}}) << '\n';
+      else std::printf("%s: not read yet (no hit)\n", readVar_->c_str());
       return;
     }
-    int64_t value = static_cast<int64_t>(g->value);
+    int64_t value = *snap.readValue;
+    double now = snap.elapsedS;
     // The variable's own rate of change between two reports (the first report
     // has nothing to compare with).
     std::optional<long long> rate;
     if (haveRead_) rate = std::llround(static_cast<double>(value - lastValue_) / std::max(1e-9, now - lastReadT_));
     if (json_) {
-      boost::json::object o{{"var", read_->var.name}, {"value", value}};
+      boost::json::object o{{"var", *readVar_}, {"value", value}};
       o["rate"] = rate ? boost::json::value(*rate) : boost::json::value(nullptr);
       std::cout << boost::json::serialize(o) << '\n';
     } else if (rate) {
-      std::printf("%s: %lld (%lld ops/s)\n", read_->var.name.c_str(), static_cast<long long>(value), *rate);
+      std::printf("%s: %lld (%lld ops/s)\n", readVar_->c_str(), static_cast<long long>(value), *rate);
     } else {
-      std::printf("%s: %lld\n", read_->var.name.c_str(), static_cast<long long>(value));
+      std::printf("%s: %lld\n", readVar_->c_str(), static_cast<long long>(value));
     }
     lastValue_ = value;
     lastReadT_ = now;
     haveRead_ = true;
   }
 
-  const Selection& sel_;
   bool json_;
-  std::optional<ReadVar> read_;
+  std::optional<std::string> readVar_;
   std::vector<uint64_t> last_;
-  double start_ = monotonicSeconds(), lastT_ = 0, lastReadT_ = 0;
+  double lastT_ = 0, lastReadT_ = 0;
   int64_t lastValue_ = 0;
   bool haveRead_ = false;
 };
@@ -122,45 +109,26 @@ class CountReporter {
 int runCount(const std::vector<std::string>& argv) {
   auto specs = traceOptionSpecs({{"read", 0, true, "read this global (e.g. main.counter) on each hit of the first function"},
                                  {"entry", 0, false, "probe the plain function entry, not the cheaper stack-check branch"}});
+  for (auto& o : strategyOptionSpecs(false)) specs.push_back(o);
   auto args = orRaise(parseArgs("count", specs, argv));
   if (args.has("help")) {
     std::cout << usageOf("goscope count (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS] [-d SECS] [--read VAR] [--json] PATTERN...", specs);
     return 0;
   }
   TraceSetup setup = prepareTrace(args, "count");
-  SelectionOptions so;
-  so.plainEntry = args.has("entry");
-  Selection sel = orRaise(selectFunctions(setup.target.binary(), setup.patterns, so, setup.target.describe()));
+  ProbeRequest request = requestFromTraceArgs(args, Action::Count, setup);
+  request.readVariable = args.get("read");
+  request.plainEntry = args.has("entry");
+  applyStrategyOptions(args, request);
+  planOrRaise(args, request, setup.target.binary(), request.target.pid);
 
-  std::optional<ReadVar> read;
-  if (auto name = args.get("read")) {
-    GlobalVariable v = orRaise(findGlobal(setup.target.binary(), *name));
-    if (v.size == 0 || v.size > 8)
-      raise({ErrorKind::Usage, "--read " + *name + ": only variables of 1 to 8 bytes can be read per hit (it has " + std::to_string(v.size) + ")"});
-    read = ReadVar{v, 0};
-  }
-
-  auto engine = orRaise(bpf::Engine::load({.goidOffset = goidOffset(setup.target.binary())}));
-  auto configureRead = [&] {
-    read->runtimeAddress = read->var.address + orRaise(setup.target.loadBias());
-    orRaise(engine->configureProbe(0, bpf::ProbeConfig{.count = true, .readGlobal = bpf::GlobalRead{read->runtimeAddress, static_cast<uint8_t>(read->var.size)}}));
-  };
-  for (const auto& f : sel.functions) orRaise(engine->configureProbe(f.probeId, bpf::ProbeConfig{.count = true}));
-  // A PIE started by -c has no load bias until it runs: configure the read
-  // after release (reconfiguring zeroes that probe's count of the first
-  // moments); everything else knows its addresses now.
-  bool readAfterStart = read && setup.target.isLaunched() && setup.target.binary().elf().isPie();
-  if (read && !readAfterStart) configureRead();
-  auto stats = orRaise(engine->attach(setup.target.attachPath(), setup.target.pidFilter(), sel.points));
-  orRaise(setup.target.release());
-  if (readAfterStart) configureRead();
-  announce(setup, sel, stats, args.has("json"));
-
-  CountReporter reporter(sel, args.has("json"), read);
-  EndReason why = runSessionLoop(setup.target, setup.loop, [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); },
-                                 [&] { reporter.interval(*engine); });
-  reporter.totals(*engine, why);
-  auto detached = engine->detachAll();
+  const bool json = args.has("json");
+  auto session = orRaise(api::CountSession::start(std::move(setup.target), request));
+  announce(session->target(), session->selection(), session->attachStats(), json);
+  CountReporter reporter(json, session->readVariable());
+  EndReason why = session->run([&](const api::CountSnapshot& s) { reporter.interval(s); });
+  if (auto snap = session->snapshot()) reporter.totals(*snap, session->selection().functions.size(), why);
+  auto detached = session->detach();
   std::fprintf(stderr, "goscope: detached %zu probes in %.1f ms\n", detached.points, detached.detachMs);
   return 0;
 }

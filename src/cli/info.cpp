@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "cli/strategy_options.hpp"
 #include "cli/target_options.hpp"
 #include "output/hex.hpp"
 
@@ -15,12 +16,20 @@ const std::vector<OptionSpec> kSpecs = {
 }
 
 int runInfo(const std::vector<std::string>& argv) {
-  auto args = orRaise(parseArgs("info", kSpecs, argv));
+  std::vector<OptionSpec> specs = kSpecs;
+  specs.push_back({"explain", 0, false, "print the plan, and every reason behind it, on stderr"});
+  auto args = orRaise(parseArgs("info", specs, argv));
   if (args.has("help")) {
-    std::cout << usageOf("goscope info (-b BINARY | -p PID) [--json]", kSpecs);
+    std::cout << usageOf("goscope info (-b BINARY | -p PID) [--json]", specs);
     return 0;
   }
   Target t = openTargetOrRaise(args, "info");
+  if (args.has("explain")) {
+    ProbeRequest request;
+    request.action = Action::Info;
+    if (t.process) request.target.pid = t.process->pid();
+    planOrRaise(args, request, *t.binary, request.target.pid);
+  }
   const GoBinary& bin = *t.binary;
   const BuildInfo* bi = bin.buildInfo();
   const DwarfInfo* dw = bin.dwarf();

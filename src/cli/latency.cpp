@@ -12,6 +12,7 @@
 
 #include "backend/bpf/bpf_engine.hpp"
 #include "cli/command.hpp"
+#include "cli/strategy_options.hpp"
 #include "cli/trace_options.hpp"
 #include "output/histogram_text.hpp"
 #include "session/go_runtime_facts.hpp"
@@ -71,13 +72,16 @@ void report(const bpf::Engine& eng, const Selection& sel, bool json, bool finalR
 }  // namespace
 
 int runLatency(const std::vector<std::string>& argv) {
-  auto specs = traceOptionSpecs({});
+  auto specs = traceOptionSpecs(strategyOptionSpecs(false));
   auto args = orRaise(parseArgs("latency", specs, argv));
   if (args.has("help")) {
     std::cout << usageOf("goscope latency (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS] [-d SECS] [--json] PATTERN...", specs);
     return 0;
   }
   TraceSetup setup = prepareTrace(args, "latency");
+  ProbeRequest request = requestFromTraceArgs(args, Action::Latency, setup);
+  applyStrategyOptions(args, request);
+  planOrRaise(args, request, setup.target.binary(), request.target.pid);
   Selection sel = orRaise(selectFunctions(setup.target.binary(), setup.patterns, {.returns = true}, setup.target.describe()));
   bpf::EngineOptions eo{.goidOffset = goidOffset(setup.target.binary())};
   eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(sel.functions.size()));

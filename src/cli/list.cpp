@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "cli/strategy_options.hpp"
 #include "cli/target_options.hpp"
 #include "output/hex.hpp"
 #include "probe/pattern.hpp"
@@ -47,15 +48,23 @@ boost::json::object toJson(const GoBinary& bin, const GoFunction& fn, const Func
 }  // namespace
 
 int runList(const std::vector<std::string>& argv) {
-  auto args = orRaise(parseArgs("list", kSpecs, argv));
+  std::vector<OptionSpec> specs = kSpecs;
+  specs.push_back({"explain", 0, false, "print the plan, and every reason behind it, on stderr"});
+  auto args = orRaise(parseArgs("list", specs, argv));
   if (args.has("help")) {
-    std::cout << usageOf("goscope list (-b BINARY | -p PID) [--json] [--all] [PATTERN...]", kSpecs)
+    std::cout << usageOf("goscope list (-b BINARY | -p PID) [--json] [--all] [PATTERN...]", specs)
               << "PATTERN: a glob (only * and ? are wildcards) or /regex/; none lists everything\n";
     return 0;
   }
   std::vector<Pattern> patterns;
   for (const auto& p : args.positional()) patterns.push_back(orRaise(Pattern::parse(p)));
   Target target = openTargetOrRaise(args, "list");
+  if (args.has("explain")) {
+    ProbeRequest request;
+    request.action = Action::List;
+    if (target.process) request.target.pid = target.process->pid();
+    planOrRaise(args, request, *target.binary, request.target.pid);
+  }
   const GoBinary& bin = *target.binary;
   bool json = args.has("json"), all = args.has("all");
 

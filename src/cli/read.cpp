@@ -1,7 +1,9 @@
-// goscope read: a one-off read of globals or expressions through Delve —
-// attach, evaluate each, detach. The target is stopped from the attach to
-// the detach, so values are printed only afterwards, and stderr says how
-// long that was.
+// goscope read: a one-off read of globals or expressions. Plain package
+// variables goscope can lay out are read straight from the process's memory,
+// without stopping it (the direct-read plan); anything else goes through
+// Delve — attach, evaluate each, detach — and the target is stopped from the
+// attach to the detach, so values are printed only afterwards, and stderr
+// says how long that was. Both print the same text and JSON.
 #include <boost/json.hpp>
 
 #include <cstdio>
@@ -10,6 +12,8 @@
 #include "backend/delve/value_render.hpp"
 #include "cli/command.hpp"
 #include "cli/delve_options.hpp"
+#include "cli/strategy_options.hpp"
+#include "target/target.hpp"
 #include "util/json_text.hpp"
 
 namespace goscope::cli {
@@ -32,7 +36,7 @@ void print(const std::string& expr, const rpc::Variable& v, bool json) {
 }  // namespace
 
 int runRead(const std::vector<std::string>& argv) {
-  auto specs = delveOptionSpecs({});
+  auto specs = delveOptionSpecs(strategyOptionSpecs(false));
   auto args = orRaise(parseArgs("read", specs, argv));
   if (args.has("help")) {
     std::cout << usageOf("goscope read -p PID [--json] EXPR...   (globals are package-qualified: main.counter)", specs);
@@ -41,6 +45,28 @@ int runRead(const std::vector<std::string>& argv) {
   const auto& exprs = args.positional();
   if (exprs.empty()) raise({ErrorKind::Usage, "read: name at least one expression, e.g. main.counter"});
   pid_t pid = delvePidOrRaise(args, "read");
+
+  ProbeRequest request;
+  request.action = Action::Read;
+  request.target.pid = pid;
+  request.capture.exprs = exprs;
+  request.dlvArgs = args.all("dlv-arg");
+  applyStrategyOptions(args, request);
+  Target target = orRaise(openProcessTarget(pid));
+  Plan plan = planOrRaise(args, request, *target.binary, pid);
+  if (plan.backend == Backend::DirectRead) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto values = api::readDirect(request);
+    if (values) {
+      for (size_t i = 0; i < values->size(); ++i) print(exprs[i], (*values)[i], args.has("json"));
+      std::cout.flush();
+      std::fprintf(stderr, "goscope: PID %d was not stopped: read directly from its memory in %.2f ms\n", pid, msSince(t0));
+      return 0;
+    }
+    // A process that exited has nothing for Delve either.
+    if (!plan.fallback || values.error().kind == ErrorKind::TargetGone) raise(sessionError(pid, values.error()));
+    reportFallback(plan.backend, *plan.fallback, values.error());
+  }
 
   const auto t0 = std::chrono::steady_clock::now();
   auto session = attachOrRaise(pid, args);

@@ -13,6 +13,8 @@
 #include "cli/command.hpp"
 #include "cli/delve_hits.hpp"
 #include "cli/delve_options.hpp"
+#include "cli/strategy_options.hpp"
+#include "target/target.hpp"
 #include "util/json_text.hpp"
 
 namespace goscope::cli {
@@ -112,6 +114,8 @@ int runSample(const std::vector<std::string>& argv) {
       {"interval", 'i', true, "one sample every SECS seconds (default 1)"},
       {"duration", 'd', true, "stop after SECS seconds"},
       {"timeout", 0, true, "a miss when FUNC is not called within SECS (default: the interval)"},
+      {"strategy", 0, true, "auto (default) or delve: sampling is Delve's"},
+      {"explain", 0, false, "print the plan, and every reason behind it, on stderr"},
   });
   auto args = orRaise(parseArgs("sample", specs, argv));
   if (args.has("help")) {
@@ -129,6 +133,19 @@ int runSample(const std::vector<std::string>& argv) {
   const double durationS = args.has("duration") ? orRaise(args.getSeconds("duration", 0)) : 0;
   const double timeoutS = orRaise(args.getSeconds("timeout", intervalS));
   pid_t pid = delvePidOrRaise(args, "sample");
+  {
+    ProbeRequest request;
+    request.action = Action::Sample;
+    request.target.pid = pid;
+    request.locations = {*at};
+    request.capture.exprs = parts.exprs;
+    request.capture.args = parts.args;
+    request.intervalS = intervalS;
+    request.durationS = durationS;
+    request.dlvArgs = args.all("dlv-arg");
+    applyStrategyOptions(args, request);
+    planOrRaise(args, request, *orRaise(openProcessTarget(pid)).binary, pid);
+  }
 
   const auto t0 = Clock::now();
   auto session = attachOrRaise(pid, args);

@@ -10,6 +10,8 @@
 #include "backend/delve/value_render.hpp"
 #include "cli/command.hpp"
 #include "cli/delve_options.hpp"
+#include "cli/strategy_options.hpp"
+#include "target/target.hpp"
 #include "util/json_text.hpp"
 
 namespace goscope::cli {
@@ -36,7 +38,9 @@ struct Change {
 }  // namespace
 
 int runSet(const std::vector<std::string>& argv) {
-  auto specs = delveOptionSpecs({{"allow-write", 0, false, "confirm: write to the target's memory"}});
+  auto specs = delveOptionSpecs({{"allow-write", 0, false, "confirm: write to the target's memory"},
+                                 {"strategy", 0, true, "auto (default) or delve: writes are Delve's"},
+                                 {"explain", 0, false, "print the plan, and every reason behind it, on stderr"}});
   auto args = orRaise(parseArgs("set", specs, argv));
   if (args.has("help")) {
     std::cout << usageOf("goscope set -p PID VAR=VALUE... --allow-write [--json]", specs);
@@ -49,6 +53,15 @@ int runSet(const std::vector<std::string>& argv) {
   for (const auto& p : args.positional()) assignments.push_back(parseAssignment(p));
   if (assignments.empty()) raise({ErrorKind::Usage, "set: name VAR=VALUE, e.g. main.counter=5"});
   pid_t pid = delvePidOrRaise(args, "set");
+  {
+    ProbeRequest request;
+    request.action = Action::Set;
+    request.target.pid = pid;
+    for (const auto& a : assignments) request.writes.push_back({a.var, a.value});
+    request.dlvArgs = args.all("dlv-arg");
+    applyStrategyOptions(args, request);
+    planOrRaise(args, request, *orRaise(openProcessTarget(pid)).binary, pid);
+  }
 
   const auto t0 = std::chrono::steady_clock::now();
   auto session = attachOrRaise(pid, args);

@@ -46,9 +46,26 @@ TraceSetup prepareTrace(const Args& args, const std::string& sub, bool patternsR
 }
 
 void announce(const TraceSetup& setup, const Selection& sel, const bpf::AttachStats& stats, bool json) {
+  announce(setup.target, sel, stats, json);
+}
+
+ProbeRequest requestFromTraceArgs(const Args& args, Action action, const TraceSetup& setup) {
+  ProbeRequest r;
+  r.action = action;
+  if (auto p = args.get("pid")) r.target.pid = orRaise(parsePid(*p));
+  if (auto c = args.get("command")) r.target.command = *c;
+  if (auto b = args.get("binary")) r.target.binary = *b;
+  r.target.commandStdoutToStderr = args.has("json");
+  for (const auto& p : setup.patterns) r.locations.push_back(p.text());
+  r.durationS = setup.loop.durationS;
+  r.intervalS = setup.loop.intervalS;
+  return r;
+}
+
+void announce(const TracedTarget& target, const Selection& sel, const bpf::AttachStats& stats, bool json) {
   (void)json;
   std::fprintf(stderr, "goscope: %zu functions, %zu probes attached to %s in %.1f ms (%s)%s; Ctrl-C to stop\n",
-               sel.functions.size(), stats.points, setup.target.describe().c_str(), stats.attachMs,
+               sel.functions.size(), stats.points, target.describe().c_str(), stats.attachMs,
                stats.uprobeMulti ? "uprobe_multi" : "perf-event uprobes",
                sel.skippedUnsafe ? (", " + std::to_string(sel.skippedUnsafe) + " unsafe to probe left out").c_str() : "");
 }

@@ -6,6 +6,7 @@
 
 #include "backend/bpf/bpf_engine.hpp"
 #include "cli/args.hpp"
+#include "probe/probe_request.hpp"
 #include "probe/pattern.hpp"
 #include "session/function_selection.hpp"
 #include "session/session_loop.hpp"
@@ -26,6 +27,10 @@ struct TraceSetup {
 TraceSetup prepareTrace(const Args& args, const std::string& subcommand, bool patternsRequired = true);
 
 // One line on stderr: what was attached, how, how fast.
+void announce(const TracedTarget& target, const Selection& sel, const bpf::AttachStats& stats, bool json);
 void announce(const TraceSetup& setup, const Selection& sel, const bpf::AttachStats& stats, bool json);
+
+// The ProbeRequest the shared options describe: target, patterns, -i/-d.
+ProbeRequest requestFromTraceArgs(const Args& args, Action action, const TraceSetup& setup);
 
 }  // namespace goscope::cli

@@ -1,0 +1,66 @@
+#include "cli/strategy_options.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace goscope::cli {
+
+std::vector<OptionSpec> strategyOptionSpecs(bool perHit) {
+  std::vector<OptionSpec> specs = {
+      {"strategy", 0, true, "auto (default), delve or bpf: which path serves the request"},
+      {"explain", 0, false, "print the plan, and every reason behind it, on stderr"},
+  };
+  if (perHit) {
+    specs.push_back({"max-overhead", 0, true, "overhead budget in % of the target's time (default 1): Delve only within it"});
+    specs.push_back({"expect-rate", 0, true, "hits per second you expect (skips measuring the rate)"});
+  }
+  return specs;
+}
+
+namespace {
+
+double positiveNumber(const Args& args, const std::string& name, double max) {
+  auto text = args.get(name);
+  double v = 0;
+  size_t used = 0;
+  try {
+    v = std::stod(*text, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != text->size() || !(v >= 0) || v > max)
+    raise({ErrorKind::Usage, "--" + name + " wants a number from 0 to " + std::to_string(static_cast<long long>(max)) + ", not '" + *text + "'"});
+  return v;
+}
+
+}  // namespace
+
+void applyStrategyOptions(const Args& args, ProbeRequest& r) {
+  if (auto s = args.get("strategy")) {
+    if (*s == "auto") r.strategy = StrategyChoice::Auto;
+    else if (*s == "delve") r.strategy = StrategyChoice::Delve;
+    else if (*s == "bpf") r.strategy = StrategyChoice::Bpf;
+    else raise({ErrorKind::Usage, "--strategy wants auto, delve or bpf, not '" + *s + "'"});
+  }
+  if (args.has("max-overhead")) r.maxOverheadPct = positiveNumber(args, "max-overhead", 100);
+  if (args.has("expect-rate")) r.expectedRatePerS = positiveNumber(args, "expect-rate", 1e9);
+}
+
+Plan planOrRaise(const Args& args, const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid) {
+  TargetFacts facts;
+  auto p = api::plan(r, bin, pid, &facts);
+  if (args.has("explain")) {
+    std::string text = p ? explainPlan(*p) : "plan: none: " + p.error().message + "\n";
+    text += "  " + explainFacts(facts);
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) std::fprintf(stderr, "goscope: %s\n", line.c_str());
+  }
+  return orRaise(std::move(p));
+}
+
+void reportFallback(Backend from, Backend to, const Error& why) {
+  std::fprintf(stderr, "goscope: the %s path failed (%s); falling back to %s\n", backendName(from), why.message.c_str(),
+               backendName(to));
+}
+
+}  // namespace goscope::cli

@@ -1,0 +1,29 @@
+// The options every probing subcommand shares with the strategy layer:
+// --strategy auto|delve|bpf, --explain, --max-overhead PCT and
+// --expect-rate HITS/S; and planning a request with them, which prints the
+// plan and its reasons on stderr under --explain.
+#pragma once
+
+#include <optional>
+#include <sys/types.h>
+#include <vector>
+
+#include "api/goscope.hpp"
+#include "cli/args.hpp"
+
+namespace goscope::cli {
+
+// `perHit`: trace and break, where the rate and budget options mean something.
+std::vector<OptionSpec> strategyOptionSpecs(bool perHit);
+
+// Reads the options into `request`; Usage errors for bad values.
+void applyStrategyOptions(const Args& args, ProbeRequest& request);
+
+// api::plan, raising the planner's refusal as the error; with --explain, the
+// facts and the plan go to stderr (`goscope: plan ...` lines) first.
+Plan planOrRaise(const Args& args, const ProbeRequest& request, const GoBinary& binary, std::optional<pid_t> pid);
+
+// The line that says the planned path gave way to the other, and why.
+void reportFallback(Backend from, Backend to, const Error& why);
+
+}  // namespace goscope::cli
