@@ -2,10 +2,12 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "backend/delve/value_render.hpp"
 #include "rpc/delve_errors.hpp"
+#include "util/stop_signals.hpp"
 
 namespace goscope::cli {
 
@@ -129,6 +131,61 @@ std::optional<Error> syntaxError(delve::DelveSession& session, const std::vector
     }
   }
   return std::nullopt;
+}
+
+const char* describe(HitLoopEnd e) {
+  switch (e) {
+    case HitLoopEnd::Count: return "hit count reached";
+    case HitLoopEnd::Duration: return "duration reached";
+    case HitLoopEnd::Signal: return "interrupted";
+    case HitLoopEnd::Stopped: return "output closed";
+  }
+  return "";
+}
+
+HitLoopResult runHitLoop(delve::DelveSession& session, const std::vector<int64_t>& ids, long long maxHits,
+                         double durationS, const std::function<bool(const delve::BreakpointHit&)>& onHit) {
+  HitLoopResult r;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::milliseconds(static_cast<long long>(durationS * 1000));
+  for (;;) {
+    if (stopRequested()) break;
+    auto wait = durationS > 0 ? std::chrono::duration_cast<delve::Millis>(deadline - std::chrono::steady_clock::now())
+                              : delve::Millis(24LL * 3600 * 1000);
+    if (wait.count() <= 0) {
+      r.end = HitLoopEnd::Duration;
+      break;
+    }
+    auto ev = session.continueToBreakpoint(wait);
+    if (!ev) {
+      if (!stopRequested()) r.failed = ev.error();
+      break;
+    }
+    if (ev->timedOut) {
+      r.end = HitLoopEnd::Duration;
+      break;
+    }
+    bool done = false;
+    for (const auto& h : ev->hits) {  // none: Delve stopped for itself; continue again
+      if (std::find(ids.begin(), ids.end(), h.breakpointId) == ids.end()) continue;
+      if (r.hits == 0) r.failed = captureError(h);
+      if (r.failed) break;
+      ++r.hits;
+      if (!onHit(h)) {
+        r.end = HitLoopEnd::Stopped;
+        done = true;
+        break;
+      }
+      if (maxHits > 0 && r.hits >= maxHits) {
+        r.end = HitLoopEnd::Count;
+        done = true;
+        break;
+      }
+    }
+    if (done || r.failed) break;
+  }
+  r.activeS = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
 }
 
 }  // namespace goscope::cli

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,5 +43,20 @@ std::optional<Error> captureError(const delve::BreakpointHit& hit);
 // answers the same in any scope). Unknown names are left for the hit to
 // judge: they may be FUNC's locals.
 std::optional<Error> syntaxError(delve::DelveSession& session, const std::vector<std::string>& exprs);
+
+// The breakpoint loop of break (and of trace's Delve plan): continue, hand
+// each hit of one of `breakpointIds` to `onHit` (which returns false to
+// stop), until `maxHits` (0: no limit), `durationS` (0: none), a stop signal,
+// or an error. The first hit's captures are checked (captureError).
+enum class HitLoopEnd { Count, Duration, Signal, Stopped };
+const char* describe(HitLoopEnd e);
+struct HitLoopResult {
+  long long hits = 0;
+  double activeS = 0;  // from the first continue to the end
+  HitLoopEnd end = HitLoopEnd::Signal;
+  std::optional<Error> failed;
+};
+HitLoopResult runHitLoop(delve::DelveSession& session, const std::vector<int64_t>& breakpointIds, long long maxHits,
+                         double durationS, const std::function<bool(const delve::BreakpointHit&)>& onHit);
 
 }  // namespace goscope::cli

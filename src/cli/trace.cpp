@@ -12,6 +12,9 @@
 
 #include "backend/bpf/bpf_engine.hpp"
 #include "cli/command.hpp"
+#include "cli/function_capture.hpp"
+#include "cli/strategy_options.hpp"
+#include "cli/trace_delve.hpp"
 #include "cli/trace_options.hpp"
 #include "output/hex.hpp"
 #include "output/histogram_text.hpp"
@@ -27,51 +30,10 @@ namespace goscope::cli {
 
 namespace {
 
-// How one traced function's values are found and read.
-struct FunctionTrace {
-  std::vector<ValueLayout> layout;  // empty with `raw`
-  CapturePlan plan;
-  bool raw = false;                 // no DWARF, no signature: raw argument registers
-  std::string note;                 // why values are missing, once per function
-};
-
 // A SPEC with a space or ending in "()" is a signature the user gives for a
 // stripped binary: `main.add(x int, y int) int`. Anything else is a pattern.
 bool looksLikeSignature(const std::string& s) {
   return s.find(' ') != std::string::npos || (s.size() > 2 && s.ends_with("()"));
-}
-
-bool hidden(const std::string& name) { return name.empty() || name[0] == '.' || name == "_"; }
-
-std::string valuesText(const std::vector<DecodedValue>& vals, bool results) {
-  std::string s;
-  for (const auto& v : vals) {
-    if (!results && hidden(v.name)) continue;
-    if (!s.empty()) s += ", ";
-    if (!results || !v.name.starts_with("~r")) s += v.name + "=";
-    s += v.text;
-  }
-  return s;
-}
-
-boost::json::object valuesObject(const std::vector<DecodedValue>& vals) {
-  boost::json::object o;
-  for (const auto& v : vals)
-    if (!hidden(v.name)) o[v.name] = v.json;
-  return o;
-}
-
-boost::json::array valuesArray(const std::vector<DecodedValue>& vals) {
-  boost::json::array a;
-  for (const auto& v : vals) a.push_back(v.json);
-  return a;
-}
-
-std::string rawRegs(const bpf::Event& e, size_t n) {
-  static const char* names[] = {"rax", "rbx", "rcx", "rdi", "rsi", "r8", "r9", "r10", "r11"};
-  std::string s;
-  for (size_t i = 0; i < n && i < e.regs.size(); i++) s += (i ? ", " : "") + std::string(names[i]) + "=" + hex(e.regs[i]);
-  return s;
 }
 
 struct PendingCall {
@@ -101,7 +63,7 @@ class Tracer {
       PendingCall c{e.tsNs, {}, nullptr, e.stack};
       if (t.raw) {
         c.argsText = rawRegs(e, 4);
-        c.argsJson = boost::json::object{{"rax", e.regs[0]}, {"rbx", e.regs[1]}, {"rcx", e.regs[2]}, {"rdi", e.regs[3]}};
+        c.argsJson = rawRegsJson(e);
       } else {
         auto vals = decodeArgs(e, t.layout, t.plan, names_);
         c.argsText = valuesText(vals, false);
@@ -187,35 +149,13 @@ class Tracer {
   uint64_t unmatched_ = 0;
 };
 
-FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map<std::string, std::string>& signatures,
-                       const CaptureOptions& copts) {
-  FunctionTrace t;
-  Result<std::vector<ValueLayout>> layout = fail(ErrorKind::NoMatch, "");
-  if (auto it = signatures.find(fn.name); it != signatures.end()) {
-    layout = layoutFromSignature(it->second);
-  } else if (const DwarfInfo* d = bin.dwarf()) {
-    if (const DwarfFunction* df = d->functionAt(fn.entry)) layout = layoutFunction(*d, *df, fn.args);
-  }
-  if (!layout) {
-    t.raw = true;
-    return t;
-  }
-  auto plan = planCaptures(*layout, copts);
-  if (!plan) {
-    t.raw = true;
-    return t;
-  }
-  t.layout = std::move(*layout);
-  t.plan = std::move(*plan);
-  return t;
-}
-
 }  // namespace
 
 int runTrace(const std::vector<std::string>& argv) {
   auto specs = traceOptionSpecs({{"stack", 0, false, "print each call's user stack, symbolized"},
                                  {"folded", 0, false, "print stack counts in the folded format flame graphs read"},
                                  {"max-string", 0, true, "bytes of each string to read (1-256, default 64)"}});
+  for (auto& o : strategyOptionSpecs(true)) specs.push_back(o);
   auto args = orRaise(parseArgs("trace", specs, argv));
   if (args.has("help")) {
     std::cout << usageOf("goscope trace (-p PID | -c 'CMD ARGS' | -b BINARY) [--stack | --folded] [-d SECS] [--json] SPEC...", specs)
@@ -251,6 +191,27 @@ int runTrace(const std::vector<std::string>& argv) {
 
   TraceSetup setup = prepareTrace(args, "trace");
   const GoBinary& bin = setup.target.binary();
+
+  // One request, two plans: BPF probes (arguments and results, the process
+  // never stops) or, when BPF cannot read what is asked (floats in XMM
+  // registers) or with --strategy delve, Delve breakpoints (arguments only).
+  // --folded counts stacks in the kernel: that is a count.
+  ProbeRequest request = requestFromTraceArgs(args, folded ? Action::Count : Action::Trace, setup);
+  request.capture.args = request.capture.results = !folded;
+  request.capture.stack = stack || folded;
+  applyStrategyOptions(args, request);
+  Plan plan = planOrRaise(args, request, bin, request.target.pid);
+  if (plan.backend == Backend::Delve) {
+    DelveTraceOptions dto{*request.target.pid, patternArgs, setup.loop.durationS, json, stack};
+    try {
+      return runTraceWithDelve(args, bin, dto);
+    } catch (const FatalError& e) {
+      const bool delveSpecific = e.error.kind == ErrorKind::External || e.error.kind == ErrorKind::BadTarget ||
+                                 e.error.kind == ErrorKind::Permission;
+      if (request.strategy != StrategyChoice::Auto || plan.fallback != Backend::Bpf || !delveSpecific) throw;
+      reportFallback(Backend::Delve, Backend::Bpf, e.error);
+    }
+  }
   Selection sel = orRaise(selectFunctions(bin, setup.patterns, {.returns = !folded}, setup.target.describe()));
   if (!folded && sel.functions.size() > 4096)
     raise({ErrorKind::Usage, "trace: " + std::to_string(sel.functions.size()) + " functions match; tracing prints a line per call",

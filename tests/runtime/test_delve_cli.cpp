@@ -178,13 +178,13 @@ std::string scratch() {
 
 // ---- read ---------------------------------------------------------------------
 
-TEST_CASE("read: main.counter of a running counter lies between the reports around it") {
+TEST_CASE("read --strategy delve: main.counter of a running counter lies between the reports around it") {
   Counter c;
   double before = c.rate();
   c.drainReports();
   int64_t n1 = c.nextReport();  // printed just now, before the read starts
   REQUIRE(n1 > 0);
-  auto r = runCli("read" + pidArg(c.pid()) + "main.counter");
+  auto r = runCli("read --strategy delve" + pidArg(c.pid()) + "main.counter");
   c.drainReports();              // lines printed while goscope ran
   int64_t n2 = c.nextReport();  // printed after the read
   INFO("stderr: " << r.err);
@@ -505,7 +505,8 @@ TEST_CASE("Ctrl-C and SIGTERM end a break session cleanly, with its totals") {
 TEST_CASE("delve errors: one line with a hint, the documented exit code") {
   SUBCASE("dlv not installed") {
     Counter c;
-    auto r = run("PATH=/nonexistent " + cliPath() + " read" + pidArg(c.pid()) + "main.counter");
+    // A plain variable needs no dlv (it is read directly); an expression does.
+    auto r = run("PATH=/nonexistent " + cliPath() + " read" + pidArg(c.pid()) + "'main.counter + 1'");
     expectError(r, 7, "dlv (Delve) is not installed");
     CHECK(r.err.find("apt-get install delve") != std::string::npos);
     CHECK(splitLines(r.err).size() == 1);
@@ -514,12 +515,19 @@ TEST_CASE("delve errors: one line with a hint, the documented exit code") {
   SUBCASE("a stripped binary: the BPF path works on it") {
     Child stripped({fixture("counter", "stripped")});
     std::this_thread::sleep_for(200ms);
-    for (const std::string cmd : {"read", "break"}) {
-      auto r = runCli(cmd + pidArg(stripped.pid()) + "main.counter");
+    for (const std::string cmd : {"read main.counter", "break --strategy delve main.doWork"}) {
+      auto r = runCli(cmd + pidArg(stripped.pid()));
       expectError(r, 4, "has no DWARF debug info (stripped)");
       CHECK(r.err.find("goscope count/latency/trace") != std::string::npos);
       CHECK(splitLines(r.err).size() == 1);
     }
+    // Left to choose, break takes the BPF plan, which needs no DWARF.
+    auto b = runCli("break -n 2 --explain" + pidArg(stripped.pid()) + "main.doWork");
+    INFO(b.err);
+    CHECK(b.exitCode == 0);
+    CHECK(splitLines(b.out).size() == 2);
+    CHECK(b.err.find("plan: bpf") != std::string::npos);
+    CHECK(b.err.find("stripped") != std::string::npos);
     CHECK(stripped.alive());
     CHECK(tracerPid(stripped.pid()) == 0);
   }
@@ -538,7 +546,7 @@ TEST_CASE("delve errors: one line with a hint, the documented exit code") {
     std::filesystem::permissions(patched, std::filesystem::perms::owner_all);
     Counter c({}, patched);
     double before = c.rate();
-    auto r = runCli("read" + pidArg(c.pid()) + "main.counter");
+    auto r = runCli("read --strategy delve" + pidArg(c.pid()) + "main.counter");
     expectError(r, 4, "was built by go1.29");
     CHECK(r.err.find("outside what the installed Delve") != std::string::npos);
     CHECK(r.err.find("--check-go-version=false") != std::string::npos);

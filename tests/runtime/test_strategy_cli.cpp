@@ -1,0 +1,222 @@
+// One request, two plans: the strategy layer choosing between Delve, BPF
+// and a direct read on real processes — by capability, by the hit rate it
+// measures in the kernel against --max-overhead, and falling back when the
+// chosen path fails for a reason of its own. --explain must say which plan
+// and why, for every subcommand.
+#include <doctest/doctest.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+
+#include <regex>
+#include <thread>
+
+#include "support/run.hpp"
+#include "support/unharmed.hpp"
+
+using namespace goscope::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string pidArg(pid_t pid) { return " -p " + std::to_string(pid) + " "; }
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+// A zoo that has printed "ready".
+struct ReadyZoo {
+  Child child{{fixture("zoo")}, /*captureStdout=*/true};
+  ReadyZoo() {
+    std::string ready;
+    REQUIRE(child.readLine(ready, 5000));
+    REQUIRE(ready == "ready");
+  }
+  pid_t pid() const { return child.pid(); }
+};
+
+}  // namespace
+
+TEST_CASE("strategy: read takes the zero-pause direct read for plain variables, with Delve's values") {
+  Counter c;
+  double before = c.rate();
+  c.drainReports();
+  int64_t n1 = c.nextReport();
+  REQUIRE(n1 > 0);
+  auto r = runCli("read --explain" + pidArg(c.pid()) + "main.counter");
+  c.drainReports();
+  int64_t n2 = c.nextReport();
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exitCode == 0);
+  CHECK(has(r.err, "plan: direct-read"));
+  CHECK(has(r.err, "was not stopped: read directly from its memory"));
+  std::smatch m;
+  REQUIRE(std::regex_match(r.out, m, std::regex(R"(main\.counter = (\d+) \(int64\)\n)")));
+  CHECK(n1 < std::stoll(m[1]));
+  CHECK(std::stoll(m[1]) < n2);
+  checkUnharmed(c, before);
+}
+
+TEST_CASE("strategy: direct reads print exactly what Delve prints; maps and expressions go to Delve") {
+  ReadyZoo z;
+  for (const std::string flags : {"", "--json "}) {
+    const std::string exprs = "main.items main.primary";
+    auto direct = runCli("read --explain " + flags + pidArg(z.pid()) + exprs);
+    auto delve = runCli("read --strategy delve " + flags + pidArg(z.pid()) + exprs);
+    INFO(direct.err << delve.err);
+    REQUIRE(direct.exitCode == 0);
+    REQUIRE(delve.exitCode == 0);
+    CHECK(has(direct.err, "plan: direct-read"));
+    CHECK(has(delve.err, "was stopped"));
+    CHECK(direct.out == delve.out);
+    CHECK(!direct.out.empty());
+  }
+  auto cfg = runCli("read --explain" + pidArg(z.pid()) + "main.cfg");
+  INFO(cfg.err);
+  CHECK(cfg.exitCode == 0);
+  CHECK(has(cfg.err, "plan: delve"));
+  CHECK(has(cfg.err, "holds a map"));
+  auto expr = runCli("read --explain" + pidArg(z.pid()) + "'len(main.items)'");
+  CHECK(expr.out == "len(main.items) = 3 (int)\n");
+  CHECK(has(expr.err, "plan: delve"));
+  CHECK(waitUntraced(z.pid(), 20s));
+}
+
+TEST_CASE("strategy: break measures the rate in the kernel and picks Delve only within the budget") {
+  // fibonacciRecursive runs ~200k times a second, fibonacciLoop ~10 times.
+  Child fib({fixture("fibonacci"), "--loop"}, /*captureStdout=*/true);
+  std::string ready;
+  REQUIRE(fib.readLine(ready, 5000));
+  auto hot = runCli("break -n 3 --args --explain" + pidArg(fib.pid()) + "main.fibonacciRecursive");
+  INFO(hot.err);
+  REQUIRE(hot.exitCode == 0);
+  CHECK(has(hot.err, "plan: bpf"));
+  CHECK(has(hot.err, "measured by an in-kernel count"));
+  CHECK(has(hot.err, "too much for Delve"));
+  CHECK(has(hot.err, "was not stopped (BPF path)"));
+  auto hotLines = splitLines(hot.out);
+  REQUIRE(hotLines.size() == 3);
+  for (const auto& l : hotLines) CHECK(std::regex_match(l, std::regex(R"(\S+ g\d+ main\.fibonacciRecursive\(n=\d+\) main\.go:\d+)")));
+
+  auto slow = runCli("break -n 2 --args --max-overhead 5 --explain" + pidArg(fib.pid()) + "main.fibonacciLoop");
+  INFO(slow.err);
+  REQUIRE(slow.exitCode == 0);
+  CHECK(has(slow.err, "plan: delve"));
+  CHECK(has(slow.err, "Delve fits"));
+  CHECK(has(slow.err, "was stopped"));
+  auto slowLines = splitLines(slow.out);
+  REQUIRE(slowLines.size() == 2);
+  for (const auto& l : slowLines) CHECK(std::regex_match(l, std::regex(R"(\S+ g\d+ main\.fibonacciLoop\(n=\d+\) main\.go:\d+)")));
+
+  // The same hot function, with a budget nothing fits in but a rate the
+  // user vouches for: the planner believes the user.
+  auto vouched = runCli("break -n 1 --expect-rate 2 --explain" + pidArg(fib.pid()) + "main.fibonacciRecursive");
+  CHECK(has(vouched.err, "(expected)"));
+  CHECK(has(vouched.err, "plan: delve"));
+  CHECK(waitUntraced(fib.pid(), 20s));
+  CHECK(fib.alive());
+}
+
+TEST_CASE("strategy: break prints the same lines and JSON keys on either path") {
+  ReadyZoo z;
+  auto bpf = runCli("break -n 1 --args --stack 2 --json --strategy bpf" + pidArg(z.pid()) + "main.greet");
+  auto delve = runCli("break -n 1 --args --stack 2 --json --strategy delve" + pidArg(z.pid()) + "main.greet");
+  INFO(bpf.err << delve.err);
+  REQUIRE(bpf.exitCode == 0);
+  REQUIRE(delve.exitCode == 0);
+  auto a = boost::json::parse(bpf.out).as_object(), b = boost::json::parse(delve.out).as_object();
+  for (auto* o : {&a, &b}) o->erase("time");
+  CHECK(boost::json::serialize(a) == boost::json::serialize(b));
+  CHECK(a.at("args").at("name") == "gopher");
+  CHECK(waitUntraced(z.pid(), 20s));
+}
+
+TEST_CASE("strategy: capability decides first — floats go to Delve, results to BPF, counts never to Delve") {
+  ReadyZoo z;
+  auto dist = runCli("trace -d 1 --explain" + pidArg(z.pid()) + "main.Point.Dist");
+  INFO(dist.err);
+  REQUIRE(dist.exitCode == 0);
+  CHECK(has(dist.err, "plan: delve"));
+  CHECK(has(dist.err, "XMM"));
+  REQUIRE(!dist.out.empty());
+  CHECK(has(splitLines(dist.out)[0], "main.Point.Dist(p={X: 3, Y: 4})"));
+
+  auto greet = runCli("trace -d 1 --explain" + pidArg(z.pid()) + "main.greet");
+  CHECK(has(greet.err, "plan: bpf"));
+  CHECK(has(greet.err, "return probes"));
+  REQUIRE(!greet.out.empty());
+  CHECK(has(splitLines(greet.out)[0], "main.greet(name=\"gopher\") = \"hello, gopher\""));
+
+  auto count = runCli("count -d 0.2 --strategy delve" + pidArg(z.pid()) + "main.greet");
+  CHECK(count.exitCode == 2);
+  CHECK(has(count.err, "--strategy delve does not fit"));
+  auto read = runCli("read --strategy bpf" + pidArg(z.pid()) + "main.items");
+  CHECK(read.exitCode == 2);
+  CHECK(has(read.err, "--strategy bpf cannot evaluate"));
+  auto bad = runCli("break --strategy fast" + pidArg(z.pid()) + "main.greet");
+  CHECK(bad.exitCode == 2);
+  CHECK(has(bad.err, "--strategy wants auto, delve or bpf"));
+  CHECK(waitUntraced(z.pid(), 20s));
+}
+
+TEST_CASE("strategy: when Delve cannot attach (another tracer holds the process), auto falls back to BPF and says so") {
+  Child fib({fixture("fibonacci"), "--loop"}, /*captureStdout=*/true);
+  std::string ready;
+  REQUIRE(fib.readLine(ready, 5000));
+  // Another process becomes fib's tracer (PTRACE_SEIZE does not stop the
+  // tracee; the tracer's death detaches it): dlv's attach is refused, BPF
+  // needs no ptrace.
+  int ready2[2];
+  REQUIRE(::pipe(ready2) == 0);
+  pid_t tracer = ::fork();
+  REQUIRE(tracer >= 0);
+  if (tracer == 0) {
+    char ok = ::ptrace(PTRACE_SEIZE, fib.pid(), nullptr, nullptr) == 0 ? 'y' : 'n';
+    (void)!::write(ready2[1], &ok, 1);
+    for (;;) ::pause();
+  }
+  char ok = 0;
+  REQUIRE(::read(ready2[0], &ok, 1) == 1);
+  ::close(ready2[0]);
+  ::close(ready2[1]);
+  REQUIRE(ok == 'y');
+  auto r = runCli("break -n 2 --args --max-overhead 5 --explain" + pidArg(fib.pid()) + "main.fibonacciLoop");
+  INFO(r.err);
+  CHECK(r.exitCode == 0);
+  CHECK(has(r.err, "plan: delve"));
+  CHECK(has(r.err, "falling back to bpf"));
+  CHECK(splitLines(r.out).size() == 2);
+  auto forced = runCli("break -n 2 --strategy delve" + pidArg(fib.pid()) + "main.fibonacciLoop");
+  CHECK(forced.exitCode != 0);  // a forced path is refused, never changed
+  CHECK(!has(forced.err, "falling back"));
+  ::kill(tracer, SIGKILL);
+  ::waitpid(tracer, nullptr, 0);
+  CHECK(fib.alive());
+}
+
+TEST_CASE("strategy: --explain names the plan for every subcommand") {
+  ReadyZoo z;
+  const std::string p = pidArg(z.pid());
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"list --explain" + p + "main.greet", "plan: direct-read"},
+      {"info --explain" + p, "plan: direct-read"},
+      {"count -d 0.3 --explain" + p + "main.greet", "plan: bpf"},
+      {"latency -d 0.3 --explain" + p + "main.greet", "plan: bpf"},
+      {"trace -d 0.3 --explain" + p + "main.greet", "plan: bpf"},
+      {"read --explain" + p + "main.items", "plan: direct-read"},
+      {"sample -d 1.5 --explain" + p + "--at main.greet main.items", "plan: delve"},
+      {"break -n 1 --explain" + p + "main.greet", "plan: bpf"},
+      {"set --allow-write --explain" + p + "main.cfg.SleepMs=0", "plan: delve"},
+  };
+  for (const auto& [cmd, plan] : cases) {
+    CAPTURE(cmd);
+    auto r = runCli(cmd);
+    INFO(r.err);
+    CHECK(r.exitCode == 0);
+    CHECK(has(r.err, plan));
+    CHECK(has(r.err, "because"));
+    CHECK(has(r.err, "facts: go1."));
+  }
+  CHECK(waitUntraced(z.pid(), 20s));
+}
