@@ -67,29 +67,33 @@ bool anyFunctionMatches(const GoBinary& bin, const std::vector<std::string>& loc
   return false;
 }
 
-// Does any function the locations match take or return a float (which
-// lives in XMM registers, out of BPF's reach)? The first 256 matches decide.
-bool anyFloatArguments(const GoBinary& bin, const std::vector<std::string>& locations) {
-  const DwarfInfo* d = bin.dwarf();
-  if (!d) return false;
+// How many functions the locations match, and does any of them take or
+// return a float (which lives in XMM registers, out of BPF's reach)? Only
+// the first 256 matches are laid out.
+struct MatchFacts {
+  size_t functions = 0;
+  bool floats = false;
+};
+
+MatchFacts matchFacts(const GoBinary& bin, const std::vector<std::string>& locations, bool wantFloats) {
+  MatchFacts m;
   std::vector<Pattern> patterns;
   for (const auto& l : locations)
     if (auto p = Pattern::parse(l)) patterns.push_back(std::move(*p));
-  size_t seen = 0;
+  const DwarfInfo* d = wantFloats ? bin.dwarf() : nullptr;
   for (const auto& fn : bin.pclntab().functions()) {
     bool match = false;
     for (const auto& p : patterns) match = match || p.matches(fn.name);
     if (!match) continue;
-    if (++seen > 256) break;
+    if (++m.functions > 256 || !d || m.floats) continue;
     const DwarfFunction* df = d->functionAt(fn.entry);
     if (!df) continue;
     auto layout = layoutFunction(*d, *df, fn.args);
     if (!layout) continue;
     for (const auto& v : *layout)
-      for (const auto& part : v.parts)
-        if (part.kind == ValuePart::FloatReg) return true;
+      for (const auto& part : v.parts) m.floats = m.floats || part.kind == ValuePart::FloatReg;
   }
-  return false;
+  return m;
 }
 
 }  // namespace
@@ -125,8 +129,11 @@ Result<TargetFacts> gatherFacts(const ProbeRequest& r, const GoBinary& bin, std:
     // that names no function exactly is Delve's to resolve or refuse.
     if (r.action == Action::Break && f.locationsAreFunctions && !anyFunctionMatches(bin, r.locations))
       f.locationsAreFunctions = false;
-    if ((r.capture.args || r.capture.results) && f.hasDwarf && f.locationsAreFunctions)
-      f.floatArguments = anyFloatArguments(bin, r.locations);
+    if (f.locationsAreFunctions) {
+      MatchFacts m = matchFacts(bin, r.locations, (r.capture.args || r.capture.results) && f.hasDwarf);
+      f.matchedFunctions = m.functions;
+      f.floatArguments = m.floats;
+    }
     // The rate is worth measuring only when it is what decides: a per-hit
     // capture both paths can serve, on a running process, with no rate given.
     ProbeRequest probe = r;

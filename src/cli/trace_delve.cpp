@@ -10,13 +10,14 @@
 #include "cli/delve_options.hpp"
 #include "probe/pattern.hpp"
 #include "session/session_loop.hpp"
+#include "strategy/strategy.hpp"
 #include "util/json_text.hpp"
 
 namespace goscope::cli {
 
 namespace {
 
-constexpr size_t kMaxBreakpoints = 16;
+constexpr size_t kMaxBreakpoints = kDelveMaxBreakpoints;
 constexpr int kStackFrames = 16;
 constexpr uint16_t kReturnArgument = 16;  // api.VariableReturnArgument
 

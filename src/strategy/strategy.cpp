@@ -68,14 +68,21 @@ Blocker bpfUnavailable(const TargetFacts& f) {
   return {};
 }
 
-// What only Delve can capture, for a per-hit request.
-std::string delveOnlyCapability(const ProbeRequest& r, const TargetFacts& f) {
-  if (!f.locationsAreFunctions) return "the location is not a function name goscope knows (file:line, a short name): Delve resolves it";
-  if (!r.capture.exprs.empty()) return "Go expressions are evaluated by Delve";
-  if (r.capture.locals) return "local variables are read by Delve";
-  if (r.capture.cond) return "conditions are evaluated by Delve";
+// What only Delve can capture, for a per-hit request. `soft`: BPF can
+// still serve the rest (float arguments print as <unavailable>), so when
+// Delve cannot serve, BPF does, saying what is missing.
+struct DelveOnly {
+  std::string why;
+  bool soft = false;
+};
+
+DelveOnly delveOnlyCapability(const ProbeRequest& r, const TargetFacts& f) {
+  if (!f.locationsAreFunctions) return {"the location is not a function name goscope knows (file:line, a short name): Delve resolves it"};
+  if (!r.capture.exprs.empty()) return {"Go expressions are evaluated by Delve"};
+  if (r.capture.locals) return {"local variables are read by Delve"};
+  if (r.capture.cond) return {"conditions are evaluated by Delve"};
   if (f.floatArguments && (r.capture.args || r.capture.results))
-    return "float arguments live in XMM registers, which BPF cannot read";
+    return {"float arguments live in XMM registers, which BPF cannot read", true};
   return {};
 }
 
@@ -145,14 +152,23 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
     case Action::Trace:
     case Action::Break: {
       // Capability first.
-      if (std::string only = delveOnlyCapability(r, f); !only.empty()) {
-        if (forcedBpf) return cannot(r, "--strategy bpf cannot: " + only);
-        auto pl = useDelve(only);
-        return pl;
+      if (DelveOnly only = delveOnlyCapability(r, f); !only.why.empty()) {
+        const bool tooMany = f.matchedFunctions > kDelveMaxBreakpoints;
+        if (only.soft && (forcedBpf || !noDelve.empty() || tooMany)) {
+          std::string why = forcedBpf      ? std::string("--strategy bpf")
+                            : tooMany      ? std::to_string(f.matchedFunctions) + " functions match: too many for Delve breakpoints"
+                                           : "Delve cannot serve this target: " + noDelve;
+          auto pl = useBpf(why + "; float arguments print as <unavailable>");
+          return pl;
+        }
+        if (forcedBpf) return cannot(r, "--strategy bpf cannot: " + only.why, "drop --strategy, or use --strategy delve");
+        return useDelve(only.why);
       }
       if (forcedDelve) {
         if (!noDelve.empty())
-          return cannot(r, "--strategy delve cannot: " + noDelve, "the BPF path works: drop --strategy", noDelveB.kind);
+          return cannot(r, "--strategy delve cannot: " + noDelve,
+                        (noDelveB.hint.empty() ? std::string() : noDelveB.hint + "; ") + "or drop --strategy: BPF serves it",
+                        noDelveB.kind);
         p.backend = Backend::Delve;
         p.reasons.push_back("--strategy delve");
         if (r.capture.results) p.reasons.push_back("Delve stops at the entry: arguments only, no results");
@@ -216,6 +232,7 @@ std::string explainFacts(const TargetFacts& f) {
   out += f.dlvInstalled ? (f.delveWindow.empty() ? std::string(", dlv installed") : ", " + f.delveWindow) : ", no dlv";
   if (f.dlvInstalled && !f.delveWindow.empty()) out += std::string(" (accepts this target: ") + yes(f.delveAcceptsGoVersion) + ")";
   out += std::string(", BPF privileges: ") + yes(f.bpfPrivileges) + ", ptrace: " + yes(f.ptracePrivileges);
+  if (f.matchedFunctions != 1) out += ", " + std::to_string(f.matchedFunctions) + " functions match";
   if (f.floatArguments) out += ", float arguments";
   if (!f.locationsAreFunctions) out += ", a location that is not a function";
   if (f.measuredRatePerS) {

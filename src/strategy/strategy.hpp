@@ -32,6 +32,7 @@ struct TargetFacts {
   bool floatArguments = false;     // a matched function takes or returns floats
   bool readsArePlainVariables = false;  // read: every expression is a package variable of known address and size
   std::string directReadRefusal;        // read: why not (the first expression that needs Delve)
+  size_t matchedFunctions = 1;          // trace/break: how many functions the locations match
   bool locationsAreFunctions = true;    // break: FUNC names a function (not file:line, not an address)
   std::optional<double> measuredRatePerS;  // from a short in-kernel count
 };
@@ -47,6 +48,9 @@ struct Plan {
 // Delve's cost per breakpoint hit, from the field notes: a hit on every call
 // ran at 0.5-1.5 k hits/s, so about 1 ms of stopped target per hit.
 constexpr double kDelvePerHitSeconds = 1e-3;
+// The most breakpoints a Delve plan sets (one per matched function): beyond
+// it, every call of that many functions stopping the process is never cheap.
+constexpr size_t kDelveMaxBreakpoints = 16;
 
 // Errors (Usage) when no backend can serve the request, or the one forced by
 // --strategy cannot; the message says why and the hint what would work.

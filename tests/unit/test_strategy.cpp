@@ -71,10 +71,13 @@ TEST_CASE("strategy: invariants over the whole capability table") {
           if (a == Action::Count || a == Action::Latency) CHECK(p->backend == Backend::Bpf);
           if (a == Action::Set || a == Action::Sample) CHECK(p->backend == Backend::Delve);
           if ((a == Action::Trace || a == Action::Break) && (cap & 2)) CHECK(p->backend == Backend::Delve);
-          if ((a == Action::Trace || a == Action::Break) && (cap & 1) && f.floatArguments) CHECK(p->backend == Backend::Delve);
+          // Floats need Delve when it can serve; otherwise BPF shows them <unavailable>.
+          if ((a == Action::Trace || a == Action::Break) && (cap & 1) && f.floatArguments && delveUsable(f) &&
+              s != StrategyChoice::Bpf)
+            CHECK(p->backend == Backend::Delve);
           // Results at return: only BPF's return probes see them, unless
           // something only Delve can do decides first, or Delve is forced.
-          if ((a == Action::Trace || a == Action::Break) && (cap & 4) && !(cap & 2) && !((cap & 5) && f.floatArguments) &&
+          if ((a == Action::Trace || a == Action::Break) && (cap & 4) && !(cap & 2) && !((cap & 5) && f.floatArguments && delveUsable(f)) &&
               s == StrategyChoice::Auto)
             CHECK(p->backend == Backend::Bpf);
           if (a == Action::Read && p->backend == Backend::DirectRead) CHECK(f.readsArePlainVariables);
@@ -163,4 +166,24 @@ TEST_CASE("strategy: results at return go to BPF whatever the rate; forced Delve
   REQUIRE(d);
   CHECK(d->backend == Backend::Delve);
   CHECK(explainPlan(*d).find("no results") != std::string::npos);
+}
+
+TEST_CASE("strategy: floats prefer Delve, but BPF serves them (as <unavailable>) when Delve cannot") {
+  TargetFacts f;
+  f.hasDwarf = true;
+  f.floatArguments = true;
+  ProbeRequest r;
+  r.action = Action::Trace;
+  r.capture.args = r.capture.results = true;
+  CHECK(planRequest(r, f)->backend == Backend::Delve);
+  f.runningProcess = false;  // -c: Delve cannot attach to it
+  auto p = planRequest(r, f);
+  REQUIRE(p);
+  CHECK(p->backend == Backend::Bpf);
+  CHECK(explainPlan(*p).find("<unavailable>") != std::string::npos);
+  f.runningProcess = true;
+  f.matchedFunctions = 40;  // a breakpoint on each: never cheap
+  CHECK(planRequest(r, f)->backend == Backend::Bpf);
+  r.capture.exprs = {"x"};  // what only Delve can do stays Delve's
+  CHECK(planRequest(r, f)->backend == Backend::Delve);
 }
