@@ -1,0 +1,45 @@
+// examples/counter_reader, a program on the public C++ API, against the
+// counter fixture: it plans (BPF, with the reason), counts main.doWork's
+// calls in the kernel and reads main.counter on each hit, once a second.
+#include <doctest/doctest.h>
+
+#include <regex>
+
+#include "support/run.hpp"
+#include "support/unharmed.hpp"
+
+using namespace goscope::test;
+
+TEST_CASE("api: examples/counter_reader counts and reads the counter through the library") {
+  Counter c;
+  double before = c.rate();
+  c.drainReports();
+  int64_t startValue = c.nextReport();
+  REQUIRE(startValue > 0);
+  auto r = run(std::string(GOSCOPE_EXAMPLES_DIR) + "/counter_reader " + std::to_string(c.pid()) + " 2.5");
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.exitCode == 0);
+  auto lines = splitLines(r.out);
+  REQUIRE(lines.size() >= 3);
+  CHECK(lines[0] == "plan: bpf");
+  const std::regex sample(R"(\d+\.\d s: main\.doWork called (\d+) times, main\.counter = (-?\d+))");
+  std::vector<std::pair<long long, long long>> samples;
+  for (const auto& l : lines) {
+    std::smatch m;
+    if (std::regex_match(l, m, sample)) samples.push_back({std::stoll(m[1]), std::stoll(m[2])});
+  }
+  REQUIRE(samples.size() == 2);
+  for (const auto& [calls, value] : samples) {
+    CHECK(calls > 0);
+    CHECK(value > startValue);  // read from the live process, after it started
+  }
+  CHECK(samples[1].first > samples[0].first);
+  CHECK(samples[1].second > samples[0].second);
+  checkUnharmed(c, before);
+}
+
+TEST_CASE("api: a bad request comes back as an error value, not a crash") {
+  auto r = run(std::string(GOSCOPE_EXAMPLES_DIR) + "/counter_reader 4000000 1");
+  CHECK(r.exitCode == 1);
+  CHECK(r.err.find("counter_reader: no process with PID 4000000") != std::string::npos);
+}
