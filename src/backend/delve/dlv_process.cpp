@@ -192,6 +192,12 @@ void DlvProcess::handOver(Millis timeout) {
   reapGuardian(timeout);
 }
 
+void DlvProcess::kill() {
+  if (pid_ > 0) ::kill(pid_, SIGKILL);
+  waitExit(Millis(5'000));
+  standDown();  // the guardian reaps dlv and exits; the connection it held dies with dlv
+}
+
 void DlvProcess::reapGuardian(Millis timeout) {
   if (guardian_ <= 0) return;
   const auto deadline = Clock::now() + timeout;
