@@ -52,6 +52,12 @@ std::string Process::exeHandlePath() const { return procPath(pid_, "exe"); }
 
 bool Process::alive() const { return processIsAlive(pid_); }
 
+bool Process::replacedImage() const {
+  struct stat st{};
+  if (exeInode_ == 0 || ::stat(procPath(pid_, "exe").c_str(), &st) != 0) return false;
+  return st.st_ino != exeInode_ || st.st_dev != exeDev_;
+}
+
 bool processIsAlive(pid_t pid) {
   if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
   // A zombie still answers kill(0): look at its state.
