@@ -310,6 +310,25 @@ TEST_CASE("error table: bad symbols, expressions and dlv options on a live count
                 {"read -p {P} main.counter --dlv-arg=--frob", 2, "dlv refused an option given with --dlv-arg: Error: unknown flag: --frob"},
             },
             vars);
+  // Errors of an expression come after the session: the line saying how long
+  // the target was stopped comes first, the error is the last line.
+  for (const Row& row : std::vector<Row>{
+           {"read -p {P} main.nosuch", 5, "main.nosuch: Delve Eval: main (type func()) is not a struct, so there is no package variable of that name"},
+           {"read -p {P} 'main.counter +'", 2, "main.counter +: Delve cannot parse the expression"},
+           {"set -p {P} main.nosuch=1 --allow-write", 5, "main.nosuch=1: Delve Eval"},
+           {"set -p {P} main.counter=abc --allow-write", 5, "could not find symbol value for abc"},
+           {"break -p {P} main.doWork main.nosuch -n 3", 5, "main.nosuch: Delve Eval"},
+       }) {
+    auto r = run("timeout 60 " + cliPath() + " " + expand(row.args, vars));
+    CAPTURE(row.args);
+    INFO("stderr: " << r.err);
+    CHECK(r.exitCode == row.code);
+    auto lines = splitLines(r.err);
+    REQUIRE(!lines.empty());
+    CHECK(lines.back().rfind("goscope: ", 0) == 0);
+    CHECK(lines.back().find(row.needle) != std::string::npos);
+    CHECK(lines.size() <= 4);  // session lines (breakpoint, hits, stopped time), then the error
+  }
   CHECK(waitUntraced(c.pid(), 10s));
   CHECK(c.child.alive());
 }
