@@ -37,12 +37,22 @@ std::string slurp(const std::string& path) {
 // "dlv, under goscope PID 123": a dlv of another goscope session is the
 // usual tracer, and its parent (goscope's guardian, a fork of goscope) says
 // whose session it is.
+pid_t parentOf(pid_t pid) {
+  std::istringstream field(statusField(slurp("/proc/" + std::to_string(pid) + "/status"), "PPid"));
+  pid_t parent = 0;
+  return field >> parent ? parent : 0;
+}
+
 std::string describeTracer(pid_t tracer) {
   std::string out = processName(tracer);
-  std::istringstream ppidField(statusField(slurp("/proc/" + std::to_string(tracer) + "/status"), "PPid"));
-  pid_t parent = 0;
-  if (ppidField >> parent && parent > 1) out += ", under " + processName(parent) + " PID " + std::to_string(parent);
-  return out;
+  pid_t parent = parentOf(tracer);
+  if (parent <= 1) return out;
+  // dlv's parent is goscope's guardian, itself a fork of the goscope the
+  // user ran: name that one.
+  for (pid_t up = parentOf(parent); up > 1 && processName(up) == "goscope" && processName(parent) == "goscope";
+       up = parentOf(up))
+    parent = up;
+  return out + ", under " + processName(parent) + " PID " + std::to_string(parent);
 }
 
 }  // namespace

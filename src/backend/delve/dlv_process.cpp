@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -74,6 +75,11 @@ Result<std::unique_ptr<DlvProcess>> DlvProcess::spawn(const std::string& path, c
   plan.stderrFd = p->err_.get();
   plan.nullFd = devnull.get();
   plan.controlFd = theirs.get();
+  struct stat exe {};
+  if (::stat(("/proc/" + std::to_string(target) + "/exe").c_str(), &exe) == 0) {
+    plan.exeDev = exe.st_dev;
+    plan.exeIno = exe.st_ino;
+  }
 
   const pid_t g = ::fork();
   if (g < 0) return fail(ErrorKind::Internal, std::string("fork failed: ") + std::strerror(errno));
