@@ -369,11 +369,16 @@ TEST_CASE("error table: missing privileges are named before any work") {
             },
             vars, "setpriv --bounding-set=-sys_ptrace -- ");
   // Another user, no capabilities at all.
+  const std::string unreadable = marker + "-unreadable";
+  std::filesystem::copy_file(fixture("hello"), unreadable, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::permissions(unreadable, std::filesystem::perms::none);
   checkRows({
+                {"list -b " + unreadable, 6, unreadable + ": permission denied"},
                 {"read -p {P} main.counter", 6, "it runs as uid 0, goscope as uid 65534"},
                 {"count -p {P} main.doWork -d 1", 6, "this process has neither"},
             },
             vars, "setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- ");
+  std::filesystem::remove(unreadable);
   CHECK(tracerPid(c.pid()) == 0);
   CHECK(c.child.alive());
 }
