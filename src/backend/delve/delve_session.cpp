@@ -206,7 +206,7 @@ bool DelveSession::imageReplaced() const {
 Failure DelveSession::replaced() const {
   return fail(ErrorKind::TargetGone,
               "PID " + std::to_string(pid_) + " replaced its program during the session (exec of " + exePath(pid_) +
-                  "); goscope let go of it without touching the new program",
+                  "); dlv was stopped instead of detaching, which would write the old program's breakpoint bytes into the new one",
               "everything recorded before the exec is printed above");
 }
 
