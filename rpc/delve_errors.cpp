@@ -31,7 +31,8 @@ Error delveError(std::string_view method, std::string_view message) {
   }
   // `main.nosuch` resolves `main` to the function main.main first.
   if (has(line, "is not a struct") && has(line, "(type func")) {
-    return {ErrorKind::NoMatch, text, "no such package variable; qualify it with its package path (main.counter)"};
+    return {ErrorKind::NoMatch, text + ", so there is no package variable of that name",
+            "qualify it with its package path, e.g. main.counter"};
   }
   if (has(line, "Breakpoint exists at")) {
     return {ErrorKind::Usage, text, "one breakpoint per location: clear the existing one first"};

@@ -23,6 +23,8 @@ packages=(
   golang-go delve
   # comparisons, tests (objdump for RET sites) and bench
   binutils bpftrace procps psmisc
+  # error tests: setpriv runs goscope with capabilities dropped
+  util-linux
 )
 
 export DEBIAN_FRONTEND=noninteractive

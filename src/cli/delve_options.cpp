@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "session/ptrace_privileges.hpp"
 #include "target/target.hpp"
 
 namespace goscope::cli {
@@ -43,6 +44,9 @@ void interruptSession(void* session) { static_cast<delve::DelveSession*>(session
 
 std::unique_ptr<delve::DelveSession> attachOrRaise(pid_t pid, const Args& args) {
   installStopSignals();
+  // Before anything is read or started: whether dlv may ptrace it at all
+  // (a missing capability, Yama, another user, another debugger already on it).
+  orRaise(checkPtracePrivileges(pid));
   requireDwarf(pid);
   delve::DelveOptions options;
   options.extraArgs = args.all("dlv-arg");
@@ -66,7 +70,7 @@ void reportTimings(const delve::DelveSession& session, double totalMs, const cha
 }
 
 Error sessionError(pid_t pid, Error e) {
-  if (e.kind != ErrorKind::TargetGone) return e;
+  if (e.kind != ErrorKind::TargetGone || e.message.find("replaced its program") != std::string::npos) return e;
   return {e.kind, "PID " + std::to_string(pid) + " exited during the session (" + e.message + ")",
           "everything recorded before it exited is printed above"};
 }

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "backend/bpf/bpf_engine.hpp"
+#include "backend/bpf/privileges.hpp"
 #include "backend/delve/delve_session.hpp"
 #include "cli/command.hpp"
 #include "cli/args.hpp"
@@ -270,6 +271,11 @@ int runOverhead(const std::vector<std::string>& argv) {
       if (!makeMode(x, Subject{})) raise({ErrorKind::Usage, "overhead: unknown mode '" + x + "'", "modes: none, bpf-count, bpf-count-entry, bpf-count-read, delve-sample-1hz, delve-break-every-hit, bpftrace"});
     if (std::find(modes.begin(), modes.end(), "none") == modes.end()) modes.insert(modes.begin(), "none");
   }
+
+  // Up front, before a counter is started: a BPF mode without the
+  // capabilities would only show up as a failed row at the end.
+  if (std::any_of(modes.begin(), modes.end(), [](const std::string& m) { return m.starts_with("bpf"); }))
+    orRaise(bpf::checkPrivileges());
 
   std::optional<LaunchedChild> ownCounter;
   pid_t pid;

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "backend/bpf/privileges.hpp"
 #include "target/target.hpp"
 #include "util/stop_signals.hpp"
 
@@ -29,6 +30,11 @@ TraceSetup prepareTrace(const Args& args, const std::string& sub, bool patternsR
   LoopOptions loop;
   if (args.has("interval")) loop.intervalS = orRaise(args.getSeconds("interval", 1));
   if (args.has("duration")) loop.durationS = orRaise(args.getSeconds("duration", 0));
+
+  // Before the target is opened or a -c command started: without the
+  // capabilities nothing below can be attached, and the error should say so
+  // first (not after a command has run unobserved).
+  orRaise(bpf::checkPrivileges());
 
   TargetSpec spec;
   if (auto p = args.get("pid")) spec.pid = orRaise(parsePid(*p));

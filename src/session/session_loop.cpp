@@ -14,6 +14,7 @@ std::string describe(EndReason r) {
     case EndReason::Duration: return "duration reached";
     case EndReason::Signal: return "interrupted";
     case EndReason::TargetExited: return "target exited";
+    case EndReason::TargetExeced: return "target replaced its program (exec); the probes were in the old one";
   }
   return "";
 }
@@ -42,6 +43,7 @@ EndReason runSessionLoop(TracedTarget& target, const LoopOptions& o, const std::
     double now = monotonicSeconds();
     if (o.durationS > 0 && now - start >= o.durationS) return EndReason::Duration;
     if (target.ended()) return EndReason::TargetExited;
+    if (target.execed()) return EndReason::TargetExeced;
     if (nextTick > 0 && now >= nextTick) {
       onInterval();
       nextTick += o.intervalS;

@@ -10,7 +10,7 @@
 
 namespace goscope {
 
-enum class EndReason { Duration, Signal, TargetExited };
+enum class EndReason { Duration, Signal, TargetExited, TargetExeced };
 std::string describe(EndReason r);
 
 struct LoopOptions {

@@ -56,6 +56,10 @@ bool TracedTarget::ended() {
   return false;
 }
 
+bool TracedTarget::execed() const {
+  return !child_ && process_ && process_->replacedImage();
+}
+
 Result<uint64_t> TracedTarget::loadBias() {
   if (bias_) return *bias_;
   if (!binary_->elf().isPie()) return uint64_t{0};

@@ -43,6 +43,9 @@ class TracedTarget {
   Result<void> release();
   // True when a -p/-c target has exited. -b never ends by itself.
   bool ended();
+  // True when a -p target has exec'd another program: the uprobes sit in the
+  // old file, so nothing more will be counted (-c and -b: false).
+  bool execed() const;
   std::optional<int> childExitStatus() { return child_ ? child_->poll() : std::nullopt; }
   // Runtime address = link-time address + bias, for -p/-c (after release).
   Result<uint64_t> loadBias();

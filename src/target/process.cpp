@@ -32,8 +32,13 @@ Result<Process> Process::attach(pid_t pid) {
     int err = errno;
     if (err == ENOENT)  // a zombie or a kernel thread has no executable
       return fail(ErrorKind::BadTarget, "PID " + std::to_string(pid) + " has no executable (kernel thread or zombie)");
-    return fail(ErrorKind::Permission, "cannot read /proc/" + std::to_string(pid) + "/exe: " + std::strerror(err),
-                "run as root or with CAP_SYS_PTRACE");
+    // The kernel's ptrace access check: another user's process, or one
+    // holding capabilities we lack (a root process, to a root goscope
+    // without CAP_SYS_PTRACE).
+    return fail(ErrorKind::Permission,
+                "cannot read PID " + std::to_string(pid) + "'s executable (/proc/" + std::to_string(pid) +
+                    "/exe): " + std::strerror(err) + "; that needs CAP_SYS_PTRACE or the target's own user",
+                "run as root with CAP_SYS_PTRACE, or as the user that runs PID " + std::to_string(pid));
   }
   p.exePath_.assign(buf, static_cast<size_t>(n));
   if (::stat(procPath(pid, "exe").c_str(), &st) == 0) {
@@ -46,6 +51,12 @@ Result<Process> Process::attach(pid_t pid) {
 std::string Process::exeHandlePath() const { return procPath(pid_, "exe"); }
 
 bool Process::alive() const { return processIsAlive(pid_); }
+
+bool Process::replacedImage() const {
+  struct stat st{};
+  if (exeInode_ == 0 || ::stat(procPath(pid_, "exe").c_str(), &st) != 0) return false;
+  return st.st_ino != exeInode_ || st.st_dev != exeDev_;
+}
 
 bool processIsAlive(pid_t pid) {
   if (::kill(pid, 0) != 0 && errno == ESRCH) return false;

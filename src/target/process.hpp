@@ -34,6 +34,9 @@ class Process {
   std::string exeHandlePath() const;
 
   bool alive() const;
+  // The process now runs another executable than at attach (it exec'd):
+  // /proc/PID/exe names another device and inode. False once it is gone.
+  bool replacedImage() const;
   Result<std::vector<Mapping>> mappings() const;
   // Where the executable's link-time addresses sit in this process:
   // runtime address = link-time address + bias. 0 for non-PIE executables.

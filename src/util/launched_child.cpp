@@ -70,7 +70,14 @@ Result<LaunchedChild> LaunchedChild::start(const std::string& command, bool stdo
   auto argv = splitCommand(command);
   if (argv.empty()) return fail(ErrorKind::Usage, "-c needs a command");
   auto prog = resolveProgram(argv[0]);
-  if (!prog) return fail(ErrorKind::NotFound, argv[0] + ": no such program");
+  if (!prog) {
+    // A file that is there but cannot be run is not "missing".
+    struct stat st{};
+    if (argv[0].find('/') != std::string::npos && ::stat(argv[0].c_str(), &st) == 0)
+      return fail(ErrorKind::BadTarget, argv[0] + (S_ISREG(st.st_mode) ? ": not executable" : ": not a regular file"),
+                  "-c runs a program: give an executable Go binary");
+    return fail(ErrorKind::NotFound, argv[0] + ": no such program");
+  }
   int goPipe[2], execPipe[2];
   if (::pipe2(goPipe, O_CLOEXEC) != 0 || ::pipe2(execPipe, O_CLOEXEC) != 0)
     return fail(ErrorKind::Internal, std::string("pipe: ") + std::strerror(errno));

@@ -3,9 +3,12 @@
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "backend/delve/dlv_startup.hpp"
@@ -24,6 +27,32 @@ Millis left(Clock::time_point deadline) {
   return l.count() > 0 ? l : Millis(1);
 }
 
+
+// What tells one program image from the next in the same process: the
+// executable's device and inode, and where its code starts (/proc/PID/stat
+// field 26, startcode: an exec of the same PIE file moves it). Empty when
+// the process is gone.
+std::string imageIdentity(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid);
+  struct stat st{};
+  if (::stat((dir + "/exe").c_str(), &st) != 0) return {};
+  std::ifstream in(dir + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return {};
+  auto rp = line.rfind(')');
+  if (rp == std::string::npos) return {};
+  std::istringstream fields(line.substr(rp + 2));  // field 3 (state) onwards
+  std::string f, startcode;
+  for (int n = 3; n <= 26 && fields >> f; ++n)
+    if (n == 26) startcode = f;
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + startcode;
+}
+
+std::string exePath(pid_t pid) {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+  return ec ? std::string("?") : p.string();
+}
 
 }  // namespace
 
@@ -63,6 +92,12 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
     if (a.starts_with("--accept-multiclient") || a.starts_with("--continue") || a.starts_with("--headless")) {
       return fail(ErrorKind::Usage, "refusing dlv option " + a + ": goscope runs dlv single-client and headless");
     }
+    // The API port can stop, read and write the target: it stays on
+    // loopback, for goscope's own user only (docs/security.md).
+    if (a.starts_with("--listen") || a.starts_with("-l") || a.starts_with("--only-same-user")) {
+      return fail(ErrorKind::Usage, "refusing dlv option " + a +
+                                        ": dlv's API port stays on 127.0.0.1 and refuses other users (docs/security.md)");
+    }
   }
   if (pid <= 0 || !processIsAlive(pid)) return fail(ErrorKind::NotFound, "no process " + std::to_string(pid));
   auto path = DlvProcess::locate(options.dlvPath);
@@ -72,7 +107,7 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
   s->pid_ = pid;
   s->options_ = options;
   std::vector<std::string> args = {"attach", std::to_string(pid), "--headless", "--api-version=2",
-                                   "--listen=127.0.0.1:0"};
+                                   "--listen=127.0.0.1:0", "--only-same-user=true"};
   args.insert(args.end(), options.extraArgs.begin(), options.extraArgs.end());
 
   const auto t0 = Clock::now();
@@ -114,6 +149,7 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
     return fail(ErrorKind::External, "dlv reports PID " + std::to_string(pid) + " running right after attaching");
   }
   s->state_ = SessionState::Stopped;
+  s->image_ = imageIdentity(pid);
   if (options.checkGoVersion &&
       std::find(options.extraArgs.begin(), options.extraArgs.end(), "--check-go-version=false") == options.extraArgs.end()) {
     auto v = s->client_->getVersion();
@@ -161,7 +197,45 @@ Failure DelveSession::lost(const Error& e) {
   return fail(e);
 }
 
+bool DelveSession::imageReplaced() const {
+  if (image_.empty()) return false;
+  std::string now = imageIdentity(pid_);
+  return !now.empty() && now != image_;
+}
+
+Failure DelveSession::replaced() const {
+  return fail(ErrorKind::TargetGone,
+              "PID " + std::to_string(pid_) + " replaced its program during the session (exec of " + exePath(pid_) +
+                  "); dlv was stopped instead of detaching, which would write the old program's breakpoint bytes into the new one",
+              "everything recorded before the exec is printed above");
+}
+
+Result<void> DelveSession::abandon() {
+  if (client_) client_->transport().close();
+  if (dlv_) dlv_->kill();
+  // A halt of ours may have left a SIGSTOP for the kernel to deliver once
+  // the tracer is gone: the new program must not stay stopped because of us.
+  for (int i = 0; i < 50 && processIsAlive(pid_); ++i) {
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+    std::string line;
+    std::getline(in, line);
+    auto rp = line.rfind(')');
+    char st = rp != std::string::npos && rp + 2 < line.size() ? line[rp + 2] : '?';
+    if (st == 'T' || st == 't') {
+      ::kill(pid_, SIGCONT);
+      break;
+    }
+    std::this_thread::sleep_for(Millis(2));
+  }
+  continueId_.reset();
+  state_ = processIsAlive(pid_) ? SessionState::Detached : SessionState::Dead;
+  return replaced();
+}
+
 Result<void> DelveSession::requireStopped(const char* what) const {
+  // Every call that reads or writes the target's memory comes here first:
+  // after an exec, Delve's addresses are the old program's.
+  if (state_ != SessionState::Detached && imageReplaced()) return replaced();
   switch (state_) {
     case SessionState::Stopped: return {};
     case SessionState::Running:
@@ -384,6 +458,12 @@ Result<void> DelveSession::detach() {
   detaching_ = true;
   const auto t0 = Clock::now();
   Result<void> result;
+  if (imageReplaced()) {  // Delve's Detach would restore the old program's bytes into the new one
+    if (state_ == SessionState::Stopped) timings_.stoppedMs += msSince(stoppedSince_);
+    result = abandon();
+    timings_.detachMs = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    return result;
+  }
 
   if (state_ == SessionState::Running && continueId_) {
     if (auto st = haltRunning(false); !st) result = st.failure();

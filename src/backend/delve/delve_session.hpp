@@ -142,6 +142,13 @@ class DelveSession {
   Result<rpc::DebuggerState> haltRunning(bool interruptible);
   Result<void> drainPendingTrap();
   Failure lost(const Error& e);  // dlv or the target went away: Dead, with the best reason
+  // The target exec'd another program since the attach: Delve's breakpoint
+  // addresses (and the bytes it would restore there) belong to the old one.
+  bool imageReplaced() const;
+  Failure replaced() const;
+  // After an exec: dlv is killed rather than told to detach, so it writes
+  // nothing into the new program; the kernel detaches it.
+  Result<void> abandon();
   void setState(SessionState s);
 
   pid_t pid_ = -1;
@@ -151,6 +158,7 @@ class DelveSession {
   SessionState state_ = SessionState::Stopped;
   std::optional<uint64_t> continueId_;  // the Command{continue} in flight
   bool detaching_ = false;
+  std::string image_;  // imageIdentity() at the attach
   DelveTimings timings_;
   std::chrono::steady_clock::time_point stoppedSince_;
 };

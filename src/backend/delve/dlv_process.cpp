@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -74,6 +75,11 @@ Result<std::unique_ptr<DlvProcess>> DlvProcess::spawn(const std::string& path, c
   plan.stderrFd = p->err_.get();
   plan.nullFd = devnull.get();
   plan.controlFd = theirs.get();
+  struct stat exe {};
+  if (::stat(("/proc/" + std::to_string(target) + "/exe").c_str(), &exe) == 0) {
+    plan.exeDev = exe.st_dev;
+    plan.exeIno = exe.st_ino;
+  }
 
   const pid_t g = ::fork();
   if (g < 0) return fail(ErrorKind::Internal, std::string("fork failed: ") + std::strerror(errno));
@@ -190,6 +196,12 @@ void DlvProcess::handOver(Millis timeout) {
   control_.reset();  // EOF: to the guardian, goscope is gone
   stoodDown_ = true;
   reapGuardian(timeout);
+}
+
+void DlvProcess::kill() {
+  if (pid_ > 0) ::kill(pid_, SIGKILL);
+  waitExit(Millis(5'000));
+  standDown();  // the guardian reaps dlv and exits; the connection it held dies with dlv
 }
 
 void DlvProcess::reapGuardian(Millis timeout) {

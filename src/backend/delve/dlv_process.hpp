@@ -62,6 +62,9 @@ class DlvProcess {
   // goscope could not detach cleanly: the guardian does it (halt, drain,
   // Detach Kill=false), as if goscope had died. Waits up to `timeout`.
   void handOver(Millis timeout = Millis(40'000));
+  // dlv must not touch the target any more (it exec'd another program):
+  // SIGKILL dlv, whose tracees the kernel then detaches, and reap both.
+  void kill();
 
  private:
   DlvProcess() = default;

@@ -16,7 +16,9 @@ std::string keyLine(std::string_view err) {
     std::string_view line = err.substr(0, nl);
     if (!line.empty()) {
       last = line;
-      if (best.empty() && (has(line, "could not attach") || has(line, "Could not attach"))) best = line;
+      // cobra's "Error: unknown flag: --x" comes before a page of usage.
+      if (best.empty() && (has(line, "could not attach") || has(line, "Could not attach") || line.starts_with("Error: ")))
+        best = line;
     }
     if (nl == std::string_view::npos) break;
     err.remove_prefix(nl + 1);
@@ -73,6 +75,9 @@ Error classifyAttachFailure(pid_t pid, std::string_view dlvStderr) {
   if (has(dlvStderr, "operation not permitted") || has(dlvStderr, "ptrace_scope")) {
     return {ErrorKind::Permission, "dlv may not trace " + p + ": " + line,
             "run as root (or with CAP_SYS_PTRACE); a process has at most one tracer, so detach any other debugger"};
+  }
+  if (has(dlvStderr, "unknown flag") || has(dlvStderr, "unknown shorthand flag") || has(dlvStderr, "invalid argument")) {
+    return {ErrorKind::Usage, "dlv refused an option given with --dlv-arg: " + line, "see dlv help attach"};
   }
   if (line.empty()) return {ErrorKind::External, "dlv exited before answering, without saying why", {}};
   return {ErrorKind::External, "dlv failed: " + line, {}};

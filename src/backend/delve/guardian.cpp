@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -219,6 +220,29 @@ bool trapPending(pid_t target) {
   return pending;
 }
 
+// The target runs another executable than when goscope started (stat(2) is
+// async-signal-safe).
+bool targetExeced(const Plan& plan) {
+  if (plan.exeIno == 0) return false;
+  Text path;
+  path.add("/proc/").num(static_cast<uint64_t>(plan.target)).add("/exe");
+  struct stat st {};
+  if (::stat(path.data, &st) != 0) return false;  // gone
+  return st.st_ino != plan.exeIno || st.st_dev != plan.exeDev;
+}
+
+// State T or t in /proc/PID/stat (the character after the last ')').
+bool targetStopped(pid_t target) {
+  char stat[1024];
+  Text path;
+  path.add("/proc/").num(static_cast<uint64_t>(target)).add("/stat");
+  size_t n = readFile(path.data, stat, sizeof stat);
+  size_t rp = n;
+  for (size_t i = 0; i < n; ++i)
+    if (stat[i] == ')') rp = i;
+  return rp + 2 < n && (stat[rp + 2] == 'T' || stat[rp + 2] == 't');
+}
+
 // ---- the careful detach, as DelveSession::detach() does it ----
 
 void carefulDetach(int sock, pid_t target, int64_t maxBreakpoint) {
@@ -364,8 +388,16 @@ void run(const Plan& plan) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {  // goscope is gone without standing us down
       if (!dlvGone) {
-        if (sock >= 0) carefulDetach(sock, plan.target, maxBreakpoint);
-        else ::kill(dlv, SIGTERM);  // still starting: no breakpoint can exist yet
+        if (targetExeced(plan)) {
+          ::kill(dlv, SIGKILL);  // the kernel detaches; nothing is written
+          waitDlvExit(dlv, pidfd, 5'000);
+          dlvGone = true;
+          if (targetStopped(plan.target)) ::kill(plan.target, SIGCONT);  // a halt's SIGSTOP delivered on detach
+        } else if (sock >= 0) {
+          carefulDetach(sock, plan.target, maxBreakpoint);
+        } else {
+          ::kill(dlv, SIGTERM);  // still starting: no breakpoint can exist yet
+        }
       }
       break;
     }

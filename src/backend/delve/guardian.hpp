@@ -43,6 +43,10 @@ struct Plan {
   int stderrFd = -1;
   int nullFd = -1;
   int controlFd = -1;  // the guardian's end of the control socketpair
+  // The target's executable when goscope started (0: unknown). If it differs
+  // when goscope is gone, the target exec'd: dlv is SIGKILLed, not told to
+  // detach, so it cannot restore the old program's bytes into the new one.
+  uint64_t exeDev = 0, exeIno = 0;
 };
 
 // Runs in the forked child; never returns.

@@ -1,0 +1,520 @@
+// The table of every error a user can cause (docs/errors.md), row by row:
+// each bad input gives exactly one line on stderr, `goscope: ...` naming the
+// problem, the documented exit code, nothing on stdout, and leaves the target
+// as it was. Rows are grouped by what they need (nothing, a live process,
+// reduced privileges, a target that exits or execs); each group is one test
+// case, named in the table's last column.
+#include <doctest/doctest.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "support/run.hpp"
+#include "support/unharmed.hpp"
+
+using namespace goscope;
+using namespace goscope::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Row {
+  std::string args;  // after `goscope `; {X} is replaced from the vars
+  int code;
+  std::string needle;  // a part of the one line
+};
+
+std::string expand(std::string s, const std::map<std::string, std::string>& vars) {
+  for (const auto& [k, v] : vars)
+    for (size_t at = s.find("{" + k + "}"); at != std::string::npos; at = s.find("{" + k + "}"))
+      s.replace(at, k.size() + 2, v);
+  return s;
+}
+
+void expectOneLine(const CommandResult& r, int code, const std::string& needle) {
+  INFO("stderr: " << r.err);
+  CHECK(r.exitCode == code);
+  CHECK(r.out.empty());
+  auto lines = splitLines(r.err);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].rfind("goscope: ", 0) == 0);
+  CHECK(lines[0].find(needle) != std::string::npos);
+}
+
+void checkRows(const std::vector<Row>& rows, const std::map<std::string, std::string>& vars, const std::string& prefix = "") {
+  for (const auto& row : rows) {
+    std::string cmd = prefix + cliPath() + " " + expand(row.args, vars);
+    CAPTURE(cmd);
+    expectOneLine(run("timeout 60 " + cmd), row.code, expand(row.needle, vars));
+  }
+}
+
+bool isRoot() { return ::geteuid() == 0; }
+
+// A process that has exited and not been reaped: our own child.
+struct Zombie {
+  pid_t pid = ::fork();
+  Zombie() {
+    if (pid == 0) ::_exit(0);
+    for (int i = 0; i < 200 && procState(pid) != 'Z'; ++i) std::this_thread::sleep_for(5ms);
+  }
+  ~Zombie() { ::waitpid(pid, nullptr, 0); }
+};
+
+// A kernel thread (PF_KTHREAD in /proc/PID/stat's flags), or 0 when none is
+// visible (a container with its own PID namespace).
+pid_t someKernelThread() {
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;
+    auto rp = line.rfind(')');
+    if (rp == std::string::npos) continue;
+    std::istringstream f(line.substr(rp + 2));
+    std::string tok;
+    unsigned long flags = 0;
+    for (int n = 3; n <= 9 && f >> tok; ++n)
+      if (n == 9) flags = std::stoul(tok);
+    if (flags & 0x00200000) return std::stoi(name);
+  }
+  return 0;
+}
+
+std::string pidOf(pid_t p) { return std::to_string(p); }
+
+// TCP sockets of `pid` in /proc/net/tcp: state (0A listen, 01 established)
+// and local port, matched through the inodes of its socket fds.
+std::vector<std::pair<std::string, uint16_t>> tcpSocketsOf(pid_t pid) {
+  std::set<std::string> inodes;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/" + pidOf(pid) + "/fd", ec)) {
+    auto target = std::filesystem::read_symlink(e.path(), ec).string();
+    if (target.rfind("socket:[", 0) == 0) inodes.insert(target.substr(8, target.size() - 9));
+  }
+  std::vector<std::pair<std::string, uint16_t>> out;
+  std::ifstream in("/proc/net/tcp");
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string sl, local, remote, st, queues, tr, retr, uid, timeout, inode;
+    f >> sl >> local >> remote >> st >> queues >> tr >> retr >> uid >> timeout >> inode;
+    if (inodes.count(inode))
+      out.push_back({st, static_cast<uint16_t>(std::stoul(local.substr(local.find(':') + 1), nullptr, 16))});
+  }
+  return out;
+}
+
+bool portListening(uint16_t port) {
+  std::ifstream in("/proc/net/tcp");
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string sl, local, remote, st;
+    f >> sl >> local >> remote >> st;
+    if (st == "0A" && std::stoul(local.substr(local.find(':') + 1), nullptr, 16) == port) return true;
+  }
+  return false;
+}
+
+// errno of a TCP connect to 127.0.0.1:port (0 when it connects).
+int connectErrno(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int r = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  int e = r == 0 ? 0 : errno;
+  ::close(fd);
+  return e;
+}
+
+pid_t spawnCliTo(const std::vector<std::string>& args, const std::string& errPath) {
+  pid_t p = ::fork();
+  REQUIRE(p >= 0);
+  if (p == 0) {
+    int out = ::open("/dev/null", O_WRONLY);
+    int err = ::open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    std::vector<std::string> full = {cliPath()};
+    full.insert(full.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : full) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return p;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool waitFor(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+// A running counter fixture, without waiting for its first report.
+struct QuickCounter {
+  Child child{{fixture("counter")}};
+  QuickCounter() { std::this_thread::sleep_for(200ms); }
+  pid_t pid() const { return child.pid(); }
+};
+
+}  // namespace
+
+// ---- no process needed: arguments --------------------------------------------
+
+TEST_CASE("error table: bad arguments, every subcommand") {
+  const std::map<std::string, std::string> vars = {{"F", fixture("functions")}};
+  std::vector<Row> rows = {
+      {"frobnicate", 2, "unknown command 'frobnicate'"},
+      {"count -p", 2, "count: --pid needs a value"},
+      {"list -p 1 -p 2", 2, "list: --pid given twice"},
+      {"count --json=1 -p 1 main.doWork", 2, "count: --json takes no value"},
+      {"count -p abc main.doWork", 2, "-p wants a process ID, not 'abc'"},
+      {"count -p 0 main.doWork", 2, "-p wants a process ID, not '0'"},
+      {"read -p -5 main.counter", 2, "-p wants a process ID, not '-5'"},
+      {"count -p 99999999999 main.doWork", 2, "-p wants a process ID"},
+      {"count -p 1 main.doWork -i 0", 2, "--interval wants a positive number of seconds, not '0'"},
+      {"latency -p 1 main.doWork -d -1", 2, "--duration wants a positive number of seconds, not '-1'"},
+      {"trace -p 1 main.doWork -d nan", 2, "--duration wants a positive number of seconds, not 'nan'"},
+      {"trace -p 1 main.doWork --max-string 1000", 2, "--max-string wants a whole number from 1 to 256"},
+      {"trace -p 1 'main.*' --stack --folded", 2, "--stack and --folded do not go together"},
+      {"trace -p 1 'main.add(x int'", 2, "cannot read the signature"},
+      {"trace -p 1 'main.add(x frob) int'", 2, "unsupported type `frob`"},
+      {"count -p 1", 2, "count: name at least one function pattern"},
+      {"latency -p 1", 2, "latency: name at least one function pattern"},
+      {"count -p 1 '/(/'", 2, "bad regular expression /(/"},
+      {"list -b {F} '/(/'", 2, "bad regular expression /(/"},
+      {"count main.doWork", 2, "count: give exactly one target"},
+      {"count -p 1 -b {F} main.doWork", 2, "count: give exactly one target"},
+      {"count -c '' main.doWork", 2, "-c needs a command"},
+      {"list", 2, "list: give exactly one target"},
+      {"info -b {F} -p 1", 2, "info: give exactly one target"},
+      {"overhead --modes none,warp", 2, "overhead: unknown mode 'warp'"},
+      {"overhead -r 0", 2, "--repeat wants a whole number from 1 to 100"},
+      {"overhead -w 0", 2, "--window wants a positive number of seconds"},
+      {"overhead --func main.doWork", 2, "--func and --counter go with -p PID"},
+      {"read main.counter", 2, "read: name the process: -p PID"},
+      {"read -p 1", 2, "read: name at least one expression"},
+      {"sample -p 1 main.counter", 2, "sample: name the function to sample at: --at FUNC"},
+      {"sample -p 1 --at main.doWork", 2, "sample: name at least one expression"},
+      {"sample -p 1 --at main.doWork main.counter -i 0", 2, "--interval wants a positive number of seconds"},
+      {"break -p 1", 2, "break: name a function"},
+      {"break -p 1 main.doWork -n 0", 2, "--count wants a whole number from 1 to 1000000000"},
+      {"break -p 1 main.doWork --stack 101", 2, "--stack wants a whole number from 1 to 100"},
+      {"set -p 1 main.counter=5", 2, "refused without --allow-write"},
+      {"set -p 1 --allow-write", 2, "set: name VAR=VALUE"},
+      {"set -p 1 main.counter --allow-write", 2, "'main.counter' is not VAR=VALUE"},
+  };
+  for (const char* sub : {"list", "info", "count", "latency", "trace", "overhead", "read", "sample", "break", "set"})
+    rows.push_back({std::string(sub) + " --frobnicate", 2, std::string(sub) + ": unknown option --frobnicate"});
+  checkRows(rows, vars);
+
+  auto bare = runCli("");  // no command: the usage, exit 2
+  CHECK(bare.exitCode == 2);
+  CHECK(bare.err.rfind("usage: goscope COMMAND", 0) == 0);
+}
+
+// ---- targets --------------------------------------------------------------------
+
+TEST_CASE("error table: bad targets") {
+  const std::string text = "/tmp/goscope-error-table-" + pidOf(::getpid()) + ".txt";
+  std::ofstream(text) << "just text\n";
+  Child sleeper({"/bin/sleep", "60"});
+  Zombie zombie;
+  REQUIRE(procState(zombie.pid) == 'Z');
+  Child stripped({fixture("counter", "stripped")});
+  std::this_thread::sleep_for(200ms);
+  std::map<std::string, std::string> vars = {{"TXT", text},
+                                             {"SLEEP", pidOf(sleeper.pid())},
+                                             {"ZOMBIE", pidOf(zombie.pid)},
+                                             {"STRIPPED", pidOf(stripped.pid())},
+                                             {"STRIPPEDBIN", fixture("counter", "stripped")}};
+  std::vector<Row> rows = {
+      {"list -b /nonexistent/prog", 3, "/nonexistent/prog: no such file"},
+      {"count -b /nonexistent/prog main.doWork", 3, "/nonexistent/prog: no such file"},
+      {"list -b /tmp", 4, "/tmp: not a regular file"},
+      {"list -b {TXT}", 4, "not an ELF file"},
+      {"info -b /bin/true", 4, "not a Go program"},
+      {"count -c /nonexistent/prog main.doWork", 3, "/nonexistent/prog: no such program"},
+      {"count -c {TXT} main.doWork", 4, "{TXT}: not executable"},
+      {"count -c /tmp main.doWork", 4, "/tmp: not a regular file"},
+      {"count -c /bin/true main.doWork", 4, "not a Go program"},
+      {"count -p 4000000 main.doWork", 3, "no process with PID 4000000"},
+      {"read -p 4000000 main.counter", 3, "no process with PID 4000000"},
+      {"overhead -p 4000000", 3, "no process with PID 4000000"},
+      {"list -p {SLEEP}", 4, "is not a Go program"},
+      {"count -p {SLEEP} main.doWork", 4, "is not a Go program"},
+      {"read -p {SLEEP} main.counter", 4, "is not a Go program"},
+      {"count -p {ZOMBIE} main.doWork", 4, "has no executable (kernel thread or zombie)"},
+      {"read -p {ZOMBIE} main.counter", 4, "has no executable (kernel thread or zombie)"},
+      {"read -p {STRIPPED} main.counter", 4, "has no DWARF debug info (stripped)"},
+      {"break -p {STRIPPED} main.doWork", 4, "has no DWARF debug info (stripped)"},
+      {"count -p {STRIPPED} main.doWork --read main.counter -d 1", 4, "is stripped: no DWARF or symbol table"},
+      {"count -b {STRIPPEDBIN} 'main.nope*' -d 1", 5, "no function matches 'main.nope*'"},
+  };
+  if (pid_t k = someKernelThread()) {
+    vars["KTHREAD"] = pidOf(k);
+    rows.push_back({"info -p {KTHREAD}", 4, "has no executable (kernel thread or zombie)"});
+    rows.push_back({"sample -p {KTHREAD} --at main.doWork main.counter", 4, "has no executable"});
+  } else {
+    MESSAGE("no kernel thread visible (own PID namespace): that row is not checked here");
+  }
+  // A binary with more functions than trace prints lines for: the Go compiler.
+  auto tooldir = run("go env GOTOOLDIR");
+  if (tooldir.exitCode == 0 && !splitLines(tooldir.out).empty()) {
+    vars["COMPILE"] = splitLines(tooldir.out)[0] + "/compile";
+    rows.push_back({"trace -b {COMPILE} '*' -d 1", 2, "functions match; tracing prints a line per call"});
+  }
+  checkRows(rows, vars);
+  CHECK(tracerPid(stripped.pid()) == 0);
+  CHECK(stripped.alive());
+  std::filesystem::remove(text);
+}
+
+TEST_CASE("error table: bad symbols, expressions and dlv options on a live counter") {
+  QuickCounter c;
+  const std::map<std::string, std::string> vars = {{"P", pidOf(c.pid())}};
+  checkRows({
+                {"count -p {P} main.nothing", 5, "no function matches 'main.nothing'"},
+                {"count -p {P} main.doWork --read main.nosuch -d 1", 5, "no package variable main.nosuch"},
+                {"break -p {P} main.nosuch", 5, "location \"main.nosuch\" not found"},
+                {"sample -p {P} --at main.nosuch main.counter", 5, "location \"main.nosuch\" not found"},
+                {"break -p {P} main.doWork --cond 'main.counter +'", 2, "Delve cannot parse the expression"},
+                {"read -p {P} main.counter --dlv-arg=--listen=0.0.0.0:4444", 2, "refusing dlv option --listen"},
+                {"read -p {P} main.counter --dlv-arg=--only-same-user=false", 2, "refusing dlv option --only-same-user"},
+                {"read -p {P} main.counter --dlv-arg=--accept-multiclient", 2, "refusing dlv option --accept-multiclient"},
+                {"read -p {P} main.counter --dlv-arg=--frob", 2, "dlv refused an option given with --dlv-arg: Error: unknown flag: --frob"},
+            },
+            vars);
+  // Errors of an expression come after the session: the line saying how long
+  // the target was stopped comes first, the error is the last line.
+  for (const Row& row : std::vector<Row>{
+           {"read -p {P} main.nosuch", 5, "main.nosuch: Delve Eval: main (type func()) is not a struct, so there is no package variable of that name"},
+           {"read -p {P} 'main.counter +'", 2, "main.counter +: Delve cannot parse the expression"},
+           {"set -p {P} main.nosuch=1 --allow-write", 5, "main.nosuch=1: Delve Eval"},
+           {"set -p {P} main.counter=abc --allow-write", 5, "could not find symbol value for abc"},
+           {"break -p {P} main.doWork main.nosuch -n 3", 5, "main.nosuch: Delve Eval"},
+       }) {
+    auto r = run("timeout 60 " + cliPath() + " " + expand(row.args, vars));
+    CAPTURE(row.args);
+    INFO("stderr: " << r.err);
+    CHECK(r.exitCode == row.code);
+    auto lines = splitLines(r.err);
+    REQUIRE(!lines.empty());
+    CHECK(lines.back().rfind("goscope: ", 0) == 0);
+    CHECK(lines.back().find(row.needle) != std::string::npos);
+    CHECK(lines.size() <= 4);  // session lines (breakpoint, hits, stopped time), then the error
+  }
+  CHECK(waitUntraced(c.pid(), 10s));
+  CHECK(c.child.alive());
+}
+
+// ---- privileges -------------------------------------------------------------------
+
+TEST_CASE("error table: missing privileges are named before any work") {
+  // setpriv needs CAP_SETPCAP and CAP_SETUID itself (a restricted container may lack them).
+  if (!isRoot() || run("setpriv --bounding-set=-sys_ptrace --reuid=65534 --regid=65534 --clear-groups -- true").exitCode != 0) {
+    MESSAGE("needs root and a working setpriv (util-linux): skipped");
+    return;
+  }
+  QuickCounter c;
+  const std::string marker = "/tmp/goscope-error-table-ran-" + pidOf(::getpid());
+  const std::map<std::string, std::string> vars = {{"P", pidOf(c.pid())}, {"MARKER", marker}};
+  // Root without CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN (bounding set: exec keeps them out).
+  checkRows({
+                {"count -p {P} main.doWork -d 1", 6, "the BPF backend needs CAP_BPF and CAP_PERFMON"},
+                {"latency -p {P} main.doWork -d 1", 6, "the BPF backend needs CAP_BPF and CAP_PERFMON"},
+                {"trace -p {P} main.doWork -d 1", 6, "the BPF backend needs CAP_BPF and CAP_PERFMON"},
+                {"count -c '/usr/bin/touch {MARKER}' main.doWork -d 1", 6, "the BPF backend needs CAP_BPF"},
+                {"overhead --modes bpf-count -w 0.2 -r 1", 6, "the BPF backend needs CAP_BPF"},
+            },
+            vars, "setpriv --bounding-set=-bpf,-perfmon,-sys_admin -- ");
+  CHECK_FALSE(std::filesystem::exists(marker));  // the -c command never ran
+  // Root without CAP_SYS_PTRACE: the counter (root, all capabilities) is out of reach.
+  checkRows({
+                {"read -p {P} main.counter", 6, "Delve needs CAP_SYS_PTRACE to attach to PID {P}"},
+                {"sample -p {P} --at main.doWork main.counter", 6, "Delve needs CAP_SYS_PTRACE"},
+                {"break -p {P} main.doWork", 6, "Delve needs CAP_SYS_PTRACE"},
+                {"set -p {P} main.counter=1 --allow-write", 6, "Delve needs CAP_SYS_PTRACE"},
+                {"list -p {P}", 6, "that needs CAP_SYS_PTRACE or the target's own user"},
+            },
+            vars, "setpriv --bounding-set=-sys_ptrace -- ");
+  // Another user, no capabilities at all.
+  const std::string unreadable = marker + "-unreadable";
+  std::filesystem::copy_file(fixture("hello"), unreadable, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::permissions(unreadable, std::filesystem::perms::none);
+  checkRows({
+                {"list -b " + unreadable, 6, unreadable + ": permission denied"},
+                {"read -p {P} main.counter", 6, "it runs as uid 0, goscope as uid 65534"},
+                {"count -p {P} main.doWork -d 1", 6, "this process has neither"},
+            },
+            vars, "setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- ");
+  std::filesystem::remove(unreadable);
+  CHECK(tracerPid(c.pid()) == 0);
+  CHECK(c.child.alive());
+}
+
+// ---- the target changes under a session ---------------------------------------------
+
+TEST_CASE("error table: the target exits during a BPF session") {
+  for (const std::string sub : {"count", "latency", "trace"}) {
+    Child c({fixture("counter"), "--duration", "1"});
+    std::this_thread::sleep_for(200ms);
+    auto r = runCli(sub + " -p " + pidOf(c.pid()) + " main.doWork -d 20");
+    INFO(sub << " stderr: " << r.err);
+    CHECK(r.exitCode == 0);  // what was recorded is the result
+    CHECK(r.err.find("goscope: target exited") != std::string::npos);
+  }
+}
+
+TEST_CASE("error table: the target execs another program during a session") {
+  const std::string execer = fixture("execer"), counter = fixture("counter");
+  auto elf = ElfFile::open(counter);
+  REQUIRE(elf.has_value());
+  auto execerElf = ElfFile::open(execer);
+  REQUIRE(execerElf.has_value());
+  const uint64_t oldBreakpoint = symbolOf(**execerElf, "main.doWork").value;
+  REQUIRE(oldBreakpoint != 0);
+  auto newCodeAt = [&](pid_t p, uint64_t addr) {
+    auto file = (*elf)->readVaddr(addr, 1);
+    auto mem = readMem(p, addr, 1);
+    bool same = file && mem.size() == 1 && mem[0] == (*file)[0];
+    if (!same && file && mem.size() == 1)
+      MESSAGE("the new program's byte at the old breakpoint (" << addr << ") is " << int(mem[0]) << ", its file's "
+                                                                << int((*file)[0]) << ": Delve restored it before goscope saw the exec");
+    return same;
+  };
+
+  SUBCASE("BPF: the session ends saying so") {
+    for (const std::string sub : {"count", "trace"}) {
+      Child e({execer, "--after-ms", "1000", counter});
+      std::this_thread::sleep_for(200ms);
+      auto r = runCli(sub + " -p " + pidOf(e.pid()) + " main.doWork -d 20");
+      INFO(sub << " stderr: " << r.err);
+      CHECK(r.exitCode == 0);
+      CHECK(r.err.find("target replaced its program (exec); the probes were in the old one") != std::string::npos);
+      CHECK(e.alive());
+    }
+  }
+  SUBCASE("Delve: exit 8, and the new program is left alone") {
+    for (const std::string sub : {"break", "sample"}) {
+      Child e({execer, "--after-ms", "1500", counter});
+      std::this_thread::sleep_for(200ms);
+      std::string args = sub == "break" ? "break -p " + pidOf(e.pid()) + " main.doWork -d 6"
+                                        : "sample -p " + pidOf(e.pid()) + " --at main.doWork main.calls -i 0.3 -d 6";
+      auto r = runCli(args);
+      INFO(sub << " stderr: " << r.err);
+      CHECK(r.exitCode == 8);
+      CHECK(splitLines(r.err).back().find("replaced its program during the session (exec of " + counter) !=
+            std::string::npos);
+      CHECK_FALSE(r.out.empty());  // what was recorded before the exec
+      CHECK(waitUntraced(e.pid(), 10s));
+      std::this_thread::sleep_for(200ms);
+      CHECK(procState(e.pid()) != 'T');  // running, not left stopped
+      CHECK(procState(e.pid()) != 't');
+      // Delve's Detach wrote the old program's byte here every time; now only
+      // Delve itself sometimes does, while it handles the exec's SIGTRAP,
+      // before goscope can know (docs/security.md): reported, not asserted.
+      (void)newCodeAt(e.pid(), oldBreakpoint);
+    }
+  }
+  SUBCASE("Delve: goscope SIGKILLed after the exec: its guardian lets go the same way") {
+    Child e({execer, "--after-ms", "1000", counter});
+    std::this_thread::sleep_for(200ms);
+    const std::string errPath = "/tmp/goscope-error-table-exec-" + pidOf(::getpid());
+    // A condition that never holds: goscope waits in its continue and does
+    // not notice the exec before it dies.
+    pid_t g = spawnCliTo({"break", "-p", pidOf(e.pid()), "main.doWork", "--cond", "main.calls < 0", "-d", "30"}, errPath);
+    REQUIRE(waitFor([&] { return slurp(errPath).find("breakpoint at") != std::string::npos; }, 20s));
+    REQUIRE(waitFor([&] { return std::filesystem::read_symlink("/proc/" + pidOf(e.pid()) + "/exe") == counter; }, 10s));
+    std::this_thread::sleep_for(300ms);
+    ::kill(g, SIGKILL);
+    ::waitpid(g, nullptr, 0);
+    CHECK(waitUntraced(e.pid(), 20s));
+    std::this_thread::sleep_for(200ms);
+    CHECK(procState(e.pid()) != 'T');
+    CHECK(procState(e.pid()) != 't');
+    (void)newCodeAt(e.pid(), oldBreakpoint);  // reported, as above
+    CHECK(e.alive());
+    std::filesystem::remove(errPath);
+  }
+}
+
+// ---- two sessions on one process ---------------------------------------------------
+
+TEST_CASE("error table: two BPF sessions on one process both count and a second Delve session is refused") {
+  QuickCounter c;
+  const std::string p = pidOf(c.pid());
+  const std::string errPath = "/tmp/goscope-error-table-first-" + pidOf(::getpid());
+  pid_t first = spawnCliTo({"break", "-p", p, "main.doWork", "--cond", "main.counter < 0", "-d", "20"}, errPath);
+  REQUIRE(waitFor([&] { return slurp(errPath).find("breakpoint at") != std::string::npos; }, 20s));
+  auto dlvs = dlvAttachedTo(c.pid());
+  REQUIRE(dlvs.size() == 1);
+  const pid_t dlv = dlvs[0];
+
+  // Delve: one tracer per process, named with its owner.
+  for (const std::string& cmd : {"read -p " + p + " main.counter", "set -p " + p + " main.counter=1 --allow-write"})
+    expectOneLine(runCli(cmd), 4, "is already traced by PID " + pidOf(dlv) + " (dlv, under goscope PID " + pidOf(first) + ")");
+
+  // dlv's API port: closed to anyone else while goscope holds the session.
+  auto socks = tcpSocketsOf(dlv);
+  uint16_t port = 0;
+  for (const auto& [state, localPort] : socks) {
+    CHECK(state != "0A");  // no listening socket left
+    if (state == "01") port = localPort;
+  }
+  REQUIRE(port != 0);
+  CHECK(connectErrno(port) == ECONNREFUSED);
+
+  // BPF: uprobes do not exclude each other (nor Delve): two counts at once.
+  auto a = run("timeout 30 " + cliPath() + " count -p " + p + " main.doWork -d 1 & " + cliPath() + " count -p " + p +
+               " main.doWork -d 1; wait");
+  CHECK(a.exitCode == 0);
+  size_t totals = 0;
+  for (const auto& l : splitLines(a.out))
+    if (l.rfind("main.doWork", 0) == 0) {
+      ++totals;
+      CHECK(std::stoll(l.substr(l.find_last_of(' ') + 1)) > 0);
+    }
+  CHECK(totals == 2);
+
+  // goscope SIGKILLed: its dlv goes, and with it the port.
+  ::kill(first, SIGKILL);
+  ::waitpid(first, nullptr, 0);
+  CHECK(waitUntraced(c.pid(), 30s));
+  CHECK(waitGone(dlv, 10s));
+  CHECK_FALSE(portListening(port));
+  CHECK(connectErrno(port) == ECONNREFUSED);
+  CHECK(c.child.alive());
+  std::filesystem::remove(errPath);
+}
