@@ -2,12 +2,9 @@
 // as cheaply as each fact allows — section headers for DWARF, $PATH and
 // `dlv version` for Delve, capget for privileges — and the hit rate, the
 // one fact that costs a probe, only when it decides between the paths.
-#include <linux/capability.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 
 #include "api/goscope.hpp"
 #include "backend/bpf/privileges.hpp"
@@ -15,6 +12,7 @@
 #include "probe/abi_layout.hpp"
 #include "probe/pattern.hpp"
 #include "session/direct_read.hpp"
+#include "session/ptrace_privileges.hpp"
 #include "target/target.hpp"
 #include "util/launched_child.hpp"
 
@@ -24,25 +22,6 @@ namespace {
 
 bool hasDwarfSections(const GoBinary& bin) {
   return bin.elf().section(".debug_info") || bin.elf().section(".zdebug_info");
-}
-
-// CAP_SYS_PTRACE, or the same uid under Yama's classic mode (scope 0), is
-// what attaching with ptrace (Delve) and process_vm_readv (direct reads) need.
-bool canPtrace(std::optional<pid_t> pid) {
-  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2]{};
-  if (::syscall(SYS_capget, &hdr, data) == 0 && (data[0].effective & (1u << CAP_SYS_PTRACE))) return true;
-  if (!pid) return ::geteuid() == 0;
-  int scope = 1;
-  std::ifstream("/proc/sys/kernel/yama/ptrace_scope") >> scope;
-  std::ifstream status("/proc/" + std::to_string(*pid) + "/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("Uid:", 0) == 0) {
-      unsigned real = 0;
-      std::sscanf(line.c_str() + 4, "%u", &real);
-      return real == ::geteuid() && scope == 0;
-    }
-  return false;
 }
 
 bool isPerHit(Action a) { return a == Action::Trace || a == Action::Break; }
@@ -103,7 +82,18 @@ Result<TargetFacts> gatherFacts(const ProbeRequest& r, const GoBinary& bin, std:
   f.hasDwarf = hasDwarfSections(bin);
   if (const BuildInfo* bi = bin.buildInfo()) f.goVersion = bi->goVersion;
   f.bpfPrivileges = static_cast<bool>(bpf::checkPrivileges());
-  f.ptracePrivileges = canPtrace(pid);
+  // What decides a ptrace attach (Delve; direct reads need the same access):
+  // capabilities, Yama, the target's user, and another tracer holding it.
+  if (pid) {
+    if (auto facts = readPtraceFacts(*pid)) {
+      if (auto ok = judgePtrace(*pid, *facts); !ok) {
+        if (ok.error().kind == ErrorKind::Permission) f.ptracePrivileges = false;
+        else f.delveBlockedBy = ok.error().message;
+      }
+    }
+  } else {
+    f.ptracePrivileges = ::geteuid() == 0;
+  }
   f.runningProcess = pid.has_value();
   f.dlvInstalled = delve::dlvOnPath();
   if (needsDelveFacts(r.action)) {

@@ -55,6 +55,7 @@ Blocker delveUnavailable(const TargetFacts& f) {
             ErrorKind::BadTarget,
             "install a Delve that supports it, use the BPF path (goscope count/latency/trace), or try anyway: "
             "--dlv-arg=--check-go-version=false"};
+  if (!f.delveBlockedBy.empty()) return {f.delveBlockedBy, ErrorKind::BadTarget, "a process can have one debugger at a time"};
   if (!f.ptracePrivileges)
     return {"no ptrace privilege (CAP_SYS_PTRACE) over the target", ErrorKind::Permission,
             "run as root or as the target's user, or grant CAP_SYS_PTRACE"};
@@ -232,6 +233,7 @@ std::string explainFacts(const TargetFacts& f) {
   out += f.dlvInstalled ? (f.delveWindow.empty() ? std::string(", dlv installed") : ", " + f.delveWindow) : ", no dlv";
   if (f.dlvInstalled && !f.delveWindow.empty()) out += std::string(" (accepts this target: ") + yes(f.delveAcceptsGoVersion) + ")";
   out += std::string(", BPF privileges: ") + yes(f.bpfPrivileges) + ", ptrace: " + yes(f.ptracePrivileges);
+  if (!f.delveBlockedBy.empty()) out += " (" + f.delveBlockedBy + ")";
   if (f.matchedFunctions != 1) out += ", " + std::to_string(f.matchedFunctions) + " functions match";
   if (f.floatArguments) out += ", float arguments";
   if (!f.locationsAreFunctions) out += ", a location that is not a function";

@@ -325,7 +325,7 @@ TEST_CASE("bpf engine: without CAP_BPF/CAP_PERFMON the load fails with a clear m
   CHECK(msg.find("CAP_PERFMON") != std::string::npos);
 }
 
-TEST_CASE("bpf engine: counts at the stack check equal the calls; a plain entry counts stack growth twice") {
+TEST_CASE("bpf engine: counts at the stack check equal the calls — a plain entry counts stack growth twice") {
   REQUIRE_ROOT();
   for (const std::string variant : {"default", "pie", "stripped", "nopt"}) {
     CAPTURE(variant);

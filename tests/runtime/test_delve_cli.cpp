@@ -268,7 +268,7 @@ TEST_CASE("sample: one record per interval, with the pause each took") {
   checkUnharmed(c, before);
 }
 
-TEST_CASE("sample: a function that is not called gives a miss per interval; text lines") {
+TEST_CASE("sample: a function that is not called gives a miss per interval — text lines") {
   Counter c;
   double before = c.rate();
   auto r = runCli("sample" + pidArg(c.pid()) + "--at main.main main.counter -i 0.4 -d 1 --timeout 0.1");
@@ -385,7 +385,7 @@ TEST_CASE("set: main.counter=5 shows in the counter's next report") {
   checkUnharmed(c, before);
 }
 
-TEST_CASE("set --json on a struct field; read sees it") {
+TEST_CASE("set --json on a struct field — read sees it") {
   Zoo z;
   double before = z.roundsPerSecond();
   auto r = runCli("set --json" + pidArg(z.pid()) + "main.cfg.Workers=3 --allow-write");

@@ -335,7 +335,7 @@ TEST_CASE("delve: goscope SIGKILLed in a loop of breakpoint hits") {
   for (int round = 0; round < 3; ++round) killGoscopeWhile(KillWhile::BreakLoop);
 }
 
-TEST_CASE("delve: interrupt() ends a wait for a breakpoint; detach still cleans up") {
+TEST_CASE("delve: interrupt() ends a wait for a breakpoint — detach still cleans up") {
   Counter c;
   double before = c.rate();
   std::vector<uint64_t> addrs;

@@ -330,7 +330,7 @@ TEST_CASE("pclntab: main.* functions match go tool objdump's TEXT lines") {
   }
 }
 
-TEST_CASE("pclntab: inline trees are consistent with symbolize; functions' main inlines fmt.Printf") {
+TEST_CASE("pclntab: inline trees are consistent with symbolize — functions' main inlines fmt.Printf") {
   for (const auto& [name, variant] : presentFixtures()) {
     std::string path = fixture(name, variant);
     INFO(path);

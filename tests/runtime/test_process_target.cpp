@@ -57,7 +57,7 @@ TEST_CASE("info -p: load bias of a running PIE fixture") {
   CHECK(c.alive());
 }
 
-TEST_CASE("info -p: non-PIE fixtures have no bias; facts per variant") {
+TEST_CASE("info -p: non-PIE fixtures have no bias — facts per variant") {
   for (const auto& v : kVariants) {
     CAPTURE(v);
     Child c({fixture("counter", v)});

@@ -58,7 +58,7 @@ TEST_CASE("strategy: read takes the zero-pause direct read for plain variables, 
   checkUnharmed(c, before);
 }
 
-TEST_CASE("strategy: direct reads print exactly what Delve prints; maps and expressions go to Delve") {
+TEST_CASE("strategy: direct reads print exactly what Delve prints — maps and expressions go to Delve") {
   ReadyZoo z;
   for (const std::string flags : {"", "--json "}) {
     const std::string exprs = "main.items main.primary";
@@ -160,38 +160,63 @@ TEST_CASE("strategy: capability decides first — floats go to Delve, results to
   CHECK(waitUntraced(z.pid(), 20s));
 }
 
-TEST_CASE("strategy: when Delve cannot attach (another tracer holds the process), auto falls back to BPF and says so") {
+TEST_CASE("strategy: a process another debugger holds is planned onto BPF up front") {
   Child fib({fixture("fibonacci"), "--loop"}, /*captureStdout=*/true);
   std::string ready;
   REQUIRE(fib.readLine(ready, 5000));
   // Another process becomes fib's tracer (PTRACE_SEIZE does not stop the
-  // tracee; the tracer's death detaches it): dlv's attach is refused, BPF
-  // needs no ptrace.
-  int ready2[2];
-  REQUIRE(::pipe(ready2) == 0);
+  // tracee; the tracer's death detaches it): Delve cannot attach, BPF needs
+  // no ptrace.
+  int sync[2];
+  REQUIRE(::pipe(sync) == 0);
   pid_t tracer = ::fork();
   REQUIRE(tracer >= 0);
   if (tracer == 0) {
     char ok = ::ptrace(PTRACE_SEIZE, fib.pid(), nullptr, nullptr) == 0 ? 'y' : 'n';
-    (void)!::write(ready2[1], &ok, 1);
+    (void)!::write(sync[1], &ok, 1);
     for (;;) ::pause();
   }
   char ok = 0;
-  REQUIRE(::read(ready2[0], &ok, 1) == 1);
-  ::close(ready2[0]);
-  ::close(ready2[1]);
+  REQUIRE(::read(sync[0], &ok, 1) == 1);
+  ::close(sync[0]);
+  ::close(sync[1]);
   REQUIRE(ok == 'y');
   auto r = runCli("break -n 2 --args --max-overhead 5 --explain" + pidArg(fib.pid()) + "main.fibonacciLoop");
+  INFO(r.err);
+  CHECK(r.exitCode == 0);
+  CHECK(has(r.err, "plan: bpf"));
+  CHECK(has(r.err, "already traced by PID " + std::to_string(tracer)));
+  CHECK(splitLines(r.out).size() == 2);
+  auto forced = runCli("break -n 2 --strategy delve" + pidArg(fib.pid()) + "main.fibonacciLoop");
+  CHECK(forced.exitCode == 4);  // a forced path is refused, never changed
+  CHECK(has(forced.err, "already traced"));
+  ::kill(tracer, SIGKILL);
+  ::waitpid(tracer, nullptr, 0);
+  CHECK(fib.alive());
+}
+
+TEST_CASE("strategy: when dlv fails at attach, auto falls back to BPF and says so") {
+  Child fib({fixture("fibonacci"), "--loop"}, /*captureStdout=*/true);
+  std::string ready;
+  REQUIRE(fib.readLine(ready, 5000));
+  // A dlv that knows its version (so the plan is Delve) but cannot attach.
+  const std::string dir = "/tmp/goscope-fake-dlv-" + std::to_string(::getpid());
+  REQUIRE(run("mkdir -p " + dir + " && printf '#!/bin/sh\\nif [ \"$1\" = version ]; then echo \"Delve Debugger\"; echo "
+              "\"Version: 1.20.2\"; exit 0; fi\\necho \"could not attach: fake dlv\" >&2\\nexit 1\\n' > " +
+              dir + "/dlv && chmod +x " + dir + "/dlv").exitCode == 0);
+  auto r = run("PATH=" + dir + ":$PATH " + cliPath() + " break -n 2 --args --max-overhead 5 --explain" + pidArg(fib.pid()) +
+               "main.fibonacciLoop");
   INFO(r.err);
   CHECK(r.exitCode == 0);
   CHECK(has(r.err, "plan: delve"));
   CHECK(has(r.err, "falling back to bpf"));
   CHECK(splitLines(r.out).size() == 2);
-  auto forced = runCli("break -n 2 --strategy delve" + pidArg(fib.pid()) + "main.fibonacciLoop");
-  CHECK(forced.exitCode != 0);  // a forced path is refused, never changed
+  auto forced = run("PATH=" + dir + ":$PATH " + cliPath() + " break -n 2 --strategy delve" + pidArg(fib.pid()) +
+                    "main.fibonacciLoop");
+  CHECK(forced.exitCode == 7);
   CHECK(!has(forced.err, "falling back"));
-  ::kill(tracer, SIGKILL);
-  ::waitpid(tracer, nullptr, 0);
+  run("rm -rf " + dir);
+  CHECK(waitUntraced(fib.pid(), 10s));
   CHECK(fib.alive());
 }
 

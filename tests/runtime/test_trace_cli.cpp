@@ -60,7 +60,7 @@ TEST_CASE("trace: a stripped binary without a signature shows raw registers") {
   CHECK(r.out.find("= rax=0x37") != std::string::npos);
 }
 
-TEST_CASE("trace --stack: the direct caller is there at the entry; --folded counts stacks") {
+TEST_CASE("trace --stack: the direct caller is there at the entry — --folded counts stacks") {
   for (const auto& v : kVariants) {
     CAPTURE(v);
     auto r = runCli("trace --json --stack -c '" + fixture("functions", v) + "' main.add");

@@ -155,7 +155,7 @@ TEST_CASE("abi layout: the 10th integer goes on the stack, at RSP+8") {
   CHECK(describeLayout((*l)[9]) == "a9 int: RSP+8");
 }
 
-TEST_CASE("abi layout: a value that does not fit goes whole to the stack; later ones still take registers") {
+TEST_CASE("abi layout: a value that does not fit goes whole to the stack — later ones still take registers") {
   Types t;
   t.addStruct("main.Big", 80, {});
   for (int i = 0; i < 10; i++)
@@ -184,7 +184,7 @@ TEST_CASE("abi layout: arrays of 2+ elements go to the stack, of 1 to registers"
   CHECK(layoutOf(t, fn("main.z", {{"e", "[0]int", false}, {"n", "int", false}})) == "e [0]int: (no data); n int: RAX");
 }
 
-TEST_CASE("abi layout: stack slots are aligned to the type; results follow the pointer-aligned arguments") {
+TEST_CASE("abi layout: stack slots are aligned to the type — results follow the pointer-aligned arguments") {
   Types t;
   t.addArray("[3]int8", "int8", 3, 3);
   t.addArray("[2]int32", "int32", 2, 8);

@@ -106,7 +106,7 @@ TEST_CASE("jbe encoded as rel32") {
   CHECK(fn.probe.kind == Kind::StackCheckBranch);
 }
 
-TEST_CASE("large-frame prologue: lea -N(%rsp),%r12; cmp 0x10(%r14),%r12; jbe") {
+TEST_CASE("large-frame prologue: lea -N(%rsp),%r12 — cmp 0x10(%r14),%r12 — jbe") {
   const Bytes code = cat({
       {0x4c, 0x8d, 0x64, 0x24, 0xf8},                    // 0x00 lea -0x8(%rsp),%r12
       {0x4d, 0x3b, 0x66, 0x10},                          // 0x05 cmp 0x10(%r14),%r12
@@ -129,7 +129,7 @@ TEST_CASE("large-frame prologue: lea -N(%rsp),%r12; cmp 0x10(%r14),%r12; jbe") {
   CHECK(fn.probe.address == kEntry + 9);
 }
 
-TEST_CASE("huge-frame prologue: mov %rsp,%r12; sub; jb; cmp; jbe") {
+TEST_CASE("huge-frame prologue: mov %rsp,%r12 — sub — jb — cmp — jbe") {
   const Bytes code = cat({
       {0x49, 0x89, 0xe4},                          // 0x00 mov %rsp,%r12
       {0x49, 0x81, 0xec, 0x88, 0x0f, 0x00, 0x00},  // 0x03 sub $0xf88,%r12
@@ -193,7 +193,7 @@ TEST_CASE("nosplit leaf without prologue: the entry is single-stepped") {
   CHECK(fn.probe.address == kEntry);
 }
 
-TEST_CASE("push %rbp at the entry is emulated; Go 1.21 frame setup is recognised") {
+TEST_CASE("push %rbp at the entry is emulated — Go 1.21 frame setup is recognised") {
   const Bytes code = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10,  // push; mov %rsp,%rbp; sub
                       0x90, 0x48, 0x83, 0xc4, 0x10, 0x5d, 0xc3};
   const FunctionCode fn = analyze(code);

@@ -86,7 +86,7 @@ TEST_CASE("a pc-value table decodes into runs starting at the entry, value start
   CHECK(pcValueMax(t, 0x1000) == 4);
 }
 
-TEST_CASE("only the first pair may have a zero value delta; later a zero ends the table") {
+TEST_CASE("only the first pair may have a zero value delta — later a zero ends the table") {
   // First pair (0, 16): value stays -1 for 16 bytes; then (+1, 8): 0; then 0 = end,
   // even though more bytes follow.
   std::vector<uint8_t> t{0x00, 0x10, 0x02, 0x08, 0x00, 0x02, 0x08};

@@ -119,7 +119,7 @@ TEST_CASE("replies are matched by id, whatever their order and framing") {
   CHECK(rb->result.at("who") == "b");
 }
 
-TEST_CASE("a timeout leaves the call pending; its late reply can still be collected") {
+TEST_CASE("a timeout leaves the call pending — its late reply can still be collected") {
   FakeServer server([](FakeServer& s) {
     auto id = s.readRequest().at("id").to_number<uint64_t>();
     std::this_thread::sleep_for(300ms);

@@ -69,7 +69,7 @@ TEST_CASE("pending signal masks in /proc status") {
   CHECK_FALSE(parseSignalMask("XShdPnd:\t10\n", "ShdPnd"));
 }
 
-TEST_CASE("a stop becomes breakpoint hits; Delve's own breakpoints are not ours") {
+TEST_CASE("a stop becomes breakpoint hits — Delve's own breakpoints are not ours") {
   rpc::DebuggerState st;
   rpc::Thread idle;
   idle.id = 1;

@@ -10,7 +10,8 @@ using namespace goscope;
 namespace {
 
 bool delveUsable(const TargetFacts& f) {
-  return f.hasDwarf && f.dlvInstalled && f.delveAcceptsGoVersion && f.ptracePrivileges && f.runningProcess;
+  return f.hasDwarf && f.dlvInstalled && f.delveAcceptsGoVersion && f.ptracePrivileges && f.runningProcess &&
+         f.delveBlockedBy.empty();
 }
 
 const Action kActions[] = {Action::List, Action::Info, Action::Count, Action::Latency, Action::Trace,
@@ -88,7 +89,7 @@ TEST_CASE("strategy: invariants over the whole capability table") {
   CHECK(refusals > 100);
 }
 
-TEST_CASE("strategy: stripped binaries go to BPF; writes to Delve, and only with DWARF") {
+TEST_CASE("strategy: stripped binaries go to BPF — writes to Delve, and only with DWARF") {
   TargetFacts stripped;
   stripped.hasDwarf = false;
   ProbeRequest trace;
@@ -149,7 +150,7 @@ TEST_CASE("strategy: read prefers a zero-pause direct read of plain variables") 
   CHECK(planRequest(r, f)->backend == Backend::Delve);
 }
 
-TEST_CASE("strategy: results at return go to BPF whatever the rate; forced Delve says what it loses") {
+TEST_CASE("strategy: results at return go to BPF whatever the rate — forced Delve says what it loses") {
   TargetFacts f;
   f.hasDwarf = true;
   f.measuredRatePerS = 0.1;  // Delve would fit the budget easily

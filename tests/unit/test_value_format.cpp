@@ -124,7 +124,7 @@ TEST_CASE("value format: add(x=42, y=13) = 55") {
   CHECK(jsons(res) == R"({"~r0":55})");
 }
 
-TEST_CASE("value format: integer widths, signs, bool; uint64 above 2^53 stays exact in JSON") {
+TEST_CASE("value format: integer widths, signs, bool — uint64 above 2^53 stays exact in JSON") {
   auto t = fromSig("main.f(a int8, b int32, c uint64, d bool, e uintptr, f uint16)");
   EventBuilder in;
   // Registers carry garbage above the value's width: it must be ignored.
@@ -139,7 +139,7 @@ TEST_CASE("value format: integer widths, signs, bool; uint64 above 2^53 stays ex
   CHECK(jsons(args) == R"({"a":-1,"b":-2,"c":9223372036854775809,"d":true,"e":16,"f":65535})");
 }
 
-TEST_CASE("value format: strings read exactly len bytes; truncation, failures and empty strings show") {
+TEST_CASE("value format: strings read exactly len bytes — truncation, failures and empty strings show") {
   auto t = fromSig("main.greet(name string) string", {.maxString = 64});
   REQUIRE(t.plan.entryReads.size() == 1);
   const MemRead& r = t.plan.entryReads[0];
@@ -259,7 +259,7 @@ TEST_CASE("value format: an error's dynamic type through its itab, and its messa
   CHECK(jsons(r) == R"({"~r0":42,"~r1":null})");
 }
 
-TEST_CASE("value format: an empty interface's type word is the type; PIE addresses lose the load bias") {
+TEST_CASE("value format: an empty interface's type word is the type — PIE addresses lose the load bias") {
   auto t = fromSig("main.f(a any)");
   CHECK(t.plan.entryReads.empty());
   TypeNamer names = TypeNamer::fromNames({{0x4b0000, "int"}});
