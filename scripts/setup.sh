@@ -19,6 +19,8 @@ packages=(
   libelf-dev libdw-dev libcapstone-dev zlib1g-dev
   # BPF: objects compiled by clang, skeletons by bpftool, loaded by libbpf
   clang llvm libbpf-dev bpftool
+  # fuzzing (scripts/fuzz.sh): libFuzzer and the sanitizer runtimes of clang 14
+  libclang-rt-14-dev
   # Go fixtures and the low-frequency path
   golang-go delve
   # comparisons, tests (objdump for RET sites) and bench

@@ -113,6 +113,12 @@ std::vector<DwarfOp> parseExpression(std::span<const uint8_t> bytes) {
   return ops;
 }
 
+// Offsets come from the binary: a hostile or corrupt one can add up past
+// INT64_MAX, which as signed arithmetic is undefined behaviour (found by
+// fuzzing, tests/fuzz/dwarf_location/regressions/). Wrap, as DWARF's own
+// address arithmetic does.
+static int64_t wrappingAdd(int64_t a, uint64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + b); }
+
 std::vector<LocationPiece> decodeLocation(std::span<const DwarfOp> ops, bool frameBaseIsCfa) {
   std::vector<LocationPiece> out;
   std::optional<LocationPiece> cur;  // the location being built for the current piece
@@ -149,10 +155,10 @@ std::vector<LocationPiece> decodeLocation(std::span<const DwarfOp> ops, bool fra
       }
       cur = LocationPiece{.kind = LocationPiece::Kind::Stack, .cfaOffset = static_cast<int64_t>(op.number)};
     } else if (op.atom == DW_OP_plus_uconst && cur && cur->kind == LocationPiece::Kind::Stack) {
-      cur->cfaOffset += static_cast<int64_t>(op.number);
+      cur->cfaOffset = wrappingAdd(cur->cfaOffset, op.number);
     } else if (op.atom == DW_OP_consts && cur && cur->kind == LocationPiece::Kind::Stack &&
                i + 1 < ops.size() && ops[i + 1].atom == DW_OP_plus) {
-      cur->cfaOffset += static_cast<int64_t>(op.number);
+      cur->cfaOffset = wrappingAdd(cur->cfaOffset, op.number);
       i++;
     } else if (op.atom == DW_OP_addr) {
       cur = LocationPiece{.kind = LocationPiece::Kind::Address, .address = op.number};

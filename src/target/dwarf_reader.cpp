@@ -211,9 +211,13 @@ void DwarfReader::readSubprogram(Dwarf_Die* cu, Dwarf_Die* die) {
   out_.functions_.push_back(std::move(fn));
 }
 
-// Records every DW_TAG_inlined_subroutine under `parent` (at any depth:
-// lexical blocks and inlined bodies nest) against its abstract origin.
-void DwarfReader::collectInlined(Dwarf_Die* cu, Dwarf_Die* parent, const std::string& caller) {
+// Records every DW_TAG_inlined_subroutine under `parent` (lexical blocks and
+// inlined bodies nest) against its abstract origin. Nesting deeper than
+// kMaxNesting is ignored: Go's never comes near it, and malformed DWARF
+// nesting 10000 blocks overflowed the stack (tests/fuzz/dwarf_types/regressions/).
+void DwarfReader::collectInlined(Dwarf_Die* cu, Dwarf_Die* parent, const std::string& caller, int depth) {
+  constexpr int kMaxNesting = 256;
+  if (depth > kMaxNesting) return;
   Dwarf_Die child;
   if (dwarf_child(parent, &child) != 0) return;
   do {
@@ -236,7 +240,7 @@ void DwarfReader::collectInlined(Dwarf_Die* cu, Dwarf_Die* parent, const std::st
       }
     }
     if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) && dwarf_haschildren(&child))
-      collectInlined(cu, &child, caller);
+      collectInlined(cu, &child, caller, depth + 1);
   } while (dwarf_siblingof(&child, &child) == 0);
 }
 

@@ -37,12 +37,12 @@ class DwarfReader {
   void readParams(Dwarf_Die* die, std::vector<DwarfParam>& params, std::vector<Dwarf_Off>* originOf);
   DwarfParam readParam(Dwarf_Die* die);
   std::vector<LocationRange> readLocations(Dwarf_Die* die, bool frameBaseIsCfa);
-  void collectInlined(Dwarf_Die* cu, Dwarf_Die* parent, const std::string& caller);
+  void collectInlined(Dwarf_Die* cu, Dwarf_Die* parent, const std::string& caller, int depth = 0);
   void readVariable(Dwarf_Die* die);
   std::string fileName(Dwarf_Die* cu, uint64_t index);
   void finishFunctions();
 
-  GoType buildType(Dwarf_Die* die);
+  GoType buildType(Dwarf_Die* die, int depth = 0);
 
   Dwarf* dbg_;
   DwarfInfo& out_;

@@ -125,7 +125,7 @@ static void readMembers(DwarfReader& r, Dwarf_Die* structDie, std::vector<GoType
   } while (dwarf_siblingof(&m, &m) == 0);
 }
 
-GoType DwarfReader::buildType(Dwarf_Die* die) {
+GoType DwarfReader::buildType(Dwarf_Die* die, int depth) {
   using K = GoType::Kind;
   GoType t;
   if (const char* n = dwarf_diename(die)) t.name = n;
@@ -142,9 +142,11 @@ GoType DwarfReader::buildType(Dwarf_Die* die) {
 
   if (auto k = udataAttr(die, kAtGoKind); k && *k <= static_cast<uint64_t>(K::UnsafePointer)) {
     t.kind = static_cast<K>(*k);
-  } else if (tag == DW_TAG_typedef && hasTarget) {
-    // A plain typedef (no Go kind) stands for its target.
-    GoType inner = buildType(&target);
+  } else if (tag == DW_TAG_typedef && hasTarget && depth < kMaxDepth) {
+    // A plain typedef (no Go kind) stands for its target. Depth-limited: a
+    // typedef cycle in malformed DWARF overflowed the stack (found by fuzzing,
+    // tests/fuzz/dwarf_types/regressions/); past the limit the type is Invalid.
+    GoType inner = buildType(&target, depth + 1);
     inner.name = t.name;
     return inner;
   } else {
