@@ -31,6 +31,7 @@
 #include "session/session_loop.hpp"
 #include "session/traced_target.hpp"
 #include "strategy/strategy.hpp"
+#include "target/target.hpp"
 #include "util/result.hpp"
 
 namespace goscope::api {
@@ -117,5 +118,8 @@ class CountSession {
 // Errors: Usage when an expression is not a plain variable goscope can lay
 // out (the message says why; Delve can read it), TargetGone, Permission.
 Result<std::vector<rpc::Variable>> readDirect(const ProbeRequest& request);
+// The same on the target the caller opened for request.target.pid (its
+// binary's DWARF is then parsed once).
+Result<std::vector<rpc::Variable>> readDirect(const ProbeRequest& request, const Target& target);
 
 }  // namespace goscope::api

@@ -87,8 +87,12 @@ Result<TargetFacts> gatherFacts(const ProbeRequest& r, const GoBinary& bin, std:
   if (pid) {
     if (auto facts = readPtraceFacts(*pid)) {
       if (auto ok = judgePtrace(*pid, *facts); !ok) {
-        if (ok.error().kind == ErrorKind::Permission) f.ptracePrivileges = false;
-        else f.delveBlockedBy = ok.error().message;
+        if (ok.error().kind == ErrorKind::Permission) {
+          f.ptracePrivileges = false;
+          f.ptraceRefusal = ok.error().message;
+        } else {
+          f.delveBlockedBy = ok.error().message;
+        }
       }
     }
   } else {
@@ -114,7 +118,10 @@ Result<TargetFacts> gatherFacts(const ProbeRequest& r, const GoBinary& bin, std:
     }
   }
   if (isPerHit(r.action)) {
-    for (const auto& l : r.locations) f.locationsAreFunctions = f.locationsAreFunctions && isFunctionLocation(l);
+    // break takes Delve's locations too (file.go:12, *0x4567); trace takes
+    // patterns only, where `*` is a glob.
+    if (r.action == Action::Break)
+      for (const auto& l : r.locations) f.locationsAreFunctions = f.locationsAreFunctions && isFunctionLocation(l);
     // break takes Delve's locations too (a short name like `doWork`): one
     // that names no function exactly is Delve's to resolve or refuse.
     if (r.action == Action::Break && f.locationsAreFunctions && !anyFunctionMatches(bin, r.locations))

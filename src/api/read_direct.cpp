@@ -11,6 +11,12 @@ Result<std::vector<rpc::Variable>> readDirect(const ProbeRequest& r) {
   if (!r.target.pid) return fail(ErrorKind::Usage, "read: name the process: -p PID");
   auto t = openProcessTarget(*r.target.pid);
   if (!t) return fail(t.error());
+  return readDirect(r, *t);
+}
+
+Result<std::vector<rpc::Variable>> readDirect(const ProbeRequest& r, const Target& target) {
+  if (!target.process) return fail(ErrorKind::Usage, "read: a direct read needs a running process (-p PID)");
+  const Target* t = &target;
   for (const auto& e : r.capture.exprs)
     if (std::string why = directReadRefusal(*t->binary, e); !why.empty())
       return fail(ErrorKind::Usage, "read: cannot read " + e + " directly: " + why, "Delve can: --strategy delve");

@@ -102,7 +102,7 @@ int runBreak(const std::vector<std::string>& argv) {
   installStopSignals();
   Plan plan;
   {
-    Target target = orRaise(openProcessTarget(bo.pid));
+    Target target = openProcessForPlanning(bo.pid);
     plan = planOrRaise(args, request, *target.binary, bo.pid);
   }
   if (plan.backend == Backend::Bpf) return runBreakWithBpf(bo);

@@ -117,8 +117,9 @@ int runBreakWithBpf(const BreakOptions& o) {
     orRaise(engine->configureProbe(sel.functions[i].probeId, cfg));
   }
   auto stats = orRaise(engine->attach(target.attachPath(), target.pidFilter(), sel.points));
-  std::fprintf(stderr, "goscope: BPF entry probe on %s (%zu functions) in %s in %.1f ms: the process does not stop; Ctrl-C to stop\n",
-               o.location.c_str(), sel.functions.size(), target.describe().c_str(), stats.attachMs);
+  std::fprintf(stderr, "goscope: BPF entry probe on %s (%zu function%s) in %s in %.1f ms: the process does not stop; Ctrl-C to stop\n",
+               o.location.c_str(), sel.functions.size(), sel.functions.size() == 1 ? "" : "s", target.describe().c_str(),
+               stats.attachMs);
 
   BpfHitPrinter printer(o, sel, std::move(traces), bin, orRaise(target.loadBias()));
   const double t0 = monotonicSeconds();

@@ -52,11 +52,11 @@ int runRead(const std::vector<std::string>& argv) {
   request.capture.exprs = exprs;
   request.dlvArgs = args.all("dlv-arg");
   applyStrategyOptions(args, request);
-  Target target = orRaise(openProcessTarget(pid));
+  Target target = openProcessForPlanning(pid);
   Plan plan = planOrRaise(args, request, *target.binary, pid);
   if (plan.backend == Backend::DirectRead) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto values = api::readDirect(request);
+    auto values = api::readDirect(request, target);
     if (values) {
       for (size_t i = 0; i < values->size(); ++i) print(exprs[i], (*values)[i], args.has("json"));
       std::cout.flush();

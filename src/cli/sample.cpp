@@ -144,7 +144,7 @@ int runSample(const std::vector<std::string>& argv) {
     request.durationS = durationS;
     request.dlvArgs = args.all("dlv-arg");
     applyStrategyOptions(args, request);
-    planOrRaise(args, request, *orRaise(openProcessTarget(pid)).binary, pid);
+    planOrRaise(args, request, *openProcessForPlanning(pid).binary, pid);
   }
 
   const auto t0 = Clock::now();

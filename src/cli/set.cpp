@@ -60,7 +60,7 @@ int runSet(const std::vector<std::string>& argv) {
     for (const auto& a : assignments) request.writes.push_back({a.var, a.value});
     request.dlvArgs = args.all("dlv-arg");
     applyStrategyOptions(args, request);
-    planOrRaise(args, request, *orRaise(openProcessTarget(pid)).binary, pid);
+    planOrRaise(args, request, *openProcessForPlanning(pid).binary, pid);
   }
 
   const auto t0 = std::chrono::steady_clock::now();

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "session/ptrace_privileges.hpp"
+
 namespace goscope::cli {
 
 std::vector<OptionSpec> strategyOptionSpecs(bool perHit) {
@@ -56,6 +58,12 @@ Plan planOrRaise(const Args& args, const ProbeRequest& r, const GoBinary& bin, s
     for (std::string line; std::getline(lines, line);) std::fprintf(stderr, "goscope: %s\n", line.c_str());
   }
   return orRaise(std::move(p));
+}
+
+Target openProcessForPlanning(pid_t pid) {
+  auto t = openProcessTarget(pid);
+  if (!t && t.error().kind == ErrorKind::Permission) orRaise(checkPtracePrivileges(pid));
+  return orRaise(std::move(t));
 }
 
 void reportFallback(Backend from, Backend to, const Error& why) {

@@ -10,6 +10,7 @@
 
 #include "api/goscope.hpp"
 #include "cli/args.hpp"
+#include "target/target.hpp"
 
 namespace goscope::cli {
 
@@ -22,6 +23,12 @@ void applyStrategyOptions(const Args& args, ProbeRequest& request);
 // api::plan, raising the planner's refusal as the error; with --explain, the
 // facts and the plan go to stderr (`goscope: plan ...` lines) first.
 Plan planOrRaise(const Args& args, const ProbeRequest& request, const GoBinary& binary, std::optional<pid_t> pid);
+
+// The running process a Delve-path subcommand (read, sample, break, set)
+// plans for. When its executable cannot be read, the ptrace check says
+// more precisely what is missing (another user's process, no
+// CAP_SYS_PTRACE) than /proc does.
+Target openProcessForPlanning(pid_t pid);
 
 // The line that says the planned path gave way to the other, and why.
 void reportFallback(Backend from, Backend to, const Error& why);

@@ -83,7 +83,7 @@ int runTraceWithDelve(const Args& args, const GoBinary& bin, const DelveTraceOpt
   parts.stack = o.stack ? kStackFrames : 0;
   std::vector<int64_t> ids;
   for (const auto& n : names) ids.push_back(orRaise(session->createBreakpoint(captureSpec(n, parts))).id);
-  std::fprintf(stderr, "goscope: %zu Delve breakpoints in PID %d (arguments at entry; results are not captured on this path); Ctrl-C to stop\n",
+  std::fprintf(stderr, "goscope: %zu Delve breakpoint(s) in PID %d (arguments at entry; results are not captured on this path); Ctrl-C to stop\n",
                ids.size(), o.pid);
   HitLoopResult loop = runHitLoop(*session, ids, 0, o.durationS, [&](const delve::BreakpointHit& h) {
     printHit(h, o.pid, o.json, o.stack);

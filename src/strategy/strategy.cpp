@@ -57,7 +57,8 @@ Blocker delveUnavailable(const TargetFacts& f) {
             "--dlv-arg=--check-go-version=false"};
   if (!f.delveBlockedBy.empty()) return {f.delveBlockedBy, ErrorKind::BadTarget, "a process can have one debugger at a time"};
   if (!f.ptracePrivileges)
-    return {"no ptrace privilege (CAP_SYS_PTRACE) over the target", ErrorKind::Permission,
+    return {f.ptraceRefusal.empty() ? "no ptrace privilege (CAP_SYS_PTRACE) over the target" : f.ptraceRefusal,
+            ErrorKind::Permission,
             "run as root or as the target's user, or grant CAP_SYS_PTRACE"};
   return {};
 }
@@ -147,7 +148,7 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
       if (forcedBpf) return cannot(r, "--strategy bpf cannot evaluate expressions", "use --strategy auto or delve");
       return useDelve((f.directReadRefusal.empty() ? std::string("expressions need Go's type understanding")
                                                    : f.directReadRefusal) +
-                      ": Delve evaluates them (the target stops for the read)");
+                      "; Delve reads it (the target stops for the read)");
     }
 
     case Action::Trace:

@@ -29,6 +29,7 @@ struct TargetFacts {
   bool runningProcess = true;      // -p: Delve attaches to one running process (-c and -b are BPF's)
   bool bpfPrivileges = true;       // CAP_BPF + CAP_PERFMON (or root)
   bool ptracePrivileges = true;    // needed by Delve and by direct reads
+  std::string ptraceRefusal;       // why not, when known ("Delve needs CAP_SYS_PTRACE to attach to PID 12 ...")
   std::string delveBlockedBy;      // e.g. "PID 12 is already traced by PID 34 (gdb)": Delve cannot attach now
   bool floatArguments = false;     // a matched function takes or returns floats
   bool readsArePlainVariables = false;  // read: every expression is a package variable of known address and size

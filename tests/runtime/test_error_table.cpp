@@ -278,7 +278,7 @@ TEST_CASE("error table: bad targets") {
       {"count -p {ZOMBIE} main.doWork", 4, "has no executable (kernel thread or zombie)"},
       {"read -p {ZOMBIE} main.counter", 4, "has no executable (kernel thread or zombie)"},
       {"read -p {STRIPPED} main.counter", 4, "has no DWARF debug info (stripped)"},
-      {"break -p {STRIPPED} main.doWork", 4, "has no DWARF debug info (stripped)"},
+      {"break --strategy delve -p {STRIPPED} main.doWork", 4, "has no DWARF debug info (stripped)"},
       {"count -p {STRIPPED} main.doWork --read main.counter -d 1", 4, "is stripped: no DWARF or symbol table"},
       {"count -b {STRIPPEDBIN} 'main.nope*' -d 1", 5, "no function matches 'main.nope*'"},
   };
@@ -310,10 +310,10 @@ TEST_CASE("error table: bad symbols, expressions and dlv options on a live count
                 {"break -p {P} main.nosuch", 5, "location \"main.nosuch\" not found"},
                 {"sample -p {P} --at main.nosuch main.counter", 5, "location \"main.nosuch\" not found"},
                 {"break -p {P} main.doWork --cond 'main.counter +'", 2, "Delve cannot parse the expression"},
-                {"read -p {P} main.counter --dlv-arg=--listen=0.0.0.0:4444", 2, "refusing dlv option --listen"},
-                {"read -p {P} main.counter --dlv-arg=--only-same-user=false", 2, "refusing dlv option --only-same-user"},
-                {"read -p {P} main.counter --dlv-arg=--accept-multiclient", 2, "refusing dlv option --accept-multiclient"},
-                {"read -p {P} main.counter --dlv-arg=--frob", 2, "dlv refused an option given with --dlv-arg: Error: unknown flag: --frob"},
+                {"read --strategy delve -p {P} main.counter --dlv-arg=--listen=0.0.0.0:4444", 2, "refusing dlv option --listen"},
+                {"read --strategy delve -p {P} main.counter --dlv-arg=--only-same-user=false", 2, "refusing dlv option --only-same-user"},
+                {"read --strategy delve -p {P} main.counter --dlv-arg=--accept-multiclient", 2, "refusing dlv option --accept-multiclient"},
+                {"read --strategy delve -p {P} main.counter --dlv-arg=--frob", 2, "dlv refused an option given with --dlv-arg: Error: unknown flag: --frob"},
             },
             vars);
   // Errors of an expression come after the session: the line saying how long
@@ -364,7 +364,7 @@ TEST_CASE("error table: missing privileges are named before any work") {
   checkRows({
                 {"read -p {P} main.counter", 6, "Delve needs CAP_SYS_PTRACE to attach to PID {P}"},
                 {"sample -p {P} --at main.doWork main.counter", 6, "Delve needs CAP_SYS_PTRACE"},
-                {"break -p {P} main.doWork", 6, "Delve needs CAP_SYS_PTRACE"},
+                {"break --strategy delve -p {P} main.doWork", 6, "Delve needs CAP_SYS_PTRACE"},
                 {"set -p {P} main.counter=1 --allow-write", 6, "Delve needs CAP_SYS_PTRACE"},
                 {"list -p {P}", 6, "that needs CAP_SYS_PTRACE or the target's own user"},
             },
@@ -430,7 +430,7 @@ TEST_CASE("error table: the target execs another program during a session") {
     for (const std::string sub : {"break", "sample"}) {
       Child e({execer, "--after-ms", "1500", counter});
       std::this_thread::sleep_for(200ms);
-      std::string args = sub == "break" ? "break -p " + pidOf(e.pid()) + " main.doWork -d 6"
+      std::string args = sub == "break" ? "break --strategy delve -p " + pidOf(e.pid()) + " main.doWork -d 6"
                                         : "sample -p " + pidOf(e.pid()) + " --at main.doWork main.calls -i 0.3 -d 6";
       auto r = runCli(args);
       INFO(sub << " stderr: " << r.err);
@@ -483,8 +483,13 @@ TEST_CASE("error table: two BPF sessions on one process both count and a second 
   const pid_t dlv = dlvs[0];
 
   // Delve: one tracer per process, named with its owner.
-  for (const std::string& cmd : {"read -p " + p + " main.counter", "set -p " + p + " main.counter=1 --allow-write"})
+  for (const std::string& cmd :
+       {"read --strategy delve -p " + p + " main.counter", "set -p " + p + " main.counter=1 --allow-write"})
     expectOneLine(runCli(cmd), 4, "is already traced by PID " + pidOf(dlv) + " (dlv, under goscope PID " + pidOf(first) + ")");
+  // A plain variable needs no debugger: the direct read still serves it.
+  auto direct = runCli("read -p " + p + " main.counter");
+  CHECK(direct.exitCode == 0);
+  CHECK(direct.out.rfind("main.counter = ", 0) == 0);
 
   // dlv's API port: closed to anyone else while goscope holds the session.
   auto socks = tcpSocketsOf(dlv);
