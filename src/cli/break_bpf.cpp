@@ -7,6 +7,7 @@
 
 #include "backend/bpf/bpf_engine.hpp"
 #include "cli/function_capture.hpp"
+#include "cli/trace_options.hpp"
 #include "output/stack_symbolizer.hpp"
 #include "probe/pattern.hpp"
 #include "probe/type_names.hpp"
@@ -140,6 +141,7 @@ int runBreakWithBpf(const BreakOptions& o) {
                activeS > 0 ? printer.hits() / activeS : 0.0, end);
   std::fprintf(stderr, "goscope: PID %d was not stopped (BPF path); detached %zu probes in %.1f ms\n", o.pid,
                detached.points, detached.detachMs);
+  raiseIfTargetGone(target, why);
   return 0;
 }
 

@@ -130,6 +130,7 @@ int runCount(const std::vector<std::string>& argv) {
   if (auto snap = session->snapshot()) reporter.totals(*snap, session->selection().functions.size(), why);
   auto detached = session->detach();
   std::fprintf(stderr, "goscope: detached %zu probes in %.1f ms\n", detached.points, detached.detachMs);
+  raiseIfTargetGone(session->target(), why);
   return 0;
 }
 

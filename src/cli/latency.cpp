@@ -97,6 +97,7 @@ int runLatency(const std::vector<std::string>& argv) {
   report(*engine, sel, json, true);
   std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
   engine->detachAll();
+  raiseIfTargetGone(setup.target, why);
   return 0;
 }
 

@@ -262,6 +262,7 @@ int runTrace(const std::vector<std::string>& argv) {
   tracer.finish(*engine);
   std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
   engine->detachAll();
+  raiseIfTargetGone(setup.target, why);
   return 0;
 }
 

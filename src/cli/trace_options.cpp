@@ -55,6 +55,16 @@ void announce(const TraceSetup& setup, const Selection& sel, const bpf::AttachSt
   announce(setup.target, sel, stats, json);
 }
 
+void raiseIfTargetGone(const TracedTarget& target, EndReason why) {
+  if (target.isLaunched() || target.isBinaryWide()) return;
+  if (why == EndReason::TargetExited)
+    raise({ErrorKind::TargetGone, target.describe() + " exited during the session",
+           "everything recorded before it exited is printed above"});
+  if (why == EndReason::TargetExeced)
+    raise({ErrorKind::TargetGone, target.describe() + " replaced its program during the session (exec); the probes were in the old one",
+           "everything recorded before the exec is printed above"});
+}
+
 ProbeRequest requestFromTraceArgs(const Args& args, Action action, const TraceSetup& setup) {
   ProbeRequest r;
   r.action = action;

@@ -30,6 +30,11 @@ TraceSetup prepareTrace(const Args& args, const std::string& subcommand, bool pa
 void announce(const TracedTarget& target, const Selection& sel, const bpf::AttachStats& stats, bool json);
 void announce(const TraceSetup& setup, const Selection& sel, const bpf::AttachStats& stats, bool json);
 
+// A -p target that exited or replaced its program (exec) ended the session:
+// after everything recorded is printed, that is exit 8 with one line, as on
+// the Delve path. A -c command that ends is the session's normal end.
+void raiseIfTargetGone(const TracedTarget& target, EndReason why);
+
 // The ProbeRequest the shared options describe: target, patterns, -i/-d.
 ProbeRequest requestFromTraceArgs(const Args& args, Action action, const TraceSetup& setup);
 

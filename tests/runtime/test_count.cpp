@@ -49,7 +49,9 @@ TEST_CASE("count -p: attach to a waiting process, count, target finishes correct
     REQUIRE(c.readLine(line, 5000));
     REQUIRE(line == "ready");
     auto r = runCli("count --json -p " + std::to_string(c.pid()) + " main.fibonacciRecursive main.fibonacciLoop -d 20");
-    REQUIRE_MESSAGE(r.exitCode == 0, r.err);  // ended because the target exited, with totals
+    // Ended because the target exited: totals first, then exit 8.
+    REQUIRE_MESSAGE(r.exitCode == 8, r.err);
+    CHECK(r.err.find("exited during the session") != std::string::npos);
     auto counts = finalCounts(r.out);
     CHECK(counts["main.fibonacciRecursive"] == 3 * 21891);
     CHECK(counts["main.fibonacciLoop"] == 3);
