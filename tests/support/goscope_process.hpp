@@ -179,8 +179,9 @@ inline std::vector<std::string> cmdlineOf(pid_t p) {
 }
 
 // Live processes running this build's goscope with `-p TARGET`: goscope
-// itself, or its Delve guardian (a fork of it, with the same command line).
-// Other people's goscope processes have other targets.
+// itself, its Delve guardian or its BPF attach/detach helper (forks of it,
+// with the same command line), plus any exiting goscope. Other people's
+// goscope processes have other targets.
 inline std::vector<pid_t> goscopesFor(pid_t target) {
   std::vector<pid_t> out;
   std::error_code ec;
@@ -191,7 +192,16 @@ inline std::vector<pid_t> goscopesFor(pid_t target) {
     pid_t p = static_cast<pid_t>(std::atoi(e->d_name));
     if (p <= 0 || p == ::getpid()) continue;
     auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(p) + "/exe", ec);
-    if (ec || exe != cli) continue;
+    if (ec) {
+      // An exiting process has no exe (nor cmdline) once its memory is gone,
+      // but still holds its fds, e.g. goscope's attach or detach helper
+      // closing a BPF link: count any exiting goscope, whatever its target.
+      std::ifstream comm("/proc/" + std::to_string(p) + "/comm");
+      std::string name;
+      if (std::getline(comm, name) && name == "goscope" && alive(p)) out.push_back(p);
+      continue;
+    }
+    if (exe != cli) continue;
     auto argv = cmdlineOf(p);
     for (size_t i = 0; i + 1 < argv.size(); i++)
       if (argv[i] == "-p" && argv[i + 1] == std::to_string(target) && alive(p)) out.push_back(p);
