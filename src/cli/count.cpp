@@ -16,6 +16,7 @@
 #include "session/function_selection.hpp"
 #include "session/go_runtime_facts.hpp"
 #include "session/session_loop.hpp"
+#include "util/stop_signals.hpp"
 
 namespace goscope::cli {
 
@@ -34,6 +35,7 @@ class CountReporter {
   }
 
   void interval(const bpf::Engine& eng) {
+    StopSignalsHeld held;  // a Ctrl-C must not cut a report (and the totals after it)
     auto counts = eng.counts();
     if (!counts) return;
     double now = monotonicSeconds(), dt = std::max(1e-9, now - lastT_);
@@ -58,6 +60,7 @@ class CountReporter {
   }
 
   void totals(const bpf::Engine& eng, EndReason why) {
+    StopSignalsHeld held;
     auto counts = eng.counts();
     if (!counts) return;
     std::vector<std::pair<uint64_t, const SelectedFunction*>> rows;

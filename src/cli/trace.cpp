@@ -13,6 +13,7 @@
 #include "backend/bpf/bpf_engine.hpp"
 #include "cli/command.hpp"
 #include "cli/trace_options.hpp"
+#include "util/stop_signals.hpp"
 #include "output/hex.hpp"
 #include "output/histogram_text.hpp"
 #include "output/stack_symbolizer.hpp"
@@ -94,6 +95,7 @@ class Tracer {
   }
 
   void onEvent(const bpf::Event& e) {
+    StopSignalsHeld held;  // a Ctrl-C must not cut a line (stdout would drop the rest)
     if (e.probeId >= traces_.size()) return;
     const FunctionTrace& t = traces_[e.probeId];
     auto key = std::make_tuple(e.pid, e.g, e.frame, e.probeId);
@@ -137,6 +139,8 @@ class Tracer {
   }
 
   void finish(const bpf::Engine& eng) {
+    StopSignalsHeld held;
+    std::fflush(stdout);
     auto st = eng.stats();
     if (st.lost() > 0)
       std::fprintf(stderr, "goscope: %llu events lost (ring buffer full: %llu, busy: %llu); raise nothing, narrow the pattern\n",
