@@ -14,6 +14,7 @@
 #include "cli/command.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/trace_options.hpp"
+#include "util/stop_signals.hpp"
 
 namespace goscope::cli {
 
@@ -27,6 +28,7 @@ class CountReporter {
   CountReporter(bool json, std::optional<std::string> readVar) : json_(json), readVar_(std::move(readVar)) {}
 
   void interval(const api::CountSnapshot& snap) {
+    StopSignalsHeld held;  // a Ctrl-C must not cut a report (and the totals after it)
     if (last_.size() != snap.functions.size()) last_.assign(snap.functions.size(), 0);
     double now = snap.elapsedS, dt = std::max(1e-9, now - lastT_);
     std::string clock = wallClock();
@@ -50,6 +52,7 @@ class CountReporter {
   }
 
   void totals(const api::CountSnapshot& snap, size_t probed, EndReason why) {
+    StopSignalsHeld held;
     std::vector<const api::FunctionCount*> rows;
     for (const auto& f : snap.functions)
       if (f.count > 0 || snap.functions.size() == 1) rows.push_back(&f);

@@ -16,6 +16,7 @@
 #include "cli/trace_options.hpp"
 #include "output/histogram_text.hpp"
 #include "session/go_runtime_facts.hpp"
+#include "util/stop_signals.hpp"
 
 namespace goscope::cli {
 
@@ -54,6 +55,7 @@ void printText(const std::string& func, const bpf::LatencyStats& s) {
 }
 
 void report(const bpf::Engine& eng, const Selection& sel, bool json, bool finalReport) {
+  StopSignalsHeld held;  // a Ctrl-C must not cut a report (and the totals after it)
   for (const auto& f : sel.functions) {
     auto s = eng.latency(f.probeId);
     if (!s) continue;

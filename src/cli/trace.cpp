@@ -16,6 +16,7 @@
 #include "cli/strategy_options.hpp"
 #include "cli/trace_delve.hpp"
 #include "cli/trace_options.hpp"
+#include "util/stop_signals.hpp"
 #include "output/hex.hpp"
 #include "output/histogram_text.hpp"
 #include "output/stack_symbolizer.hpp"
@@ -56,6 +57,7 @@ class Tracer {
   }
 
   void onEvent(const bpf::Event& e) {
+    StopSignalsHeld held;  // a Ctrl-C must not cut a line (stdout would drop the rest)
     if (e.probeId >= traces_.size()) return;
     const FunctionTrace& t = traces_[e.probeId];
     auto key = std::make_tuple(e.pid, e.g, e.frame, e.probeId);
@@ -99,6 +101,8 @@ class Tracer {
   }
 
   void finish(const bpf::Engine& eng) {
+    StopSignalsHeld held;
+    std::fflush(stdout);
     auto st = eng.stats();
     if (st.lost() > 0)
       std::fprintf(stderr, "goscope: %llu events lost (ring buffer full: %llu, busy: %llu); raise nothing, narrow the pattern\n",

@@ -1,5 +1,6 @@
 #include "util/stop_signals.hpp"
 
+#include <pthread.h>
 #include <signal.h>
 
 #include <atomic>
@@ -47,5 +48,16 @@ void setStopHook(StopHook hook, void* arg) {
   g_hookArg.store(arg);
   g_hook.store(hook);
 }
+
+StopSignalsHeld::StopSignalsHeld() {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &stop, &old_);
+}
+
+StopSignalsHeld::~StopSignalsHeld() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
 
 }  // namespace goscope

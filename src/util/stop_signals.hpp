@@ -3,6 +3,8 @@
 // signal while detaching is ignored rather than killing goscope half-way.
 #pragma once
 
+#include <signal.h>
+
 namespace goscope {
 
 void installStopSignals();
@@ -24,6 +26,23 @@ class StopHookScope {
   ~StopHookScope() { setStopHook(nullptr, nullptr); }
   StopHookScope(const StopHookScope&) = delete;
   StopHookScope& operator=(const StopHookScope&) = delete;
+};
+
+// Holds SIGINT, SIGTERM and SIGHUP back for its scope: they stay pending and
+// arrive (set the flag) when it ends. For writing results: the handlers are
+// installed without SA_RESTART, so a stop signal arriving while a write to a
+// full pipe blocks fails that write with EINTR, and the stream drops what
+// follows — the final totals of count and latency included, with exit
+// status 0 (seen by tests/runtime/test_torture.cpp).
+class StopSignalsHeld {
+ public:
+  StopSignalsHeld();
+  ~StopSignalsHeld();
+  StopSignalsHeld(const StopSignalsHeld&) = delete;
+  StopSignalsHeld& operator=(const StopSignalsHeld&) = delete;
+
+ private:
+  sigset_t old_;
 };
 
 }  // namespace goscope

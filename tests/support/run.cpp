@@ -89,9 +89,19 @@ bool Child::alive() {
   pid_t r = waitpid(pid_, &status, WNOHANG);
   if (r == pid_) {
     pid_ = -1;
+    status_ = status;
     return false;
   }
   return true;
+}
+
+int Child::waitExit(int timeoutMs) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (alive()) {
+    if (std::chrono::steady_clock::now() > deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return status_;
 }
 
 bool Child::readLine(std::string& line, int timeoutMs) {

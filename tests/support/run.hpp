@@ -40,11 +40,15 @@ class Child {
   Child& operator=(const Child&) = delete;
   pid_t pid() const { return pid_; }
   bool alive();
+  // Waits up to timeoutMs for the child to exit by itself; its wait status
+  // (WIFEXITED...), or -1 if it still runs.
+  int waitExit(int timeoutMs);
   // Reads one line of the child's stdout (captureStdout only); waits up to timeoutMs.
   bool readLine(std::string& line, int timeoutMs);
 
  private:
   pid_t pid_ = -1;
+  int status_ = -1;  // the wait status, once reaped
   int outFd_ = -1;
   std::string buf_;
 };

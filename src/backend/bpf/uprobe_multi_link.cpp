@@ -1,7 +1,10 @@
 #include "backend/bpf/uprobe_multi_link.hpp"
 
 #include <linux/bpf.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -66,6 +69,86 @@ std::string describeUprobeErrno(int err) {
   }
 }
 
+namespace {
+// Creates the link in a short-lived child and receives its fd. Why: when
+// goscope is SIGKILLed during the BPF_LINK_CREATE, the kernel's install of a
+// breakpoint fails with EINTR and its error path unregisters the uprobes
+// already placed in the same task, with the fatal signal pending, which fails
+// too and leaks them: their int3 stays in the target for good (dmesg:
+// "failed to unregister, leaking uprobe"; 438 of 1,125 in
+// tests/runtime/test_kill_safety.cpp). The child is out of the terminal's
+// process group and deaf to the stop signals, so a signal meant for goscope
+// does not reach it; if goscope dies meanwhile, the child's exit drops the
+// link's last reference in a task with no signal pending, which detaches
+// cleanly. Async-signal-safe in the child (fork of a possibly threaded
+// process): rawUprobeMultiCreate and system calls only.
+int createOffProcess(int progFd, const char* path, const uint64_t* offsets, const uint64_t* cookies, uint32_t cnt,
+                     int pid) {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    return rawUprobeMultiCreate(progFd, path, offsets, cookies, cnt, 0, pid);
+  pid_t child = ::fork();
+  if (child < 0) {
+    ::close(sv[0]);
+    ::close(sv[1]);
+    return rawUprobeMultiCreate(progFd, path, offsets, cookies, cnt, 0, pid);
+  }
+  if (child == 0) {
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) ::sigaction(sig, &ign, nullptr);
+    ::setpgid(0, 0);
+    ::close(sv[0]);
+    int fd = rawUprobeMultiCreate(progFd, path, offsets, cookies, cnt, 0, pid);
+    int result = fd < 0 ? fd : 0;
+    iovec iov{&result, sizeof result};
+    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (fd >= 0) {
+      msg.msg_control = cbuf;
+      msg.msg_controllen = sizeof cbuf;
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int));
+      ::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    }
+    while (::sendmsg(sv[1], &msg, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+    }
+    ::_exit(0);  // closes our copy of the link fd: goscope holds its own now
+  }
+  ::close(sv[1]);
+  int result = -EIO, fd = -1;
+  iovec iov{&result, sizeof result};
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = cbuf;
+  msg.msg_controllen = sizeof cbuf;
+  ssize_t n;
+  while ((n = ::recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  }
+  if (n == static_cast<ssize_t>(sizeof result)) {
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) ::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  } else {
+    result = -EIO;  // the child died without an answer
+  }
+  ::close(sv[0]);
+  int status;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (result < 0) {
+    if (fd >= 0) ::close(fd);
+    return result;
+  }
+  return fd >= 0 ? fd : -EIO;
+}
+}  // namespace
+
 Result<UprobeMultiLink> UprobeMultiLink::attach(int progFd, const std::string& path, pid_t pid,
                                                 std::span<const uint64_t> offsets,
                                                 std::span<const uint64_t> cookies, int* errnoOut) {
@@ -73,8 +156,8 @@ Result<UprobeMultiLink> UprobeMultiLink::attach(int progFd, const std::string& p
   if (offsets.empty() || offsets.size() != cookies.size())
     return fail(ErrorKind::Internal, "uprobe_multi attach: " + std::to_string(offsets.size()) + " offsets but " +
                                          std::to_string(cookies.size()) + " cookies");
-  int fd = rawUprobeMultiCreate(progFd, path.c_str(), offsets.data(), cookies.data(),
-                                static_cast<uint32_t>(offsets.size()), 0, pid);
+  int fd = createOffProcess(progFd, path.c_str(), offsets.data(), cookies.data(), static_cast<uint32_t>(offsets.size()),
+                            pid);
   if (fd < 0) {
     if (errnoOut) *errnoOut = -fd;
     ErrorKind kind = ErrorKind::External;

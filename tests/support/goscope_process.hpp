@@ -1,0 +1,248 @@
+// goscope as a child process a test controls for a long time: its stdout on
+// a pipe that the test reads as it goes (an hour of trace lines never piles
+// up anywhere), its stderr in a file; signalled, SIGKILLed, waited for. And
+// what a dead goscope could leave behind on a target: a goscope process (the
+// Delve guardian is a fork of goscope), a uprobe_multi BPF link.
+// Header-only; include it from doctest test files.
+#pragma once
+
+#include <dirent.h>
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/run.hpp"
+#include "support/unharmed.hpp"
+
+namespace goscope::test {
+
+inline std::string slurpFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline bool waitUntil(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+// An integer from the environment (GOSCOPE_TORTURE_SECONDS and the like).
+inline long envNumber(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  return end && *end == 0 ? n : fallback;
+}
+
+class GoscopeProcess {
+ public:
+  using LineHandler = std::function<void(const std::string&)>;
+
+  // Starts `goscope ARGS...`; every complete stdout line goes to onLine when
+  // pump() or wait() reads it.
+  GoscopeProcess(const std::vector<std::string>& args, LineHandler onLine = {}) : onLine_(std::move(onLine)) {
+    static int serial = 0;
+    errPath_ = "/tmp/goscope-test-" + std::to_string(::getpid()) + "-" + std::to_string(serial++) + ".err";
+    int fds[2];
+    REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+    int errFd = ::open(errPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    REQUIRE(errFd >= 0);
+    start_ = std::chrono::steady_clock::now();
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ::dup2(fds[1], 1);
+      ::dup2(errFd, 2);
+      int devnull = ::open("/dev/null", O_RDONLY);
+      ::dup2(devnull, 0);
+      std::vector<std::string> full = {cliPath()};
+      full.insert(full.end(), args.begin(), args.end());
+      std::vector<char*> argv;
+      for (auto& a : full) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    ::close(errFd);
+    outFd_ = fds[0];
+    ::fcntl(outFd_, F_SETFL, O_NONBLOCK);
+  }
+  ~GoscopeProcess() {
+    if (running()) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (outFd_ >= 0) ::close(outFd_);
+    ::unlink(errPath_.c_str());
+  }
+  GoscopeProcess(const GoscopeProcess&) = delete;
+  GoscopeProcess& operator=(const GoscopeProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  std::string err() const { return slurpFile(errPath_); }
+  double secondsSinceStart() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  std::chrono::steady_clock::time_point started() const { return start_; }
+
+  // Reads whatever stdout has now and hands over its complete lines.
+  void pump() {
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::read(outFd_, buf, sizeof buf);
+      if (n <= 0) break;
+      partial_.append(buf, static_cast<size_t>(n));
+    }
+    size_t at = 0;
+    for (size_t nl; (nl = partial_.find('\n', at)) != std::string::npos; at = nl + 1)
+      if (onLine_) onLine_(partial_.substr(at, nl - at));
+    partial_.erase(0, at);
+  }
+
+  // Not exited yet (reaps it when it has).
+  bool running() {
+    if (exited_) return false;
+    int st = 0;
+    if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+      exited_ = true;
+      status_ = st;
+    }
+    return !exited_;
+  }
+  void signal(int sig) {
+    if (running()) ::kill(pid_, sig);
+  }
+  // Waits for the exit, reading stdout meanwhile; the wait status, -1 on timeout.
+  int wait(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (running()) {
+      pump();
+      if (std::chrono::steady_clock::now() > deadline) return -1;
+      pollfd p{outFd_, POLLIN, 0};
+      ::poll(&p, 1, 20);
+    }
+    pump();
+    return status_;
+  }
+  // SIGKILL and reap; the wait status.
+  int kill() {
+    signal(SIGKILL);
+    return wait(std::chrono::seconds(30));
+  }
+  bool exitedCleanly() const { return exited_ && WIFEXITED(status_) && WEXITSTATUS(status_) == 0; }
+
+ private:
+  pid_t pid_ = -1;
+  int outFd_ = -1;
+  std::string errPath_, partial_;
+  LineHandler onLine_;
+  bool exited_ = false;
+  int status_ = -1;
+  std::chrono::steady_clock::time_point start_;
+};
+
+inline std::vector<std::string> cmdlineOf(pid_t p) {
+  std::ifstream in("/proc/" + std::to_string(p) + "/cmdline");
+  std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> argv;
+  for (size_t at = 0; at < cmd.size();) {
+    size_t end = cmd.find('\0', at);
+    argv.push_back(cmd.substr(at, end - at));
+    at = end == std::string::npos ? cmd.size() : end + 1;
+  }
+  return argv;
+}
+
+// Live processes running this build's goscope with `-p TARGET`: goscope
+// itself, its Delve guardian or its BPF attach/detach helper (forks of it,
+// with the same command line), plus any exiting goscope. Other people's
+// goscope processes have other targets.
+inline std::vector<pid_t> goscopesFor(pid_t target) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  auto cli = std::filesystem::canonical(cliPath(), ec);
+  std::unique_ptr<DIR, int (*)(DIR*)> proc(opendir("/proc"), closedir);
+  if (!proc) return out;
+  while (dirent* e = readdir(proc.get())) {
+    pid_t p = static_cast<pid_t>(std::atoi(e->d_name));
+    if (p <= 0 || p == ::getpid()) continue;
+    auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(p) + "/exe", ec);
+    if (ec) {
+      // An exiting process has no exe (nor cmdline) once its memory is gone,
+      // but still holds its fds, e.g. goscope's attach or detach helper
+      // closing a BPF link: count any exiting goscope, whatever its target.
+      std::ifstream comm("/proc/" + std::to_string(p) + "/comm");
+      std::string name;
+      if (std::getline(comm, name) && name == "goscope" && alive(p)) out.push_back(p);
+      continue;
+    }
+    if (exe != cli) continue;
+    auto argv = cmdlineOf(p);
+    for (size_t i = 0; i + 1 < argv.size(); i++)
+      if (argv[i] == "-p" && argv[i + 1] == std::to_string(target) && alive(p)) out.push_back(p);
+  }
+  return out;
+}
+
+// The uprobe_multi links in the whole system whose pid filter is `target`
+// (struct bpf_link_info's uprobe_multi member, Linux 6.8+, mirrored here
+// because Debian 12's linux/bpf.h predates it). Their ids; links of other
+// targets (other people's tests) are not ours to look at.
+inline std::vector<uint32_t> uprobeMultiLinksFor(pid_t target) {
+  constexpr uint32_t kUprobeMultiLinkType = 12;  // BPF_LINK_TYPE_UPROBE_MULTI
+  struct UprobeMultiLinkInfo {
+    uint32_t type, id, progId, pad;
+    uint64_t path, offsets, refCtrOffsets, cookies;
+    uint32_t pathSize, count, flags, pid;
+  };
+  std::vector<uint32_t> out;
+  uint32_t id = 0;
+  for (;;) {
+    union bpf_attr a;
+    std::memset(&a, 0, sizeof a);
+    a.start_id = id;
+    if (::syscall(SYS_bpf, BPF_LINK_GET_NEXT_ID, &a, sizeof a) != 0) break;
+    id = a.next_id;
+    std::memset(&a, 0, sizeof a);
+    a.link_id = id;
+    int fd = static_cast<int>(::syscall(SYS_bpf, BPF_LINK_GET_FD_BY_ID, &a, sizeof a));
+    if (fd < 0) continue;  // gone meanwhile
+    UprobeMultiLinkInfo info{};
+    std::memset(&a, 0, sizeof a);
+    a.info.bpf_fd = static_cast<uint32_t>(fd);
+    a.info.info_len = sizeof info;
+    a.info.info = reinterpret_cast<uint64_t>(&info);
+    if (::syscall(SYS_bpf, BPF_OBJ_GET_INFO_BY_FD, &a, sizeof a) == 0 && info.type == kUprobeMultiLinkType &&
+        info.pid == static_cast<uint32_t>(target))
+      out.push_back(id);
+    ::close(fd);
+  }
+  return out;
+}
+
+}  // namespace goscope::test
