@@ -29,6 +29,7 @@ class HitPrinter {
 
   // False when nobody reads any more (`| head`): stop holding the target.
   bool print(const delve::BreakpointHit& h) {
+    StopSignalsHeld held;  // a Ctrl-C must not cut a line (stdout would drop the rest)
     auto now = std::chrono::system_clock::now();
     if (json_) {
       boost::json::object o{{"time", isoTime(now)}, {"hit", ++count_}};

@@ -38,6 +38,7 @@ class BpfHitPrinter {
   // False once -n hits are printed (later events of the same batch are dropped).
   bool onEvent(const bpf::Event& e) {
     if (e.isReturn() || e.probeId >= traces_.size() || done()) return !done();
+    StopSignalsHeld held;  // a Ctrl-C must not cut a line (stdout would drop the rest)
     const FunctionTrace& t = traces_[e.probeId];
     const GoFunction& fn = *sel_.functions[e.probeId].fn;
     auto frames = symbolizeStack(bin_.pclntab(), std::vector<uint64_t>{fn.entry + bias_}, bias_);

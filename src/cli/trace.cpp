@@ -51,6 +51,12 @@ class Tracer {
       : sel_(sel), traces_(std::move(traces)), bin_(bin), target_(target), json_(json), stack_(stack),
         names_(TypeNamer::forBinary(bin)) {}
 
+  // A -c command that ran and exited before its maps could be read (a
+  // short program) leaves no load bias to look up: the entry events carry
+  // it instead, as the probed address minus the probe's link-time address.
+  void deriveBiasFromEvents() { deriveBias_ = true; }
+  uint64_t bias() const { return bias_; }
+
   void setBias(uint64_t b) {
     bias_ = b;
     names_.setLoadBias(b);
@@ -60,6 +66,10 @@ class Tracer {
     StopSignalsHeld held;  // a Ctrl-C must not cut a line (stdout would drop the rest)
     if (e.probeId >= traces_.size()) return;
     const FunctionTrace& t = traces_[e.probeId];
+    if (deriveBias_ && !e.isReturn() && e.ip) {
+      setBias(e.ip - sel_.functions[e.probeId].code.probe.address);
+      deriveBias_ = false;
+    }
     auto key = std::make_tuple(e.pid, e.g, e.frame, e.probeId);
     if (!e.isReturn()) {
       PendingCall c{e.tsNs, {}, nullptr, e.stack};
@@ -148,6 +158,7 @@ class Tracer {
   bool json_, stack_;
   TypeNamer names_;
   uint64_t bias_ = 0;
+  bool deriveBias_ = false;
   std::map<std::tuple<uint32_t, uint64_t, uint64_t, uint32_t>, PendingCall> pending_;
   size_t dropped_ = 0;
   uint64_t unmatched_ = 0;
@@ -248,14 +259,18 @@ int runTrace(const std::vector<std::string>& argv) {
   announce(setup, sel, stats, json);
 
   Tracer tracer(sel, std::move(traces), bin, setup.target, json, stack);
-  if (!setup.target.isBinaryWide()) tracer.setBias(orRaise(setup.target.loadBias()));
+  if (!setup.target.isBinaryWide()) {
+    if (auto bias = setup.target.loadBias()) tracer.setBias(*bias);
+    else if (setup.target.isLaunched()) tracer.deriveBiasFromEvents();
+    else raise(bias.error());
+  }
   auto onEvent = [&](const bpf::Event& e) { tracer.onEvent(e); };
   EndReason why = runSessionLoop(
       setup.target, setup.loop, [&](int ms) { (void)engine->poll(ms, onEvent); }, [] {});
   (void)engine->poll(0, onEvent);  // what is still in the ring
   if (folded) {
     std::map<std::string, uint64_t> lines;
-    uint64_t bias = setup.target.isBinaryWide() ? 0 : setup.target.loadBias().value();
+    uint64_t bias = tracer.bias();
     for (const auto& sc : orRaise(engine->stackCounts())) {
       std::vector<uint64_t> pcs = sc.frames;
       if (pcs.empty() && sc.caller) pcs = {sc.caller};

@@ -12,6 +12,7 @@
 #include "session/session_loop.hpp"
 #include "strategy/strategy.hpp"
 #include "util/json_text.hpp"
+#include "util/stop_signals.hpp"
 
 namespace goscope::cli {
 
@@ -35,6 +36,7 @@ std::vector<std::string> matchingFunctions(const GoBinary& bin, const std::vecto
 }
 
 void printHit(const delve::BreakpointHit& h, pid_t pid, bool json, bool stack) {
+  StopSignalsHeld held;  // a Ctrl-C must not cut a line (stdout would drop the rest)
   std::string text;
   boost::json::object args;
   for (const auto& a : h.captured.arguments) {
