@@ -125,41 +125,6 @@ struct FullPipe {
   }
 };
 
-pid_t spawnCli(const std::vector<std::string>& args, int outFd, int errFd) {
-  pid_t p = ::fork();
-  REQUIRE(p >= 0);
-  if (p == 0) {
-    ::dup2(outFd, 1);
-    ::dup2(errFd, 2);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    ::dup2(devnull, 0);
-    std::vector<std::string> full = {cliPath()};
-    full.insert(full.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : full) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return p;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool waitFor(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
-  while (!cond()) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
-
 // A private directory, removed when the test program exits.
 std::string scratch() {
   struct Dir {
@@ -426,26 +391,26 @@ void killGoscopeAt(KillAt at) {
   switch (at) {
     case KillAt::Attached:  // its first stderr line blocks: after attaching, before any breakpoint
       g = spawnCli({"sample", "-p", pid, "--at", "main.doWork", "main.counter"}, devnull, full.w);
-      REQUIRE(waitFor([&] { return procState(c.pid()) == 't' && !dlvAttachedTo(c.pid()).empty(); }, 20s));
+      REQUIRE(waitUntil([&] { return procState(c.pid()) == 't' && !dlvAttachedTo(c.pid()).empty(); }, 20s));
       std::this_thread::sleep_for(300ms);
       CHECK(procState(c.pid()) == 't');
       CHECK(c.codeIntact(c.doWork));  // no breakpoint of ours yet (Delve's own are in runtime.throw & co.)
       break;
     case KillAt::StoppedAtBreakpoint:  // its first hit line blocks
       g = spawnCli({"break", "-p", pid, "main.doWork", "main.counter"}, full.w, errFile);
-      REQUIRE(waitFor([&] { return slurp(errPath).find("breakpoint at") != std::string::npos; }, 20s));
+      REQUIRE(waitUntil([&] { return slurpFile(errPath).find("breakpoint at") != std::string::npos; }, 20s));
       std::this_thread::sleep_for(300ms);
       CHECK(procState(c.pid()) == 't');
       CHECK_FALSE(c.codeIntact(c.doWork));  // our int3 is in
       break;
     case KillAt::RunningWithBreakpoint:
       g = spawnCli({"break", "-p", pid, "main.doWork", "--cond", "main.counter < 0"}, devnull, errFile);
-      REQUIRE(waitFor([&] { return slurp(errPath).find("breakpoint at") != std::string::npos; }, 20s));
+      REQUIRE(waitUntil([&] { return slurpFile(errPath).find("breakpoint at") != std::string::npos; }, 20s));
       std::this_thread::sleep_for(500ms);
       break;
     case KillAt::HitLoop:
       g = spawnCli({"break", "-p", pid, "main.doWork", "main.counter"}, devnull, errFile);
-      REQUIRE(waitFor([&] { return slurp(errPath).find("breakpoint at") != std::string::npos; }, 20s));
+      REQUIRE(waitUntil([&] { return slurpFile(errPath).find("breakpoint at") != std::string::npos; }, 20s));
       std::this_thread::sleep_for(700ms);
       break;
   }
@@ -484,7 +449,7 @@ TEST_CASE("Ctrl-C and SIGTERM end a break session cleanly, with its totals") {
     int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
     pid_t g = spawnCli({"break", "-p", std::to_string(c.pid()), "main.doWork", "--cond", "main.counter < 0"}, devnull,
                        errFile);
-    REQUIRE(waitFor([&] { return slurp(errPath).find("breakpoint at") != std::string::npos; }, 20s));
+    REQUIRE(waitUntil([&] { return slurpFile(errPath).find("breakpoint at") != std::string::npos; }, 20s));
     std::this_thread::sleep_for(300ms);
     ::kill(g, sig);
     int status = 0;
@@ -493,8 +458,8 @@ TEST_CASE("Ctrl-C and SIGTERM end a break session cleanly, with its totals") {
     ::close(devnull);
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
-    CHECK(slurp(errPath).find("0 hits in") != std::string::npos);
-    CHECK(slurp(errPath).find("interrupted") != std::string::npos);
+    CHECK(slurpFile(errPath).find("0 hits in") != std::string::npos);
+    CHECK(slurpFile(errPath).find("interrupted") != std::string::npos);
     CHECK(waitUntraced(c.pid(), 10s));
   }
   checkUnharmed(c, before);
@@ -536,7 +501,7 @@ TEST_CASE("delve errors: one line with a hint, the documented exit code") {
     // (same length): what Delve reads to tell the compiler's version.
     std::string plain = scratch() + "/counter-plain", patched = scratch() + "/counter-go1.29";
     REQUIRE(run("objcopy --decompress-debug-sections " + fixture("counter") + " " + plain).exitCode == 0);
-    std::string bytes = slurp(plain);
+    std::string bytes = slurpFile(plain);
     const std::string from = "Go cmd/compile go1.19", to = "Go cmd/compile go1.29";
     size_t replaced = 0;
     for (size_t at = bytes.find(from); at != std::string::npos; at = bytes.find(from, at + 1), ++replaced)

@@ -147,38 +147,13 @@ int connectErrno(uint16_t port) {
 }
 
 pid_t spawnCliTo(const std::vector<std::string>& args, const std::string& errPath) {
-  pid_t p = ::fork();
-  REQUIRE(p >= 0);
-  if (p == 0) {
-    int out = ::open("/dev/null", O_WRONLY);
-    int err = ::open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    std::vector<std::string> full = {cliPath()};
-    full.insert(full.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : full) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
+  int out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  int err = ::open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  pid_t p = spawnCli(args, out, err);
+  ::close(out);
+  ::close(err);
+  REQUIRE(p > 0);
   return p;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool waitFor(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
 }
 
 // A running counter fixture, without waiting for its first report.
@@ -457,8 +432,8 @@ TEST_CASE("error table: the target execs another program during a session") {
     // A condition that never holds: goscope waits in its continue and does
     // not notice the exec before it dies.
     pid_t g = spawnCliTo({"break", "-p", pidOf(e.pid()), "main.doWork", "--cond", "main.calls < 0", "-d", "30"}, errPath);
-    REQUIRE(waitFor([&] { return slurp(errPath).find("breakpoint at") != std::string::npos; }, 20s));
-    REQUIRE(waitFor([&] { return std::filesystem::read_symlink("/proc/" + pidOf(e.pid()) + "/exe") == counter; }, 10s));
+    REQUIRE(waitUntil([&] { return slurpFile(errPath).find("breakpoint at") != std::string::npos; }, 20s));
+    REQUIRE(waitUntil([&] { return std::filesystem::read_symlink("/proc/" + pidOf(e.pid()) + "/exe") == counter; }, 10s));
     std::this_thread::sleep_for(300ms);
     ::kill(g, SIGKILL);
     ::waitpid(g, nullptr, 0);
@@ -479,7 +454,7 @@ TEST_CASE("error table: two BPF sessions on one process both count and a second 
   const std::string p = pidOf(c.pid());
   const std::string errPath = "/tmp/goscope-error-table-first-" + pidOf(::getpid());
   pid_t first = spawnCliTo({"break", "-p", p, "main.doWork", "--cond", "main.counter < 0", "-d", "20"}, errPath);
-  REQUIRE(waitFor([&] { return slurp(errPath).find("breakpoint at") != std::string::npos; }, 20s));
+  REQUIRE(waitUntil([&] { return slurpFile(errPath).find("breakpoint at") != std::string::npos; }, 20s));
   auto dlvs = dlvAttachedTo(c.pid());
   REQUIRE(dlvs.size() == 1);
   const pid_t dlv = dlvs[0];

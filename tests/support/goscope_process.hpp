@@ -33,21 +33,6 @@
 
 namespace goscope::test {
 
-inline std::string slurpFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline bool waitUntil(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
 
 // An integer from the environment (GOSCOPE_TORTURE_SECONDS and the like).
 inline long envNumber(const char* name, long fallback) {

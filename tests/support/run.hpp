@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -52,5 +54,15 @@ class Child {
   int outFd_ = -1;
   std::string buf_;
 };
+
+// goscope with `args`, its stdout and stderr on the given fds, stdin from
+// /dev/null; not waited for. -1 when fork fails.
+pid_t spawnCli(const std::vector<std::string>& args, int outFd, int errFd);
+
+// A whole file, "" when unreadable.
+std::string slurpFile(const std::string& path);
+
+// Polls `cond` every 10 ms until it holds (true) or `timeout` passed (false).
+bool waitUntil(const std::function<bool()>& cond, std::chrono::milliseconds timeout);
 
 }  // namespace goscope::test
