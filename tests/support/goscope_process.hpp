@@ -57,21 +57,8 @@ class GoscopeProcess {
     int errFd = ::open(errPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     REQUIRE(errFd >= 0);
     start_ = std::chrono::steady_clock::now();
-    pid_ = ::fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      ::dup2(fds[1], 1);
-      ::dup2(errFd, 2);
-      int devnull = ::open("/dev/null", O_RDONLY);
-      ::dup2(devnull, 0);
-      std::vector<std::string> full = {cliPath()};
-      full.insert(full.end(), args.begin(), args.end());
-      std::vector<char*> argv;
-      for (auto& a : full) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
+    pid_ = spawnCli(args, fds[1], errFd);
+    REQUIRE(pid_ > 0);
     ::close(fds[1]);
     ::close(errFd);
     outFd_ = fds[0];
