@@ -2,6 +2,7 @@
 // nothing crosses to user space per hit), with an optional read of a global
 // on each hit of the first function — the talks' counter demo. `goscope
 // count` is this class plus printing.
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -29,11 +30,13 @@ Result<std::unique_ptr<CountSession>> CountSession::start(TracedTarget target, c
     if (!p) return fail(p.error());
     patterns.push_back(std::move(*p));
   }
-  if (patterns.empty()) return fail(ErrorKind::Usage, "count: name at least one function pattern, e.g. 'main.*'");
+  const std::string sub = actionName(r.action);
+  const bool latency = r.action == Action::Latency;
+  if (patterns.empty()) return fail(ErrorKind::Usage, sub + ": name at least one function pattern, e.g. 'main.*'");
   std::unique_ptr<CountSession> s(new CountSession(std::move(target)));
   s->loop_ = LoopOptions{r.intervalS, r.durationS};
   const GoBinary& bin = s->target_.binary();
-  auto sel = selectFunctions(bin, patterns, {.plainEntry = r.plainEntry}, s->target_.describe());
+  auto sel = selectFunctions(bin, patterns, {.returns = latency, .plainEntry = r.plainEntry}, s->target_.describe());
   if (!sel) return fail(sel.error());
   s->selection_ = std::move(*sel);
 
@@ -48,7 +51,10 @@ Result<std::unique_ptr<CountSession>> CountSession::start(TracedTarget target, c
     s->readVariable_ = r.readVariable;
   }
 
-  auto engine = bpf::Engine::load({.goidOffset = goidOffset(bin)});
+  bpf::EngineOptions eo{.goidOffset = goidOffset(bin)};
+  if (latency) eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(s->selection_.functions.size()));
+  s->latency_ = latency;
+  auto engine = bpf::Engine::load(eo);
   if (!engine) return fail(engine.error());
   s->engine_ = std::move(*engine);
   auto configureRead = [&]() -> Result<void> {
@@ -58,7 +64,8 @@ Result<std::unique_ptr<CountSession>> CountSession::start(TracedTarget target, c
         0, bpf::ProbeConfig{.count = true, .readGlobal = bpf::GlobalRead{read->address + *bias, static_cast<uint8_t>(read->size)}});
   };
   for (const auto& f : s->selection_.functions)
-    if (auto c = s->engine_->configureProbe(f.probeId, bpf::ProbeConfig{.count = true}); !c) return fail(c.error());
+    if (auto c = s->engine_->configureProbe(f.probeId, bpf::ProbeConfig{.count = true, .latency = latency}); !c)
+      return fail(c.error());
   // A PIE started by -c has no load bias until it runs: configure the read
   // after release (reconfiguring zeroes that probe's count of the first
   // moments); everything else knows its addresses now.
@@ -83,8 +90,12 @@ Result<CountSnapshot> CountSession::snapshot() const {
   if (!counts) return fail(counts.error());
   CountSnapshot snap;
   snap.elapsedS = monotonicSeconds() - startS_;
-  for (const auto& f : selection_.functions)
-    snap.functions.push_back({f.fn->name, f.probeId < counts->size() ? (*counts)[f.probeId] : 0});
+  for (const auto& f : selection_.functions) {
+    FunctionCount fc{f.fn->name, f.probeId < counts->size() ? (*counts)[f.probeId] : 0, std::nullopt};
+    if (latency_)
+      if (auto l = engine_->latency(f.probeId)) fc.latency = std::move(*l);
+    snap.functions.push_back(std::move(fc));
+  }
   if (readVariable_)
     if (auto g = engine_->globalValue(0); g && g->tsNs != 0) snap.readValue = static_cast<int64_t>(g->value);
   return snap;

@@ -56,11 +56,14 @@ Result<Plan> plan(const ProbeRequest& request, TargetFacts* factsOut = nullptr);
 Result<double> measureHitRate(const GoBinary& binary, pid_t pid, const std::vector<std::string>& patterns,
                               double windowS);
 
-// ---- count ------------------------------------------------------------------
+// ---- count and latency ----------------------------------------------------------
 
 struct FunctionCount {
   std::string func;
   uint64_t count = 0;  // calls since the probes were attached
+  // Action::Latency: goroutine-aware latency of the calls (entry and every
+  // RET probed, paired by goroutine in the kernel).
+  std::optional<bpf::LatencyStats> latency;
 };
 
 struct CountSnapshot {
@@ -69,6 +72,10 @@ struct CountSnapshot {
   std::optional<int64_t> readValue;      // request.readVariable at its last read (none before the first hit)
 };
 
+// In-kernel aggregates per function: call counts (Action::Count, with an
+// optional per-hit read of a global) and, for Action::Latency, latency
+// histograms too. `goscope count` and `goscope latency` are this class plus
+// printing.
 class CountSession {
  public:
   // Opens the target (for -c: starts it, held before exec), selects the
@@ -106,6 +113,7 @@ class CountSession {
   bpf::AttachStats attach_;
   LoopOptions loop_;
   std::optional<std::string> readVariable_;
+  bool latency_ = false;
   double startS_ = 0;
   bool detached_ = false;
 };

@@ -10,12 +10,11 @@
 #include <iostream>
 #include <thread>
 
-#include "backend/bpf/bpf_engine.hpp"
+#include "api/goscope.hpp"
 #include "cli/command.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/trace_options.hpp"
 #include "output/histogram_text.hpp"
-#include "session/go_runtime_facts.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::cli {
@@ -54,18 +53,18 @@ void printText(const std::string& func, const bpf::LatencyStats& s) {
   std::fputs(renderLog2Histogram(s.log2Buckets()).c_str(), stdout);
 }
 
-void report(const bpf::Engine& eng, const Selection& sel, bool json, bool finalReport) {
+void report(const api::CountSnapshot& snap, bool json, bool finalReport) {
   StopSignalsHeld held;  // a Ctrl-C must not cut a report (and the totals after it)
-  for (const auto& f : sel.functions) {
-    auto s = eng.latency(f.probeId);
-    if (!s) continue;
-    if (s->count == 0 && s->mismatches == 0 && sel.functions.size() > 1) continue;
+  for (const auto& f : snap.functions) {
+    if (!f.latency) continue;
+    const bpf::LatencyStats& s = *f.latency;
+    if (s.count == 0 && s.mismatches == 0 && snap.functions.size() > 1) continue;
     if (json) {
-      auto o = latencyJson(f.fn->name, *s);
+      auto o = latencyJson(f.func, s);
       if (finalReport) o["final"] = true;
       std::cout << boost::json::serialize(o) << '\n';
     } else {
-      printText(f.fn->name, *s);
+      printText(f.func, s);
     }
   }
   std::fflush(stdout);
@@ -84,22 +83,14 @@ int runLatency(const std::vector<std::string>& argv) {
   ProbeRequest request = requestFromTraceArgs(args, Action::Latency, setup);
   applyStrategyOptions(args, request);
   planOrRaise(args, request, setup.target.binary(), request.target.pid);
-  Selection sel = orRaise(selectFunctions(setup.target.binary(), setup.patterns, {.returns = true}, setup.target.describe()));
-  bpf::EngineOptions eo{.goidOffset = goidOffset(setup.target.binary())};
-  eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(sel.functions.size()));
-  auto engine = orRaise(bpf::Engine::load(eo));
-  for (const auto& f : sel.functions)
-    orRaise(engine->configureProbe(f.probeId, bpf::ProbeConfig{.count = true, .latency = true}));
-  auto stats = orRaise(engine->attach(setup.target.attachPath(), setup.target.pidFilter(), sel.points));
-  orRaise(setup.target.release());
-  announce(setup, sel, stats, args.has("json"));
-  bool json = args.has("json");
-  EndReason why = runSessionLoop(setup.target, setup.loop, [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); },
-                                 [&] { report(*engine, sel, json, false); });
-  report(*engine, sel, json, true);
+  const bool json = args.has("json");
+  auto session = orRaise(api::CountSession::start(std::move(setup.target), request));
+  announce(session->target(), session->selection(), session->attachStats(), json);
+  EndReason why = session->run([&](const api::CountSnapshot& snap) { report(snap, json, false); });
+  if (auto snap = session->snapshot()) report(*snap, json, true);
   std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
-  engine->detachAll();
-  raiseIfTargetGone(setup.target, why);
+  session->detach();
+  raiseIfTargetGone(session->target(), why);
   return 0;
 }
 

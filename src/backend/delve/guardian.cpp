@@ -352,6 +352,9 @@ void run(const Plan& plan) {
   ::dup2(plan.nullFd, 1);
   ::dup2(plan.nullFd, 2);
 
+  // Whether the target was stopped (kill -STOP) before we came: only a stop
+  // of our making is undone below.
+  const bool stoppedBefore = targetStopped(plan.target);
   const pid_t self = ::getpid();
   const pid_t dlv = ::fork();
   if (dlv == 0) spawnDlv(plan, self);
@@ -397,6 +400,16 @@ void run(const Plan& plan) {
           carefulDetach(sock, plan.target, maxBreakpoint);
         } else {
           ::kill(dlv, SIGTERM);  // still starting: no breakpoint can exist yet
+          // ... but PTRACE_ATTACH queues a SIGSTOP per thread: a dlv that dies
+          // in the middle of attaching leaves it pending, and the target
+          // group-stops once released (seen by test_kill_safety: zoo in state
+          // T for good). Resume it when that stop is ours.
+          waitDlvExit(dlv, pidfd, 5'000);
+          dlvGone = true;
+          for (int i = 0; i < 10 && !stoppedBefore; ++i) {
+            if (targetStopped(plan.target)) ::kill(plan.target, SIGCONT);
+            sleepMs(20);
+          }
         }
       }
       break;
