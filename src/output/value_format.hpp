@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backend/bpf/event.hpp"
+#include "output/go_quote.hpp"
 #include "probe/abi_layout.hpp"
 #include "probe/capture_plan.hpp"
 #include "probe/type_names.hpp"
@@ -41,7 +42,5 @@ std::vector<DecodedValue> decodeArgs(const bpf::Event& event, const std::vector<
 std::vector<DecodedValue> decodeResults(const bpf::Event& event, const std::vector<ValueLayout>& layout,
                                         const CapturePlan& plan, const TypeNamer& types);
 
-// A Go string literal for text output: printable UTF-8 kept, the rest escaped.
-std::string quoteGo(std::string_view bytes);
 
 }  // namespace goscope

@@ -5,6 +5,8 @@
 // GetVersion replies; plain-decimal JSON numbers.
 #include <doctest/doctest.h>
 
+#include "output/go_quote.hpp"
+
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -116,8 +118,9 @@ TEST_CASE("delve values: interfaces, nil, and what Delve did not load") {
 }
 
 TEST_CASE("delve values: Go string quoting") {
-  CHECK(goQuote("a\"b\\c\n\t\x01") == "\"a\\\"b\\\\c\\n\\t\\x01\"");
-  CHECK(goQuote("héllo") == "\"héllo\"");
+  // One quoting for both paths (output/go_quote.hpp).
+  CHECK(quoteGo("a\"b\\c\n\t\x01") == "\"a\\\"b\\\\c\\n\\t\\x01\"");
+  CHECK(quoteGo("héllo") == "\"héllo\"");
 }
 
 TEST_CASE("delve: the Go version guard on GetVersion") {

@@ -1,5 +1,7 @@
 #include "backend/delve/value_render.hpp"
 
+#include "output/go_quote.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -70,7 +72,7 @@ std::string text(const Variable& v, bool top) {
   const GoKind k = kindOf(v);
   switch (k) {
     case GoKind::String: {
-      std::string s = goQuote(v.value);
+      std::string s = quoteGo(v.value);
       if (v.len > static_cast<int64_t>(v.value.size())) s += "...+" + std::to_string(v.len - v.value.size()) + " more";
       return s;
     }
@@ -203,26 +205,5 @@ std::string typeName(const rpc::Variable& v) {
   }
 }
 
-std::string goQuote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);  // UTF-8 passes through, as %q keeps printable runes
-        }
-    }
-  }
-  return out + "\"";
-}
 
 }  // namespace goscope::delve

@@ -28,7 +28,4 @@ boost::json::value valueJson(const rpc::Variable& v);
 // results of expressions like len(x) (Delve leaves their type empty).
 std::string typeName(const rpc::Variable& v);
 
-// A Go string literal: "a\"b\n".
-std::string goQuote(const std::string& s);
-
 }  // namespace goscope::delve
