@@ -1,5 +1,7 @@
 #include "backend/bpf/uprobe_multi_link.hpp"
 
+#include "util/fd_passing.hpp"
+
 #include <linux/bpf.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -101,22 +103,7 @@ int createOffProcess(int progFd, const char* path, const uint64_t* offsets, cons
     ::close(sv[0]);
     int fd = rawUprobeMultiCreate(progFd, path, offsets, cookies, cnt, 0, pid);
     int result = fd < 0 ? fd : 0;
-    iovec iov{&result, sizeof result};
-    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    if (fd >= 0) {
-      msg.msg_control = cbuf;
-      msg.msg_controllen = sizeof cbuf;
-      cmsghdr* c = CMSG_FIRSTHDR(&msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int));
-      ::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    }
-    while (::sendmsg(sv[1], &msg, MSG_NOSIGNAL) < 0 && errno == EINTR) {
-    }
+    sendWithFd(sv[1], &result, sizeof result, fd);
     ::_exit(0);  // closes our copy of the link fd: goscope holds its own now
   }
   ::close(sv[1]);

@@ -1,4 +1,6 @@
 #include "backend/delve/dlv_process.hpp"
+
+#include "util/fd_passing.hpp"
 #include "target/process.hpp"
 
 #include <fcntl.h>
@@ -162,21 +164,7 @@ void DlvProcess::send(char type, const void* payload, size_t len, int fd) {
   char buf[16];
   buf[0] = type;
   if (len > 0) std::memcpy(buf + 1, payload, len);
-  iovec iov{buf, len + 1};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
-    msg.msg_control = cbuf;
-    msg.msg_controllen = sizeof cbuf;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  }
-  if (::sendmsg(control_.get(), &msg, MSG_NOSIGNAL) < 0) {
+  if (sendWithFd(control_.get(), buf, len + 1, fd) < 0) {
     spdlog::warn("delve: the guardian does not listen: {}", std::strerror(errno));
   }
 }
