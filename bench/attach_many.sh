@@ -97,8 +97,9 @@ measure() {
   [[ $rc -eq 0 ]] || { cat "$log" "$out" >&2; die "$name (rep $rep): goscope exited with status $rc"; }
   local att fin
   att=$(grep ' probes attached to ' "$log" | head -1) || { cat "$log" >&2; die "$name: no attach line"; }
-  fin=$(tail -1 "$log")
-  [[ $fin == *"functions probed"* ]] || { cat "$log" >&2; die "$name: no final line"; }
+  # the totals' line; goscope's own "detached ... in X ms" line may follow it
+  fin=$(grep 'functions probed' "$log" | tail -1)
+  [[ -n $fin ]] || { cat "$log" >&2; die "$name: no final line"; }
   # "<ts> goscope: F functions, P probes attached to ... in X ms (uprobe_multi)..."
   local ts_att funcs probes ms mech ts_fin hits
   read -r ts_att _ funcs _ probes _ <<<"$att"
