@@ -3,15 +3,48 @@
 // on each hit of the first function — the talks' counter demo. `goscope
 // count` is this class plus printing.
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <thread>
 
 #include "api/goscope.hpp"
+#include "backend/bpf/bpf_engine.hpp"
+#include "session/function_selection.hpp"
+#include "api/event_sessions.hpp"
+#include "output/stack_symbolizer.hpp"
 #include "probe/pattern.hpp"
 #include "session/go_runtime_facts.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::api {
+
+std::string attachedLine(const Selection& sel, const bpf::AttachStats& stats, const std::string& target) {
+  char line[512];
+  std::string skipped = sel.skippedUnsafe ? ", " + std::to_string(sel.skippedUnsafe) + " unsafe to probe left out" : "";
+  std::snprintf(line, sizeof line, "goscope: %zu functions, %zu probes attached to %s in %.1f ms (%s)%s; Ctrl-C to stop",
+                sel.functions.size(), stats.points, target.c_str(), stats.attachMs,
+                stats.uprobeMulti ? "uprobe_multi" : "perf-event uprobes", skipped.c_str());
+  return line;
+}
+
+struct CountSession::Impl {
+  explicit Impl(TracedTarget t) : target_(std::move(t)) {}
+  TracedTarget target_;
+  Selection selection_;
+  std::unique_ptr<bpf::Engine> engine_;
+  bpf::AttachStats attach_;
+  LoopOptions loop_;
+  std::optional<std::string> readVariable_;
+  bool latency_ = false;
+  double startS_ = 0;
+  bool detached_ = false;
+};
+
+CountSession::CountSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+const TracedTarget& CountSession::target() const { return impl_->target_; }
+size_t CountSession::functionCount() const { return impl_->selection_.functions.size(); }
+std::optional<std::string> CountSession::readVariable() const { return impl_->readVariable_; }
 
 Result<std::unique_ptr<CountSession>> CountSession::start(const ProbeRequest& r) {
   auto target = TracedTarget::open(r.target);
@@ -33,7 +66,8 @@ Result<std::unique_ptr<CountSession>> CountSession::start(TracedTarget target, c
   const std::string sub = actionName(r.action);
   const bool latency = r.action == Action::Latency;
   if (patterns.empty()) return fail(ErrorKind::Usage, sub + ": name at least one function pattern, e.g. 'main.*'");
-  std::unique_ptr<CountSession> s(new CountSession(std::move(target)));
+  std::unique_ptr<CountSession> session(new CountSession(std::make_unique<Impl>(std::move(target))));
+  Impl* s = session->impl_.get();
   s->loop_ = LoopOptions{r.intervalS, r.durationS};
   const GoBinary& bin = s->target_.binary();
   auto sel = selectFunctions(bin, patterns, {.returns = latency, .plainEntry = r.plainEntry}, s->target_.describe());
@@ -52,6 +86,7 @@ Result<std::unique_ptr<CountSession>> CountSession::start(TracedTarget target, c
   }
 
   bpf::EngineOptions eo{.goidOffset = goidOffset(bin)};
+  if (r.capture.stack) eo.stackTraceEntries = 16384;
   if (latency) eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(s->selection_.functions.size()));
   s->latency_ = latency;
   auto engine = bpf::Engine::load(eo);
@@ -64,7 +99,7 @@ Result<std::unique_ptr<CountSession>> CountSession::start(TracedTarget target, c
         0, bpf::ProbeConfig{.count = true, .readGlobal = bpf::GlobalRead{read->address + *bias, static_cast<uint8_t>(read->size)}});
   };
   for (const auto& f : s->selection_.functions)
-    if (auto c = s->engine_->configureProbe(f.probeId, bpf::ProbeConfig{.count = true, .latency = latency}); !c)
+    if (auto c = s->engine_->configureProbe(f.probeId, bpf::ProbeConfig{.count = true, .latency = latency, .stackCounts = r.capture.stack}); !c)
       return fail(c.error());
   // A PIE started by -c has no load bias until it runs: configure the read
   // after release (reconfiguring zeroes that probe's count of the first
@@ -79,31 +114,49 @@ Result<std::unique_ptr<CountSession>> CountSession::start(TracedTarget target, c
   if (readAfterStart)
     if (auto c = configureRead(); !c) return fail(c.error());
   s->startS_ = monotonicSeconds();
-  return s;
+  return session;
 }
 
 CountSession::~CountSession() { detach(); }
 
+std::string CountSession::announcement() const {
+  return attachedLine(impl_->selection_, impl_->attach_, impl_->target_.describe());
+}
+
 Result<CountSnapshot> CountSession::snapshot() const {
-  if (detached_) return fail(ErrorKind::Internal, "count session already detached");
-  auto counts = engine_->counts();
+  if (impl_->detached_) return fail(ErrorKind::Internal, "count session already detached");
+  auto counts = impl_->engine_->counts();
   if (!counts) return fail(counts.error());
   CountSnapshot snap;
-  snap.elapsedS = monotonicSeconds() - startS_;
-  for (const auto& f : selection_.functions) {
+  snap.elapsedS = monotonicSeconds() - impl_->startS_;
+  for (const auto& f : impl_->selection_.functions) {
     FunctionCount fc{f.fn->name, f.probeId < counts->size() ? (*counts)[f.probeId] : 0, std::nullopt};
-    if (latency_)
-      if (auto l = engine_->latency(f.probeId)) fc.latency = std::move(*l);
+    if (impl_->latency_)
+      if (auto l = impl_->engine_->latency(f.probeId)) fc.latency = std::move(*l);
     snap.functions.push_back(std::move(fc));
   }
-  if (readVariable_)
-    if (auto g = engine_->globalValue(0); g && g->tsNs != 0) snap.readValue = static_cast<int64_t>(g->value);
+  if (impl_->readVariable_)
+    if (auto g = impl_->engine_->globalValue(0); g && g->tsNs != 0) snap.readValue = static_cast<int64_t>(g->value);
   return snap;
+}
+
+Result<std::map<std::string, uint64_t>> CountSession::foldedStacks() {
+  if (impl_->detached_) return fail(ErrorKind::Internal, "count session already detached");
+  auto counts = impl_->engine_->stackCounts();
+  if (!counts) return counts.failure();
+  auto bias = impl_->target_.isBinaryWide() ? Result<uint64_t>(uint64_t{0}) : impl_->target_.loadBias();
+  std::map<std::string, uint64_t> lines;
+  for (const auto& sc : *counts) {
+    std::vector<uint64_t> pcs = sc.frames;
+    if (pcs.empty() && sc.caller) pcs = {sc.caller};  // the stack was lost: the direct caller was kept
+    lines[foldedLine(symbolizeStack(impl_->target_.binary().pclntab(), pcs, bias ? *bias : 0))] += sc.count;
+  }
+  return lines;
 }
 
 EndReason CountSession::run(const std::function<void(const CountSnapshot&)>& onInterval) {
   return runSessionLoop(
-      target_, loop_, [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); },
+      impl_->target_, impl_->loop_, [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); },
       [&] {
         if (auto s = snapshot(); s && onInterval) onInterval(*s);
       });
@@ -111,10 +164,11 @@ EndReason CountSession::run(const std::function<void(const CountSnapshot&)>& onI
 
 void CountSession::stop() { requestStop(); }
 
-bpf::DetachStats CountSession::detach() {
-  if (detached_ || !engine_) return {};
-  detached_ = true;
-  return engine_->detachAll();
+Detached CountSession::detach() {
+  if (!impl_ || impl_->detached_ || !impl_->engine_) return {};
+  impl_->detached_ = true;
+  auto d = impl_->engine_->detachAll();
+  return {d.points, d.detachMs};
 }
 
 }  // namespace goscope::api

@@ -19,15 +19,17 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "backend/bpf/bpf_engine.hpp"
+#include "api/call.hpp"
+#include "api/event_session.hpp"
+#include "probe/latency_stats.hpp"
 #include "probe/probe_request.hpp"
 #include "rpc/delve_types.hpp"
-#include "session/function_selection.hpp"
 #include "session/session_loop.hpp"
 #include "session/traced_target.hpp"
 #include "strategy/strategy.hpp"
@@ -35,6 +37,13 @@
 #include "util/result.hpp"
 
 namespace goscope::api {
+
+// ---- the target ---------------------------------------------------------------
+
+// Opens request.target once for the whole command: -p PID (its executable,
+// with precise ptrace errors), -b BINARY, or -c 'CMD ARGS' (started, held
+// before exec until a session attaches and releases it).
+Result<TracedTarget> openTarget(const ProbeRequest& request);
 
 // ---- planning ---------------------------------------------------------------
 
@@ -63,7 +72,7 @@ struct FunctionCount {
   uint64_t count = 0;  // calls since the probes were attached
   // Action::Latency: goroutine-aware latency of the calls (entry and every
   // RET probed, paired by goroutine in the kernel).
-  std::optional<bpf::LatencyStats> latency;
+  std::optional<LatencyStats> latency;
 };
 
 struct CountSnapshot {
@@ -76,25 +85,35 @@ struct CountSnapshot {
 // optional per-hit read of a global) and, for Action::Latency, latency
 // histograms too. `goscope count` and `goscope latency` are this class plus
 // printing.
+struct Detached {
+  size_t points = 0;  // probes removed
+  double ms = 0;      // how long removing them took
+};
+
 class CountSession {
  public:
   // Opens the target (for -c: starts it, held before exec), selects the
   // functions request.locations match, loads the BPF programs, attaches, and
   // lets a -c command run. Errors as the CLI reports them.
   static Result<std::unique_ptr<CountSession>> start(const ProbeRequest& request);
-  // The same on a target the caller has opened already (request.target is
-  // then ignored).
+  // The same on a target the caller has opened already (api::openTarget;
+  // request.target is then ignored).
   static Result<std::unique_ptr<CountSession>> start(TracedTarget target, const ProbeRequest& request);
   ~CountSession();
   CountSession(const CountSession&) = delete;
   CountSession& operator=(const CountSession&) = delete;
 
-  const TracedTarget& target() const { return target_; }
-  const Selection& selection() const { return selection_; }
-  const bpf::AttachStats& attachStats() const { return attach_; }
-  std::optional<std::string> readVariable() const { return readVariable_; }
+  const TracedTarget& target() const;
+  size_t functionCount() const;  // functions probed
+  std::optional<std::string> readVariable() const;
+  // One line for stderr: what was attached where, how fast, how to stop.
+  std::string announcement() const;
 
   Result<CountSnapshot> snapshot() const;
+  // With request.capture.stack: how often each distinct stack reached the
+  // probes, as folded lines ("main.main;main.run;main.add", root first) —
+  // what flame-graph tools read.
+  Result<std::map<std::string, uint64_t>> foldedStacks();
 
   // Runs until request.durationS, a stop request (SIGINT/SIGTERM through
   // util/stop_signals, or stop()) or the target's exit; `onInterval` gets a
@@ -103,19 +122,12 @@ class CountSession {
   void stop();
 
   // Removes every probe (also done by the destructor).
-  bpf::DetachStats detach();
+  Detached detach();
 
  private:
-  CountSession(TracedTarget target) : target_(std::move(target)) {}
-  TracedTarget target_;
-  Selection selection_;
-  std::unique_ptr<bpf::Engine> engine_;
-  bpf::AttachStats attach_;
-  LoopOptions loop_;
-  std::optional<std::string> readVariable_;
-  bool latency_ = false;
-  double startS_ = 0;
-  bool detached_ = false;
+  struct Impl;
+  explicit CountSession(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 // ---- direct reads -----------------------------------------------------------

@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "api/goscope.hpp"
+#include "backend/bpf/bpf_engine.hpp"
+#include "session/function_selection.hpp"
 #include "probe/pattern.hpp"
 #include "session/go_runtime_facts.hpp"
 #include "util/stop_signals.hpp"

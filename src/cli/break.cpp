@@ -3,56 +3,38 @@
 // expressions, locals, conditions; each hit stops the whole process for a
 // round trip to dlv, about a millisecond) or, when the hit rate measured in
 // the kernel would cost the target more than --max-overhead, BPF entry
-// probes (break_bpf.cpp) that capture the arguments without stopping it.
-// The strategy layer chooses; --explain says why.
-#include <boost/json.hpp>
-
+// probes that capture the arguments without stopping it. The strategy layer
+// chooses, --explain says why; both print the same lines and JSON.
 #include <cstdio>
 #include <iostream>
 
-#include "cli/break_bpf.hpp"
+#include "api/event_session.hpp"
+#include "api/goscope.hpp"
 #include "cli/command.hpp"
-#include "cli/delve_hits.hpp"
 #include "cli/delve_options.hpp"
+#include "cli/probe_options.hpp"
 #include "cli/strategy_options.hpp"
-#include "target/target.hpp"
-#include "util/json_text.hpp"
+#include "output/output.hpp"
+#include "util/stop_signals.hpp"
 
 namespace goscope::cli {
 
 namespace {
 
-// Prints each hit as it comes, so that what was recorded survives any end.
-class HitPrinter {
- public:
-  HitPrinter(CaptureParts parts, bool json) : parts_(std::move(parts)), json_(json) {}
-
-  // False when nobody reads any more (`| head`): stop holding the target.
-  bool print(const delve::BreakpointHit& h) {
-    StopSignalsHeld held;  // a Ctrl-C must not cut a line (stdout would drop the rest)
-    auto now = std::chrono::system_clock::now();
-    if (json_) {
-      boost::json::object o{{"time", isoTime(now)}, {"hit", ++count_}};
-      for (auto& kv : hitJson(h, parts_)) o[kv.key()] = std::move(kv.value());
-      std::cout << jsonText(o) << std::endl;
-    } else {
-      ++count_;
-      std::cout << clockText(now) << ' ' << hitText(h, parts_) << std::endl;
-    }
-    return static_cast<bool>(std::cout);
+void printTotals(const api::EventTotals& t, bool cond) {
+  std::fflush(stdout);
+  const double rate = t.activeS > 0 ? t.calls / t.activeS : 0.0;
+  if (t.path == Backend::Bpf) {
+    std::fprintf(stderr, "goscope: %lld hits in %.2f s (%.1f hits/s); %s\n", t.calls, t.activeS, rate, api::describe(t.end));
+    std::fprintf(stderr, "goscope: PID %d was not stopped (BPF path); detached %zu probes in %.1f ms\n", t.pid,
+                 t.detachedPoints, t.detachMs);
+    return;
   }
-
- private:
-  CaptureParts parts_;
-  bool json_;
-  long long count_ = 0;
-};
-
-// Errors of the Delve path that the BPF path does not have: dlv missing or
-// failing, a Go release outside Delve's window, ptrace refused (another
-// debugger holds the process).
-bool delveSpecific(const Error& e) {
-  return e.kind == ErrorKind::External || e.kind == ErrorKind::BadTarget || e.kind == ErrorKind::Permission;
+  std::fprintf(stderr, "goscope: %lld hits in %.2f s (%.1f hits/s)%s\n", t.calls, t.activeS, rate,
+               t.failed ? "" : ("; " + std::string(api::describe(t.end))).c_str());
+  // Delve also stops the target at every trap it resumes by itself (a
+  // condition that is false): goscope does not see those.
+  reportTimings(t, cond ? " (plus Delve's own stops to test --cond)" : nullptr);
 }
 
 }  // namespace
@@ -77,71 +59,37 @@ int runBreak(const std::vector<std::string>& argv) {
   }
   const auto& pos = args.positional();
   if (pos.empty()) raise({ErrorKind::Usage, "break: name a function, e.g. main.doWork"});
-  BreakOptions bo;
-  bo.location = pos[0];
-  bo.parts.exprs.assign(pos.begin() + 1, pos.end());
-  bo.parts.args = args.has("args");
-  bo.parts.locals = args.has("locals");
-  bo.parts.stack = static_cast<int>(orRaise(args.getInt("stack", 0, 1, 100)));
-  bo.maxHits = orRaise(args.getInt("count", 0, 1, 1'000'000'000));
-  bo.durationS = args.has("duration") ? orRaise(args.getSeconds("duration", 0)) : 0;
-  bo.json = args.has("json");
-  bo.pid = delvePidOrRaise(args, "break");
 
   ProbeRequest request;
   request.action = Action::Break;
-  request.target.pid = bo.pid;
-  request.locations = {bo.location};
-  request.capture.args = bo.parts.args;
-  request.capture.locals = bo.parts.locals;
-  request.capture.stack = bo.parts.stack > 0;
-  request.capture.exprs = bo.parts.exprs;
+  request.target.pid = delvePidOrRaise(args, "break");
+  request.locations = {pos[0]};
+  request.capture.exprs.assign(pos.begin() + 1, pos.end());
+  request.capture.args = args.has("args");
+  request.capture.locals = args.has("locals");
+  request.capture.stackFrames = static_cast<int>(orRaise(args.getInt("stack", 0, 1, 100)));
+  request.capture.stack = request.capture.stackFrames > 0;
   request.capture.cond = args.get("cond");
-  request.durationS = bo.durationS;
+  request.maxHits = orRaise(args.getInt("count", 0, 1, 1'000'000'000));
+  request.durationS = args.has("duration") ? orRaise(args.getSeconds("duration", 0)) : 0;
   request.dlvArgs = args.all("dlv-arg");
   applyStrategyOptions(args, request);
-  installStopSignals();
-  Plan plan;
-  {
-    Target target = openProcessForPlanning(bo.pid);
-    plan = planOrRaise(args, request, *target.binary, bo.pid);
-  }
-  if (plan.backend == Backend::Bpf) return runBreakWithBpf(bo);
+  TracedTarget target = openTracedTarget(request);
+  Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
 
-  const auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<delve::DelveSession> session;
-  try {
-    session = attachOrRaise(bo.pid, args);
-  } catch (const FatalError& e) {
-    // A forced --strategy is honoured or refused, never changed.
-    if (request.strategy != StrategyChoice::Auto || plan.fallback != Backend::Bpf || !delveSpecific(e.error)) throw;
-    reportFallback(Backend::Delve, Backend::Bpf, e.error);
-    return runBreakWithBpf(bo);
-  }
-  auto hook = interruptOnStop(*session);
-  if (auto e = syntaxError(*session, bo.parts.exprs)) raise(*e);
-  delve::BreakpointSpec spec = captureSpec(bo.location, bo.parts);
-  spec.cond = args.get("cond").value_or("");
-  auto bp = orRaise(session->createBreakpoint(spec));
-  const std::string when = spec.cond.empty() ? "" : ", when " + spec.cond;
-  std::fprintf(stderr, "goscope: breakpoint at %s (%s:%lld) in PID %d%s; Ctrl-C to stop\n", bo.location.c_str(),
-               bp.file.c_str(), static_cast<long long>(bp.line), bo.pid, when.c_str());
-
-  HitPrinter printer(bo.parts, bo.json);
-  HitLoopResult loop = runHitLoop(*session, {bp.id}, bo.maxHits, bo.durationS,
-                                  [&](const delve::BreakpointHit& h) { return printer.print(h); });
-
-  // Clear before detaching when we can (stopped); detach clears it otherwise.
-  if (session->state() == delve::SessionState::Stopped) (void)session->clearBreakpoint(bp.id);
-  auto detached = session->detach();
-  std::fprintf(stderr, "goscope: %lld hits in %.2f s (%.1f hits/s)%s\n", loop.hits, loop.activeS,
-               loop.activeS > 0 ? loop.hits / loop.activeS : 0.0,
-               loop.failed ? "" : ("; " + std::string(describe(loop.end))).c_str());
-  // Delve also stops the target at every trap it resumes by itself (a
-  // condition that is false): goscope does not see those.
-  reportTimings(*session, msSince(t0), spec.cond.empty() ? nullptr : " (plus Delve's own stops to test --cond)");
-  if (loop.failed) raise(sessionError(bo.pid, *loop.failed));
-  orRaise(std::move(detached));
+  auto session = orRaise(api::startEventSession(request, plan, std::move(target), printNotice));
+  std::fprintf(stderr, "%s\n", session->announcement().c_str());
+  auto out = output::makeOutput(args.has("json"));
+  const output::HitShape shape{!request.capture.exprs.empty(), request.capture.args, request.capture.locals,
+                               request.capture.stackFrames};
+  long long hits = 0;
+  api::EventTotals totals = session->run([&](const api::Call& c) {
+    StopSignalsHeld held;  // a Ctrl-C must not cut a line (stdout would drop the rest)
+    out->breakHit(c, ++hits, shape);
+    return out->open();  // false when nobody reads any more (`| head`): stop holding the target
+  });
+  printTotals(totals, request.capture.cond.has_value());
+  raiseIfSessionFailed(totals);
   return 0;
 }
 

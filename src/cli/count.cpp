@@ -13,7 +13,8 @@
 #include "api/goscope.hpp"
 #include "cli/command.hpp"
 #include "cli/strategy_options.hpp"
-#include "cli/trace_options.hpp"
+#include "cli/probe_options.hpp"
+#include "output/clock_text.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::cli {
@@ -118,21 +119,23 @@ int runCount(const std::vector<std::string>& argv) {
     std::cout << usageOf("goscope count (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS] [-d SECS] [--read VAR] [--json] PATTERN...", specs);
     return 0;
   }
-  TraceSetup setup = prepareTrace(args, "count");
-  ProbeRequest request = requestFromTraceArgs(args, Action::Count, setup);
+  ProbeRequest request = requestFromTraceArgs(args, Action::Count);
+  request.locations = args.positional();
+  if (request.locations.empty()) raise({ErrorKind::Usage, "count: name at least one function pattern, e.g. 'main.*'"});
+  TracedTarget target = openTracedTarget(request);
   request.readVariable = args.get("read");
   request.plainEntry = args.has("entry");
   applyStrategyOptions(args, request);
-  planOrRaise(args, request, setup.target.binary(), request.target.pid);
+  planOrRaise(args, request, target.binary(), request.target.pid);
 
   const bool json = args.has("json");
-  auto session = orRaise(api::CountSession::start(std::move(setup.target), request));
-  announce(session->target(), session->selection(), session->attachStats(), json);
+  auto session = orRaise(api::CountSession::start(std::move(target), request));
+  std::fprintf(stderr, "%s\n", session->announcement().c_str());
   CountReporter reporter(json, session->readVariable());
   EndReason why = session->run([&](const api::CountSnapshot& s) { reporter.interval(s); });
-  if (auto snap = session->snapshot()) reporter.totals(*snap, session->selection().functions.size(), why);
+  if (auto snap = session->snapshot()) reporter.totals(*snap, session->functionCount(), why);
   auto detached = session->detach();
-  std::fprintf(stderr, "goscope: detached %zu probes in %.1f ms\n", detached.points, detached.detachMs);
+  std::fprintf(stderr, "goscope: detached %zu probes in %.1f ms\n", detached.points, detached.ms);
   raiseIfTargetGone(session->target(), why);
   return 0;
 }

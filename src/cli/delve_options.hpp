@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/delve/delve_session.hpp"
+#include "api/delve_capture.hpp"
 #include "cli/args.hpp"
 #include "util/stop_signals.hpp"
 
@@ -34,11 +34,7 @@ StopHookScope interruptOnStop(delve::DelveSession& session);
 // `note` qualifies the stopped time (e.g. what it leaves out).
 void reportTimings(const delve::DelveSession& session, double totalMs, const char* note = nullptr);
 
-// The error that ended a session, as the user should see it: a target that
-// exited names its PID and points at what was printed before.
-Error sessionError(pid_t pid, Error e);
-
-// Milliseconds since `t0` (std::chrono::steady_clock).
-double msSince(std::chrono::steady_clock::time_point t0);
+using api::msSince;
+using api::sessionError;
 
 }  // namespace goscope::cli

@@ -13,7 +13,7 @@
 #include "api/goscope.hpp"
 #include "cli/command.hpp"
 #include "cli/strategy_options.hpp"
-#include "cli/trace_options.hpp"
+#include "cli/probe_options.hpp"
 #include "output/histogram_text.hpp"
 #include "util/stop_signals.hpp"
 
@@ -21,7 +21,7 @@ namespace goscope::cli {
 
 namespace {
 
-boost::json::object latencyJson(const std::string& func, const bpf::LatencyStats& s) {
+boost::json::object latencyJson(const std::string& func, const LatencyStats& s) {
   boost::json::array buckets;
   for (const auto& b : s.log2Buckets()) buckets.push_back(boost::json::object{{"low", b.low}, {"high", b.high}, {"count", b.count}});
   return boost::json::object{{"func", func},
@@ -36,7 +36,7 @@ boost::json::object latencyJson(const std::string& func, const bpf::LatencyStats
                              {"buckets", std::move(buckets)}};
 }
 
-void printText(const std::string& func, const bpf::LatencyStats& s) {
+void printText(const std::string& func, const LatencyStats& s) {
   std::printf("\n%s\n", func.c_str());
   if (s.count == 0) {
     std::printf("  no completed calls\n");
@@ -57,7 +57,7 @@ void report(const api::CountSnapshot& snap, bool json, bool finalReport) {
   StopSignalsHeld held;  // a Ctrl-C must not cut a report (and the totals after it)
   for (const auto& f : snap.functions) {
     if (!f.latency) continue;
-    const bpf::LatencyStats& s = *f.latency;
+    const LatencyStats& s = *f.latency;
     if (s.count == 0 && s.mismatches == 0 && snap.functions.size() > 1) continue;
     if (json) {
       auto o = latencyJson(f.func, s);
@@ -79,13 +79,15 @@ int runLatency(const std::vector<std::string>& argv) {
     std::cout << usageOf("goscope latency (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS] [-d SECS] [--json] PATTERN...", specs);
     return 0;
   }
-  TraceSetup setup = prepareTrace(args, "latency");
-  ProbeRequest request = requestFromTraceArgs(args, Action::Latency, setup);
+  ProbeRequest request = requestFromTraceArgs(args, Action::Latency);
+  request.locations = args.positional();
+  if (request.locations.empty()) raise({ErrorKind::Usage, "latency: name at least one function pattern, e.g. 'main.*'"});
+  TracedTarget target = openTracedTarget(request);
   applyStrategyOptions(args, request);
-  planOrRaise(args, request, setup.target.binary(), request.target.pid);
+  planOrRaise(args, request, target.binary(), request.target.pid);
   const bool json = args.has("json");
-  auto session = orRaise(api::CountSession::start(std::move(setup.target), request));
-  announce(session->target(), session->selection(), session->attachStats(), json);
+  auto session = orRaise(api::CountSession::start(std::move(target), request));
+  std::fprintf(stderr, "%s\n", session->announcement().c_str());
   EndReason why = session->run([&](const api::CountSnapshot& snap) { report(snap, json, false); });
   if (auto snap = session->snapshot()) report(*snap, json, true);
   std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());

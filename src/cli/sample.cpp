@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "cli/command.hpp"
-#include "cli/delve_hits.hpp"
+#include "output/output.hpp"
 #include "cli/delve_options.hpp"
 #include "cli/strategy_options.hpp"
 #include "target/target.hpp"
@@ -31,43 +31,24 @@ struct Sample {
 
 class SamplePrinter {
  public:
-  SamplePrinter(CaptureParts parts, std::string func, double timeoutS, bool json, Clock::time_point start)
-      : parts_(std::move(parts)), func_(std::move(func)), timeoutS_(timeoutS), json_(json), start_(start) {}
+  SamplePrinter(api::CaptureParts parts, std::string func, double timeoutS, bool json, pid_t pid, Clock::time_point start)
+      : parts_(std::move(parts)), shape_{!parts_.exprs.empty(), parts_.args, parts_.locals, parts_.stack},
+        func_(std::move(func)), timeoutS_(timeoutS), out_(output::makeOutput(json)), pid_(pid), start_(start) {}
 
   void print(const Sample& s) {
-    auto now = std::chrono::system_clock::now();
-    if (json_) {
-      boost::json::object o{{"time", isoTime(now)},
-                            {"sample", s.index},
-                            {"elapsed_s", std::round(msSince(start_)) / 1000},
-                            {"miss", !s.hit},
-                            {"pause_ms", std::round(s.pauseMs * 100) / 100}};
-      if (s.hit) {
-        for (auto& kv : hitJson(*s.hit, parts_)) o[kv.key()] = std::move(kv.value());
-      } else {
-        o["function"] = func_;
-      }
-      std::cout << jsonText(o) << std::endl;
-      if (!std::cout) requestStop();
-      return;
-    }
-    char pause[48];
-    std::snprintf(pause, sizeof pause, " | pause %.1f ms", s.pauseMs);
-    if (s.hit) {
-      std::cout << clockText(now) << ' ' << hitText(*s.hit, parts_) << pause << std::endl;
-    } else {
-      char miss[64];
-      std::snprintf(miss, sizeof miss, " not called within %g s (miss)", timeoutS_);
-      std::cout << clockText(now) << ' ' << func_ << miss << pause << std::endl;
-    }
-    if (!std::cout) requestStop();  // nobody reads any more (`| head`)
+    std::optional<api::Call> call;
+    if (s.hit) call = api::callFromHit(*s.hit, parts_, pid_);
+    out_->sample({s.index, msSince(start_) / 1000, s.pauseMs, call ? &*call : nullptr, func_, timeoutS_}, shape_);
+    if (!out_->open()) requestStop();  // nobody reads any more (`| head`)
   }
 
  private:
-  CaptureParts parts_;
+  api::CaptureParts parts_;
+  output::HitShape shape_;
   std::string func_;
   double timeoutS_;
-  bool json_;
+  std::unique_ptr<output::Output> out_;
+  pid_t pid_;
   Clock::time_point start_;
 };
 
@@ -124,7 +105,7 @@ int runSample(const std::vector<std::string>& argv) {
   }
   auto at = args.get("at");
   if (!at) raise({ErrorKind::Usage, "sample: name the function to sample at: --at FUNC"});
-  CaptureParts parts;
+  api::CaptureParts parts;
   parts.exprs = args.positional();
   parts.args = args.has("args");
   if (parts.exprs.empty() && !parts.args)
@@ -150,13 +131,13 @@ int runSample(const std::vector<std::string>& argv) {
   const auto t0 = Clock::now();
   auto session = attachOrRaise(pid, args);
   auto hook = interruptOnStop(*session);
-  if (auto e = syntaxError(*session, parts.exprs)) raise(*e);
+  if (auto e = api::syntaxError(*session, parts.exprs)) raise(*e);
   // A location that does not resolve is an error now, not a miss later.
   auto where = orRaise(session->findLocation(*at));
   if (where.size() != 1)
     raise({where.empty() ? ErrorKind::NoMatch : ErrorKind::Usage,
            "--at " + *at + " matches " + std::to_string(where.size()) + " places", "name one function or file:line"});
-  const delve::BreakpointSpec spec = captureSpec(*at, parts);
+  const delve::BreakpointSpec spec = api::captureSpec(*at, parts);
   std::fprintf(stderr, "goscope: sampling PID %d at %s every %g s; Ctrl-C to stop\n", pid, at->c_str(), intervalS);
 
   // The first sample starts at once: the attach left the target stopped.
@@ -164,7 +145,7 @@ int runSample(const std::vector<std::string>& argv) {
   const auto interval = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(intervalS));
   const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(durationS));
   const auto timeout = delve::Millis(std::max<long long>(1, std::llround(timeoutS * 1000)));
-  SamplePrinter printer(parts, *at, timeoutS, args.has("json"), start);
+  SamplePrinter printer(parts, *at, timeoutS, args.has("json"), pid, start);
   int taken = 0, misses = 0;
   double pauseSum = 0, pauseMax = 0;
   std::optional<Error> failed;
@@ -176,7 +157,7 @@ int runSample(const std::vector<std::string>& argv) {
       break;
     }
     s->index = ++taken;
-    if (s->hit && !failed) failed = captureError(*s->hit);
+    if (s->hit && !failed) failed = api::captureError(*s->hit);
     if (failed) break;
     misses += !s->hit;
     pauseSum += s->pauseMs;

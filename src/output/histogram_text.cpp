@@ -14,7 +14,7 @@ std::string humanDuration(uint64_t ns) {
   return buf;
 }
 
-std::string renderLog2Histogram(const std::vector<bpf::Log2Bucket>& buckets, const char* unit) {
+std::string renderLog2Histogram(const std::vector<Log2Bucket>& buckets, const char* unit) {
   uint64_t maxCount = 0;
   for (const auto& b : buckets) maxCount = std::max(maxCount, b.count);
   std::string out;

@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "backend/bpf/latency_stats.hpp"
+#include "probe/latency_stats.hpp"
 
 namespace goscope {
 
-std::string renderLog2Histogram(const std::vector<bpf::Log2Bucket>& buckets, const char* unit = "nsecs");
+std::string renderLog2Histogram(const std::vector<Log2Bucket>& buckets, const char* unit = "nsecs");
 // "1.23ms", "850ns", "2.10s"
 std::string humanDuration(uint64_t ns);
 

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "output/hex.hpp"
+#include "value/render.hpp"
 
 namespace goscope {
 namespace {
@@ -28,12 +29,7 @@ std::string errnoName(int e) {
   return n ? n : "errno " + std::to_string(e);
 }
 
-struct Out {
-  std::string text;
-  json::value json;
-};
-
-Out missingOut(const std::string& why) { return {"<" + why + ">", nullptr}; }
+Value missingValue(const std::string& why) { return Value::missing(why); }
 
 // One contiguous memory image a value is decoded from: the value itself
 // (registers put at their in-memory offsets, or its stack bytes), a pointee,
@@ -76,135 +72,123 @@ const bpf::CapturedBlock* usable(const bpf::CapturedBlock* b, std::string& why) 
   return b;
 }
 
-// Valid UTF-8 for JSON: invalid bytes become U+FFFD.
-std::string utf8Sanitized(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = s[i];
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    bool ok = n > 0 && i + n <= s.size();
-    for (size_t k = 1; ok && k < n; k++) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 2;
-    if (ok) {
-      out.append(s.substr(i, n));
-      i += n;
-    } else {
-      out += "\xEF\xBF\xBD";
-      i++;
-    }
-  }
-  return out;
-}
-
-template <class F>
-std::string floatText(F v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-
-json::value floatJson(double v) {
-  if (std::isfinite(v)) return v;
-  return json::string(floatText(v));  // JSON has no NaN or infinities
-}
-
 class Formatter {
  public:
   Formatter(const bpf::Event& e, const TypeNamer& names) : e_(e), names_(names) {}
 
-  Out value(const TypeShape& t, const Frame& f, uint64_t off, int depth) {
-    if (depth > kMaxDepth) return {"…", nullptr};
-    switch (t.kind) {
-      case K::String: return str(f, off);
-      case K::Slice: return slice(t, f, off, depth);
-      case K::Interface: return iface(t, f, off);
-      case K::Struct: return structure(t, f, off, depth);
-      case K::Array: return array(t, f, off, depth);
-      case K::Pointer: return pointer(t, f, off, depth);
-      default: return scalar(t, f, off);
+  Value value(const TypeShape& t, const Frame& f, uint64_t off, int depth) {
+    Value v;
+    if (depth > kMaxDepth) {
+      v = Value::missing("");
+      v.elided = true;
+    } else {
+      switch (t.kind) {
+        case K::String: v = str(f, off); break;
+        case K::Slice: v = slice(t, f, off, depth); break;
+        case K::Interface: v = iface(t, f, off); break;
+        case K::Struct: v = structure(t, f, off, depth); break;
+        case K::Array: v = array(t, f, off, depth); break;
+        case K::Pointer: v = pointer(t, f, off, depth); break;
+        default: v = scalar(t, f, off); break;
+      }
     }
+    if (v.type.empty()) v.type = t.name;
+    return v;
   }
 
  private:
-  Out scalar(const TypeShape& t, const Frame& f, uint64_t off) {
-    if (const std::string* why = f.gap(off, t.size)) return missingOut(*why);
+  Value scalar(const TypeShape& t, const Frame& f, uint64_t off) {
+    if (const std::string* why = f.gap(off, t.size)) return missingValue(*why);
     uint64_t raw = f.word(off, std::min<uint64_t>(t.size, 8));
+    Value v;
     switch (t.kind) {
-      case K::Bool: return {raw ? "true" : "false", raw != 0};
+      case K::Bool:
+        v.kind = Value::Kind::Bool;
+        v.boolean = raw != 0;
+        return v;
       case K::Int: case K::Int8: case K::Int16: case K::Int32: case K::Int64: {
         unsigned bits = 8 * static_cast<unsigned>(t.size);
-        int64_t v = bits >= 64 ? static_cast<int64_t>(raw) : static_cast<int64_t>(raw << (64 - bits)) >> (64 - bits);
-        return {std::to_string(v), v};
+        v.kind = Value::Kind::Int;
+        v.i = bits >= 64 ? static_cast<int64_t>(raw) : static_cast<int64_t>(raw << (64 - bits)) >> (64 - bits);
+        return v;
       }
       case K::Uint: case K::Uint8: case K::Uint16: case K::Uint32: case K::Uint64: case K::Uintptr:
-        return {std::to_string(raw), raw};
+        v.kind = Value::Kind::Uint;
+        v.u = raw;
+        return v;
       case K::Float32: {
-        float v;
-        std::memcpy(&v, &raw, 4);
-        return {floatText(v), floatJson(v)};
+        float x;
+        std::memcpy(&x, &raw, 4);
+        v.kind = Value::Kind::Float;
+        v.f = x;
+        return v;
       }
-      case K::Float64: {
-        double v;
-        std::memcpy(&v, &raw, 8);
-        return {floatText(v), floatJson(v)};
-      }
+      case K::Float64:
+        v.kind = Value::Kind::Float;
+        std::memcpy(&v.f, &raw, 8);
+        return v;
       case K::Complex64: case K::Complex128: {
-        uint64_t half = t.size / 2;
-        double re, im;
-        if (half == 4) {
+        v.kind = Value::Kind::Complex;
+        if (t.size / 2 == 4) {
           float a, b;
           std::memcpy(&a, f.bytes.data() + off, 4);
           std::memcpy(&b, f.bytes.data() + off + 4, 4);
-          re = a, im = b;
+          v.f = a, v.imag = b;
         } else {
-          std::memcpy(&re, f.bytes.data() + off, 8);
-          std::memcpy(&im, f.bytes.data() + off + 8, 8);
+          std::memcpy(&v.f, f.bytes.data() + off, 8);
+          std::memcpy(&v.imag, f.bytes.data() + off + 8, 8);
         }
-        std::string imText = floatText(im);
-        if (imText[0] != '-' && imText[0] != '+') imText = "+" + imText;
-        return {"(" + floatText(re) + imText + "i)", json::object{{"real", floatJson(re)}, {"imag", floatJson(im)}}};
+        return v;
       }
-      default:  // unsafe.Pointer, map, chan, func: one address word
-        if (raw == 0) return {"nil", nullptr};
-        return {hex(raw), json::string(hex(raw))};
+      case K::Map: v.kind = Value::Kind::Map; break;
+      case K::Chan: v.kind = Value::Kind::Chan; break;
+      case K::Func: v.kind = Value::Kind::Func; break;
+      default: v.kind = Value::Kind::UnsafePointer; break;  // unsafe.Pointer: one address word
     }
+    // map, chan, func: one address word; what it points to is not read.
+    v.address = raw;
+    v.nil = raw == 0;
+    if (v.kind == Value::Kind::Map || v.kind == Value::Kind::Chan) {
+      v.kind = Value::Kind::UnsafePointer;  // printed as the address: its length was not read
+    }
+    return v;
   }
 
-  Out str(const Frame& f, uint64_t off) {
-    if (const std::string* why = f.gap(off, 16)) return missingOut(*why);
+  Value str(const Frame& f, uint64_t off) {
+    if (const std::string* why = f.gap(off, 16)) return missingValue(*why);
     uint64_t len = f.word(off + 8);
-    if (len == 0) return {"\"\"", json::string()};
+    Value v;
+    v.kind = Value::Kind::String;
+    v.len = len;
+    if (len == 0) return v;
     std::string why;
     const bpf::CapturedBlock* b = usable(f.behind ? f.behind(What::StringBytes, off, 0) : nullptr, why);
-    if (!b) return missingOut(why == "not captured" ? "not captured: " + std::to_string(len) + " bytes" : why);
-    std::string_view got(reinterpret_cast<const char*>(b->bytes.data()), std::min<uint64_t>(b->bytes.size(), len));
-    std::string text = quoteGo(got);
-    if (got.size() < len) {
-      text.insert(text.size() - 1, "…");
-      text += "(+" + std::to_string(len - got.size()) + " bytes)";
-    }
-    return {text, json::string(utf8Sanitized(got))};
+    if (!b) return missingValue(why == "not captured" ? "not captured: " + std::to_string(len) + " bytes" : why);
+    v.text.assign(reinterpret_cast<const char*>(b->bytes.data()), std::min<uint64_t>(b->bytes.size(), len));
+    return v;
   }
 
-  Out slice(const TypeShape& t, const Frame& f, uint64_t off, int depth) {
-    if (const std::string* why = f.gap(off, 24)) return missingOut(*why);
-    uint64_t ptr = f.word(off), len = f.word(off + 8), cap = f.word(off + 16);
-    if (ptr == 0 && len == 0 && cap == 0) return {t.name + "(nil)", nullptr};
-    std::string head = t.name + "{len=" + std::to_string(len) + " cap=" + std::to_string(cap);
-    json::object j{{"len", len}, {"cap", cap}};
-    if (len == 0) {
-      j["elems"] = json::array();
-      return {head + "}", std::move(j)};
+  Value slice(const TypeShape& t, const Frame& f, uint64_t off, int depth) {
+    if (const std::string* why = f.gap(off, 24)) return missingValue(*why);
+    Value v;
+    v.kind = Value::Kind::Slice;
+    v.address = f.word(off);
+    v.len = f.word(off + 8);
+    v.cap = f.word(off + 16);
+    v.nil = v.address == 0 && v.len == 0 && v.cap == 0;
+    if (v.nil || v.len == 0) return v;
+    if (!t.elem || t.elem->size == 0) {
+      v.elided = true;
+      return v;
     }
-    if (!t.elem || t.elem->size == 0) return {head + "}", std::move(j)};
     std::string why;
     const bpf::CapturedBlock* b = usable(f.behind ? f.behind(What::SliceElems, off, 0) : nullptr, why);
-    if (!b) return {head + ": <" + why + ">}", std::move(j)};
+    if (!b) {
+      v.elementsUnavailable = why;
+      return v;
+    }
     uint64_t es = t.elem->size;
-    uint64_t shown = std::min<uint64_t>(len, b->bytes.size() / es);
-    std::string text = head + ":";
-    json::array elems;
+    uint64_t shown = std::min<uint64_t>(v.len, b->bytes.size() / es);
     for (uint64_t i = 0; i < shown; i++) {
       Frame ef;
       ef.bytes.assign(b->bytes.begin() + i * es, b->bytes.begin() + (i + 1) * es);
@@ -213,19 +197,19 @@ class Formatter {
         ef.behind = [&f, off, i](What w, uint64_t o, uint32_t) -> const bpf::CapturedBlock* {
           return w == What::StringBytes && o == 0 ? f.behind(What::ElemString, off, static_cast<uint32_t>(i)) : nullptr;
         };
-      Out o = value(*t.elem, ef, 0, depth + 1);
-      text += (i ? ", " : " ") + o.text;
-      elems.push_back(std::move(o.json));
+      v.children.push_back(value(*t.elem, ef, 0, depth + 1));
     }
-    if (shown < len) text += shown ? ", …" : " …";
-    j["elems"] = std::move(elems);
-    return {text + "}", std::move(j)};
+    return v;
   }
 
-  Out iface(const TypeShape& t, const Frame& f, uint64_t off) {
-    if (const std::string* why = f.gap(off, 16)) return missingOut(*why);
+  Value iface(const TypeShape& t, const Frame& f, uint64_t off) {
+    if (const std::string* why = f.gap(off, 16)) return missingValue(*why);
     uint64_t tw = f.word(off), data = f.word(off + 8);
-    if (tw == 0) return {"nil", nullptr};
+    Value v;
+    v.kind = Value::Kind::Interface;
+    v.nil = tw == 0;
+    v.address = data;
+    if (v.nil) return v;
     // The dynamic type: the type word itself (interface {}), or itab._type.
     std::optional<uint64_t> typeAddr;
     std::string why;
@@ -239,63 +223,57 @@ class Formatter {
     }
     std::optional<std::string> dyn;
     if (typeAddr) dyn = names_.nameOf(*typeAddr, e_.pid);
-    std::string dynText = dyn ? *dyn : typeAddr ? "type@" + hex(*typeAddr) : "<" + why + ">";
-    std::string text = t.name + "(" + dynText + ")" + hex(data);
-    json::object j{{"type", dyn ? json::value(json::string(*dyn)) : json::value(nullptr)}, {"value", hex(data)}};
+    if (dyn) v.dynamicType = *dyn;
+    else v.text = typeAddr ? "type@" + hex(*typeAddr) : "<" + why + ">";  // shown in place of the type
     bool messageFirst =
         dyn && std::find(std::begin(kMessageFirst), std::end(kMessageFirst), *dyn) != std::end(kMessageFirst);
     std::string ignored;
     const bpf::CapturedBlock* b = messageFirst && f.behind ? usable(f.behind(What::ErrorText, off, 0), ignored) : nullptr;
     if (b) {
-      std::string_view msg(reinterpret_cast<const char*>(b->bytes.data()), b->bytes.size());
-      text += " " + quoteGo(msg);
-      if (b->truncated()) text += "(+" + std::to_string(b->fullLen - b->bytes.size()) + " bytes)";
-      j["error"] = utf8Sanitized(msg);
+      v.errorText = std::string(reinterpret_cast<const char*>(b->bytes.data()), b->bytes.size());
+      if (b->truncated()) v.errorTextMissing = b->fullLen - b->bytes.size();
     }
-    return {text, std::move(j)};
+    return v;
   }
 
-  Out structure(const TypeShape& t, const Frame& f, uint64_t off, int depth) {
-    std::string text = (t.name.empty() || t.name.starts_with("struct {") ? std::string("struct") : t.name) + "{";
-    json::object j;
-    bool first = true;
+  Value structure(const TypeShape& t, const Frame& f, uint64_t off, int depth) {
+    Value v;
+    v.kind = Value::Kind::Struct;
     for (const auto& fld : t.fields) {
-      Out o = value(*fld.type, f, off + fld.offset, depth + 1);
-      text += (first ? "" : ", ") + fld.name + ": " + o.text;
-      first = false;
-      j[fld.name] = std::move(o.json);
+      Value c = value(*fld.type, f, off + fld.offset, depth + 1);
+      c.name = fld.name;
+      v.children.push_back(std::move(c));
     }
-    return {text + "}", std::move(j)};
+    return v;
   }
 
-  Out array(const TypeShape& t, const Frame& f, uint64_t off, int depth) {
-    std::string text = t.name + "{";
-    json::array j;
+  Value array(const TypeShape& t, const Frame& f, uint64_t off, int depth) {
+    Value v;
+    v.kind = Value::Kind::Array;
+    v.len = t.count;
     uint64_t shown = std::min<uint64_t>(t.count, kMaxArrayShown);
-    for (uint64_t i = 0; t.elem && i < shown; i++) {
-      Out o = value(*t.elem, f, off + i * t.elem->size, depth + 1);
-      text += (i ? ", " : "") + o.text;
-      j.push_back(std::move(o.json));
-    }
-    if (shown < t.count) text += ", …";
-    return {text + "}", std::move(j)};
+    for (uint64_t i = 0; t.elem && i < shown; i++) v.children.push_back(value(*t.elem, f, off + i * t.elem->size, depth + 1));
+    return v;
   }
 
-  Out pointer(const TypeShape& t, const Frame& f, uint64_t off, int depth) {
-    if (const std::string* why = f.gap(off, 8)) return missingOut(*why);
-    uint64_t p = f.word(off);
-    if (p == 0) return {"nil", nullptr};
+  Value pointer(const TypeShape& t, const Frame& f, uint64_t off, int depth) {
+    if (const std::string* why = f.gap(off, 8)) return missingValue(*why);
+    Value v;
+    v.kind = Value::Kind::Pointer;
+    v.address = f.word(off);
+    v.nil = v.address == 0;
+    if (v.nil) return v;
     std::string ignored;
     const bpf::CapturedBlock* b =
         t.elem && f.behind ? usable(f.behind(What::Pointee, off, 0), ignored) : nullptr;
-    if (!b) return {hex(p), json::string(hex(p))};
+    if (!b) return v;
     Frame pf;
     pf.bytes.assign(b->bytes.begin(), b->bytes.end());
     pf.behind = [&f, off](What w, uint64_t o, uint32_t) -> const bpf::CapturedBlock* {
       return w == What::StringBytes ? f.behind(What::PointeeString, off, static_cast<uint32_t>(o)) : nullptr;
     };
-    Out o = value(*t.elem, pf, 0, depth + 1);
-    return {"&" + o.text, json::object{{"addr", hex(p)}, {"value", std::move(o.json)}}};
+    v.children.push_back(value(*t.elem, pf, 0, depth + 1));
+    return v;
   }
 
   const bpf::Event& e_;
@@ -346,14 +324,14 @@ std::vector<DecodedValue> decode(const bpf::Event& e, const std::vector<ValueLay
     DecodedValue d;
     d.name = v.name;
     if (!v.problem.empty() || !v.shape) {
-      d.text = "<unknown: " + (v.problem.empty() ? std::string("no type") : v.problem) + ">";
-      d.json = nullptr;
+      d.value = Value::missing("unknown: " + (v.problem.empty() ? std::string("no type") : v.problem));
     } else {
       Frame f = valueFrame(e, v, i, plan);
-      Out o = fmt.value(*v.shape, f, 0, 0);
-      d.text = std::move(o.text);
-      d.json = std::move(o.json);
+      d.value = fmt.value(*v.shape, f, 0, 0);
     }
+    d.value.name = v.name;
+    d.text = renderText(d.value);
+    d.json = renderJson(d.value);
     out.push_back(std::move(d));
   }
   return out;

@@ -26,6 +26,7 @@
 #include "probe/abi_layout.hpp"
 #include "probe/capture_plan.hpp"
 #include "probe/type_names.hpp"
+#include "value/value.hpp"
 
 namespace goscope {
 
@@ -33,6 +34,7 @@ struct DecodedValue {
   std::string name;  // as in the layout: `x`, `~r0`
   std::string text;
   boost::json::value json;
+  Value value;
 };
 
 // The arguments (an entry event) or the results (a return event) of one call,

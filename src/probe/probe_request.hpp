@@ -4,12 +4,13 @@
 // backend; the subcommands only build it.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "session/traced_target.hpp"
+#include "target/target_spec.hpp"
 
 namespace goscope {
 
@@ -23,6 +24,8 @@ struct CaptureSpec {
   bool results = false;
   bool locals = false;
   bool stack = false;
+  int stackFrames = 0;               // frames kept per call (0: every frame the path gives)
+  uint16_t maxString = 64;           // bytes of each string argument read (trace --max-string)
   std::vector<std::string> exprs;    // Go expressions evaluated at the location (Delve)
   std::optional<std::string> cond;   // a Go condition for a hit to count (Delve)
 };
@@ -30,7 +33,11 @@ struct CaptureSpec {
 struct ProbeRequest {
   Action action = Action::Count;
   TargetSpec target;
-  std::vector<std::string> locations;  // function patterns
+  std::vector<std::string> locations;  // function patterns (break: also Delve's locations)
+  // User signatures for stripped binaries, by function name, each already
+  // parsed and laid out once ('main.add(x int, y int) int').
+  std::map<std::string, std::string> signatures;
+  long long maxHits = 0;  // break -n: stop after this many calls (0: no limit)
   CaptureSpec capture;
   std::vector<std::pair<std::string, std::string>> writes;  // set: VAR=VALUE
   std::optional<std::string> readVariable;  // count --read: a global read on each hit of the first function

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "session/go_runtime_facts.hpp"
+#include "value/render.hpp"
 
 namespace goscope {
 
@@ -14,32 +15,6 @@ using Kind = GoType::Kind;
 
 bool isInteger(Kind k) { return k >= Kind::Int && k <= Kind::Uintptr; }
 bool isSignedKind(Kind k) { return k >= Kind::Int && k <= Kind::Int64; }
-
-// Go's strconv.FormatFloat(f, 'g', -1, bits), which is what Delve prints:
-// the shortest digits that round-trip, in %e form only for exponents below
-// -4 or from 21 up.
-template <typename F>
-std::string goFloat(F f) {
-  if (std::isnan(f)) return "NaN";
-  if (std::isinf(f)) return f > 0 ? "+Inf" : "-Inf";
-  char sci[64];
-  auto r = std::to_chars(sci, sci + sizeof sci, f, std::chars_format::scientific);
-  std::string s(sci, r.ptr);
-  auto e = s.find('e');
-  int exp = std::stoi(s.substr(e + 1));
-  if (exp < -4 || exp >= 21) {
-    std::string mant = s.substr(0, e);
-    std::string ex = s.substr(e + 1);
-    char sign = ex[0] == '-' ? '-' : '+';
-    std::string digits = ex.substr(ex[0] == '-' || ex[0] == '+' ? 1 : 0);
-    while (digits.size() > 1 && digits[0] == '0') digits.erase(0, 1);
-    if (digits.size() < 2) digits = "0" + digits;
-    return mant + "e" + sign + digits;
-  }
-  char fixed[400];
-  r = std::to_chars(fixed, fixed + sizeof fixed, f, std::chars_format::fixed);
-  return std::string(fixed, r.ptr);
-}
 
 // The reasons a type needs Delve, checked as deep as loading would go.
 std::string refusal(const DwarfInfo& d, const std::string& typeName, int depth, const DirectReadLimits& lim) {
@@ -128,7 +103,7 @@ class Loader {
         float f;
         uint32_t bits = static_cast<uint32_t>(*x);
         std::memcpy(&f, &bits, 4);
-        v.value = goFloat(f);
+        v.value = goFloat(f, 32);
         return {};
       }
       case Kind::Float64: {

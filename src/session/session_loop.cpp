@@ -15,6 +15,7 @@ std::string describe(EndReason r) {
     case EndReason::Signal: return "interrupted";
     case EndReason::TargetExited: return "target exited";
     case EndReason::TargetExeced: return "target replaced its program (exec); the probes were in the old one";
+    case EndReason::Finished: return "finished";
   }
   return "";
 }
@@ -25,20 +26,13 @@ double monotonicSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-std::string wallClock() {
-  time_t now = time(nullptr);
-  tm local{};
-  localtime_r(&now, &local);
-  char buf[16];
-  strftime(buf, sizeof buf, "%H:%M:%S", &local);
-  return buf;
-}
 
 EndReason runSessionLoop(TracedTarget& target, const LoopOptions& o, const std::function<void(int)>& wait,
                          const std::function<void()>& onInterval) {
   double start = monotonicSeconds();
   double nextTick = o.intervalS > 0 ? start + o.intervalS : 0;
   for (;;) {
+    if (o.finished && o.finished()) return EndReason::Finished;
     if (stopRequested()) return EndReason::Signal;
     double now = monotonicSeconds();
     if (o.durationS > 0 && now - start >= o.durationS) return EndReason::Duration;

@@ -10,12 +10,14 @@
 
 namespace goscope {
 
-enum class EndReason { Duration, Signal, TargetExited, TargetExeced };
+// Finished: the caller's own end (LoopOptions::finished said so).
+enum class EndReason { Duration, Signal, TargetExited, TargetExeced, Finished };
 std::string describe(EndReason r);
 
 struct LoopOptions {
   double intervalS = 0;  // 0: no interval reports
   double durationS = 0;  // 0: until a signal or the target exits
+  std::function<bool()> finished;  // optional: true ends the loop (e.g. -n calls delivered)
 };
 
 // `wait(ms)` blocks up to ms (e.g. polling the ring buffer); `onInterval`
@@ -24,6 +26,5 @@ EndReason runSessionLoop(TracedTarget& target, const LoopOptions& options, const
                          const std::function<void()>& onInterval);
 
 double monotonicSeconds();
-std::string wallClock();  // "HH:MM:SS"
 
 }  // namespace goscope

@@ -9,19 +9,13 @@
 #include <optional>
 #include <string>
 
+#include "target/target_spec.hpp"
 #include "target/go_binary.hpp"
 #include "target/process.hpp"
 #include "util/launched_child.hpp"
 #include "util/result.hpp"
 
 namespace goscope {
-
-struct TargetSpec {
-  std::optional<pid_t> pid;
-  std::optional<std::string> command;
-  std::optional<std::string> binary;
-  bool commandStdoutToStderr = false;  // -c with --json: keep stdout for JSON
-};
 
 class TracedTarget {
  public:

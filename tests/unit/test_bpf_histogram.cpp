@@ -9,9 +9,9 @@
 #include <memory>
 #include <random>
 
-#include "backend/bpf/latency_stats.hpp"
+#include "probe/latency_stats.hpp"
 
-using goscope::bpf::LatencyStats;
+using goscope::LatencyStats;
 
 namespace {
 // What the kernel does per return, in user space.

@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "backend/bpf/event.hpp"
-#include "backend/bpf/latency_stats.hpp"
+#include "probe/latency_stats.hpp"
 #include "backend/bpf/privileges.hpp"
 #include "backend/bpf/probe_config.hpp"
 #include "util/result.hpp"

@@ -1,9 +1,9 @@
-#include "backend/bpf/latency_stats.hpp"
+#include "probe/latency_stats.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace goscope::bpf {
+namespace goscope {
 
 LatencyStats LatencyStats::fromKernel(const gs_lat_stats& k) {
   LatencyStats s;
@@ -95,4 +95,4 @@ LatencyStats LatencyStats::since(const LatencyStats& earlier) const {
   return d;
 }
 
-}  // namespace goscope::bpf
+}  // namespace goscope

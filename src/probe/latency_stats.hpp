@@ -9,7 +9,7 @@
 
 #include "goscope_shared.h"
 
-namespace goscope::bpf {
+namespace goscope {
 
 struct Log2Bucket {
   uint64_t low = 0;   // inclusive, ns
@@ -46,4 +46,4 @@ struct LatencyStats {
   static uint32_t bucketOf(uint64_t ns) { return gs_hist_bucket(ns); }
 };
 
-}  // namespace goscope::bpf
+}  // namespace goscope

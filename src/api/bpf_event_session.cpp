@@ -1,0 +1,283 @@
+// The BPF event session: trace (entry and every RET probed; a call is
+// delivered at its return, with arguments, results and duration) and
+// break's BPF plan (entry probes only; delivered at the entry). The kernel
+// copies registers and the few memory blocks each value needs (a capture
+// plan); decoding into goscope values happens here.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include "api/event_sessions.hpp"
+#include "backend/bpf/bpf_engine.hpp"
+#include "output/stack_symbolizer.hpp"
+#include "output/value_format.hpp"
+#include "probe/function_capture.hpp"
+#include "probe/pattern.hpp"
+#include "probe/type_names.hpp"
+#include "session/function_selection.hpp"
+#include "session/go_runtime_facts.hpp"
+#include "session/session_loop.hpp"
+#include "session/traced_target.hpp"
+
+namespace goscope::api {
+
+namespace {
+
+// Tracing prints a line per call: beyond this many functions the output is
+// no longer something a person reads (count and latency are made for that).
+constexpr size_t kMaxTracedFunctions = 4096;
+// Calls that never return (panics, goroutines that block forever) must not
+// grow without bound.
+constexpr size_t kMaxPending = 1 << 20;
+
+struct PendingCall {
+  uint64_t tsNs = 0;
+  std::vector<Value> args;
+  std::optional<std::array<uint64_t, 9>> regs;
+  std::vector<Frame> stack;
+};
+
+std::array<uint64_t, 9> registersOf(const bpf::Event& e) {
+  std::array<uint64_t, 9> r{};
+  std::copy_n(e.regs.begin(), std::min(r.size(), e.regs.size()), r.begin());
+  return r;
+}
+
+std::vector<Value> valuesOf(std::vector<DecodedValue> decoded, bool dropHidden) {
+  std::vector<Value> out;
+  for (auto& d : decoded) {
+    if (dropHidden && hiddenParameter(d.name)) continue;
+    d.value.name = d.name;
+    out.push_back(std::move(d.value));
+  }
+  return out;
+}
+
+class BpfEventSession final : public EventSession {
+ public:
+  explicit BpfEventSession(const ProbeRequest& r, TracedTarget target)
+      : request_(r), target_(std::move(target)), names_(TypeNamer::forBinary(target_.binary())) {}
+
+  Result<void> start() {
+    const GoBinary& bin = target_.binary();
+    const bool isBreak = request_.action == Action::Break;
+    std::vector<Pattern> patterns;
+    for (const auto& l : request_.locations) {
+      auto p = Pattern::parse(l);
+      if (!p) return p.failure();
+      patterns.push_back(std::move(*p));
+    }
+    auto sel = selectFunctions(bin, patterns, {.returns = !isBreak}, target_.describe());
+    if (!sel) return sel.failure();
+    sel_ = std::move(*sel);
+    if (!isBreak && sel_.functions.size() > kMaxTracedFunctions)
+      return fail(ErrorKind::Usage,
+                  "trace: " + std::to_string(sel_.functions.size()) + " functions match; tracing prints a line per call",
+                  "narrow the pattern, or use goscope count / latency");
+    CaptureOptions copts;
+    copts.maxString = request_.capture.maxString;
+    for (const auto& f : sel_.functions) traces_.push_back(traceFor(bin, *f.fn, request_.signatures, copts));
+
+    const bool stack = request_.capture.stack;
+    bpf::EngineOptions eo{.goidOffset = goidOffset(bin)};
+    if (!isBreak) eo.ringBytes = 16u << 20;
+    if (stack) eo.stackTraceEntries = 16384;
+    eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(sel_.functions.size()));
+    eo.maxCaptureSpecs = std::max<uint32_t>(eo.maxCaptureSpecs, 2 * static_cast<uint32_t>(sel_.functions.size()));
+    auto engine = bpf::Engine::load(eo);
+    if (!engine) return engine.failure();
+    engine_ = std::move(*engine);
+    for (size_t i = 0; i < sel_.functions.size(); i++) {
+      bpf::ProbeConfig cfg;
+      cfg.eventAtEntry = true;
+      cfg.eventAtReturn = !isBreak;
+      cfg.userStack = stack;
+      if (request_.capture.args) cfg.entryReads = traces_[i].plan.entryReads;
+      if (request_.capture.results && !isBreak) cfg.returnReads = traces_[i].plan.returnReads;
+      if (auto c = engine_->configureProbe(sel_.functions[i].probeId, cfg); !c) return c;
+    }
+    auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), sel_.points);
+    if (!stats) return stats.failure();
+    attach_ = std::move(*stats);
+    if (auto rel = target_.release(); !rel) return rel;
+    if (!target_.isBinaryWide()) {
+      if (auto bias = target_.loadBias()) setBias(*bias);
+      // A -c command that ran and exited before its maps could be read (a
+      // short program) leaves no load bias to look up: the entry events carry
+      // it instead, as the probed address minus the probe's link-time address.
+      else if (target_.isLaunched()) deriveBias_ = true;
+      else return bias.failure();
+    }
+    return {};
+  }
+
+  Backend path() const override { return Backend::Bpf; }
+
+  std::string announcement() const override {
+    char line[512];
+    if (request_.action == Action::Break) {
+      std::snprintf(line, sizeof line,
+                    "goscope: BPF entry probe on %s (%zu function%s) in %s in %.1f ms: the process does not stop; Ctrl-C to stop",
+                    request_.locations.front().c_str(), sel_.functions.size(), sel_.functions.size() == 1 ? "" : "s",
+                    target_.describe().c_str(), attach_.attachMs);
+    } else {
+      return attachedLine(sel_, attach_, target_.describe());
+    }
+    return line;
+  }
+
+  EventTotals run(const std::function<bool(const Call&)>& sink) override {
+    const double t0 = monotonicSeconds();
+    auto onEvent = [&](const bpf::Event& e) { onEventOf(e, sink); };
+    LoopOptions loop{0, request_.durationS, [this] { return done(); }};
+    EndReason why = runSessionLoop(target_, loop, [&](int ms) { (void)engine_->poll(std::min(ms, 100), onEvent); }, [] {});
+    if (!done()) (void)engine_->poll(0, onEvent);  // what is still in the ring
+    EventTotals t = totals();
+    t.activeS = monotonicSeconds() - t0;
+    t.end = outputClosed_                 ? EventEnd::OutputClosed
+            : why == EndReason::Finished  ? EventEnd::HitCount
+            : why == EndReason::Duration  ? EventEnd::Duration
+            : why == EndReason::TargetExited ? EventEnd::TargetExited
+            : why == EndReason::TargetExeced ? EventEnd::TargetExeced
+                                             : EventEnd::Signal;
+    auto detached = engine_->detachAll();
+    t.detachedPoints = detached.points;
+    t.detachMs = detached.detachMs;
+    return t;
+  }
+
+ private:
+  bool done() const { return outputClosed_ || (request_.maxHits > 0 && delivered_ >= request_.maxHits); }
+
+  void setBias(uint64_t b) {
+    bias_ = b;
+    names_.setLoadBias(b);
+  }
+
+  std::vector<Frame> frames(std::span<const uint64_t> pcs) const {
+    std::vector<Frame> out;
+    for (const auto& f : symbolizeStack(target_.binary().pclntab(), pcs, bias_))
+      out.push_back(Frame{f.pc, f.source.function, f.source.file, f.source.line, f.known, f.source.inlined});
+    if (request_.capture.stackFrames > 0 && out.size() > static_cast<size_t>(request_.capture.stackFrames))
+      out.resize(request_.capture.stackFrames);
+    return out;
+  }
+
+  void deliver(Call& c, const std::function<bool(const Call&)>& sink) {
+    ++delivered_;
+    if (!sink(c)) outputClosed_ = true;
+  }
+
+  void onEventOf(const bpf::Event& e, const std::function<bool(const Call&)>& sink) {
+    if (e.probeId >= traces_.size() || done()) return;
+    const FunctionTrace& t = traces_[e.probeId];
+    const GoFunction& fn = *sel_.functions[e.probeId].fn;
+    if (deriveBias_ && !e.isReturn() && e.ip) {
+      setBias(e.ip - sel_.functions[e.probeId].code.probe.address);
+      deriveBias_ = false;
+    }
+    if (request_.action == Action::Break) {
+      if (e.isReturn()) return;
+      Call c = callAt(fn, e);
+      if (request_.capture.args) fillArgs(c.args, c.argRegisters, e, t);
+      if (request_.capture.stack) c.stack = frames(e.stack);
+      deliver(c, sink);
+      return;
+    }
+    auto key = std::make_tuple(e.pid, e.g, e.frame, e.probeId);
+    if (!e.isReturn()) {
+      PendingCall p;
+      p.tsNs = e.tsNs;
+      if (request_.capture.args) fillArgs(p.args, p.regs, e, t);
+      if (request_.capture.stack) p.stack = frames(e.stack);
+      if (pending_.size() >= kMaxPending) {
+        dropped_ += pending_.size();
+        pending_.clear();
+      }
+      pending_[key] = std::move(p);
+      return;
+    }
+    Call c = callAt(fn, e);
+    if (auto it = pending_.find(key); it != pending_.end()) {
+      c.tsNs = it->second.tsNs;
+      c.durationNs = e.tsNs - it->second.tsNs;
+      c.args = std::move(it->second.args);
+      c.argRegisters = it->second.regs;
+      c.stack = std::move(it->second.stack);
+      pending_.erase(it);
+    } else {
+      c.entrySeen = false;
+      unmatched_++;
+    }
+    if (request_.capture.results) {
+      if (t.raw) c.resultRegister = e.regs[0];
+      else c.results = valuesOf(decodeResults(e, t.layout, t.plan, names_), false);
+    }
+    deliver(c, sink);
+  }
+
+  Call callAt(const GoFunction& fn, const bpf::Event& e) const {
+    Call c;
+    c.function = fn.name;
+    c.pid = e.pid;
+    c.goid = static_cast<int64_t>(e.goid);
+    c.tsNs = e.tsNs;
+    if (request_.action == Action::Break) {
+      const uint64_t entry = fn.entry + bias_;
+      auto where = frames(std::span<const uint64_t>(&entry, 1));
+      if (!where.empty()) {
+        c.file = where[0].file;
+        c.line = where[0].line;
+      }
+    }
+    return c;
+  }
+
+  void fillArgs(std::vector<Value>& args, std::optional<std::array<uint64_t, 9>>& regs, const bpf::Event& e,
+                const FunctionTrace& t) const {
+    if (t.raw) regs = registersOf(e);
+    else args = valuesOf(decodeArgs(e, t.layout, t.plan, names_), true);
+  }
+
+  EventTotals totals() const {
+    EventTotals t;
+    t.path = Backend::Bpf;
+    t.calls = delivered_;
+    auto st = engine_->stats();
+    t.lostRingFull = st.lostRingFull;
+    t.lostBusy = st.lostBusy;
+    t.unfinished = pending_.size() + dropped_;
+    t.unmatched = unmatched_;
+    t.target = target_.describe();
+    t.targetIsLaunched = target_.isLaunched();
+    t.targetIsBinaryWide = target_.isBinaryWide();
+    t.pid = request_.target.pid.value_or(0);
+    return t;
+  }
+
+  ProbeRequest request_;
+  TracedTarget target_;
+  TypeNamer names_;
+  Selection sel_;
+  std::vector<FunctionTrace> traces_;
+  std::unique_ptr<bpf::Engine> engine_;
+  bpf::AttachStats attach_;
+  uint64_t bias_ = 0;
+  bool deriveBias_ = false;
+  std::map<std::tuple<uint32_t, uint64_t, uint64_t, uint32_t>, PendingCall> pending_;
+  size_t dropped_ = 0;
+  uint64_t unmatched_ = 0;
+  long long delivered_ = 0;
+  bool outputClosed_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<EventSession>> startBpfEvents(const ProbeRequest& r, TracedTarget target) {
+  auto s = std::make_unique<BpfEventSession>(r, std::move(target));
+  if (auto ok = s->start(); !ok) return ok.failure();
+  return std::unique_ptr<EventSession>(std::move(s));
+}
+
+}  // namespace goscope::api

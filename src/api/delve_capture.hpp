@@ -1,0 +1,72 @@
+// What every Delve-path session shares (break, trace's Delve plan, sample,
+// read, set): attaching with checks that give better errors than dlv's own,
+// the breakpoint that captures what was asked, the loop that waits for its
+// hits, and each hit as an api::Call in goscope's value model. Internal to
+// src/api (it speaks the Delve backend's types).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/call.hpp"
+#include "backend/delve/delve_session.hpp"
+
+namespace goscope::api {
+
+// What a breakpoint captures at each hit.
+struct CaptureParts {
+  std::vector<std::string> exprs;  // evaluated at each hit
+  bool args = false;
+  bool locals = false;
+  int stack = 0;  // frames kept, 0: none
+};
+
+// Checks that `pid` is a Go program dlv may ptrace and read (a stripped
+// binary gets the BPF hint without starting dlv), then attaches. The target
+// is stopped when this returns. `dlvArgs`: --dlv-arg values.
+Result<std::unique_ptr<delve::DelveSession>> attachDelve(pid_t pid, const std::vector<std::string>& dlvArgs);
+
+// The breakpoint that captures `parts` at `location` (Delve's stack depth
+// counts callers: N frames need depth N, the extra one is dropped).
+delve::BreakpointSpec captureSpec(const std::string& location, const CaptureParts& parts);
+
+// Delve evaluates a breakpoint's expressions at each hit and marks those it
+// cannot evaluate unreadable instead of failing: an unknown symbol or a
+// syntax error in one of the user's expressions, as an error.
+std::optional<Error> captureError(const delve::BreakpointHit& hit);
+
+// Before the first hit: a syntax error in an expression (Delve's parser
+// answers the same in any scope). Unknown names are left for the hit to
+// judge: they may be FUNC's locals.
+std::optional<Error> syntaxError(delve::DelveSession& session, const std::vector<std::string>& exprs);
+
+// One hit as a Call: arguments at the entry (results are not computed yet),
+// expressions, locals and stack frames as `parts` asked.
+Call callFromHit(const delve::BreakpointHit& hit, const CaptureParts& parts, pid_t pid);
+
+// The breakpoint loop: continue, hand each hit of one of `breakpointIds` to
+// `onHit` (false: stop), until `maxHits` (0: no limit), `durationS` (0:
+// none), a stop signal, or an error. The first hit's captures are checked.
+enum class HitLoopEnd { Count, Duration, Signal, Stopped };
+struct HitLoopResult {
+  long long hits = 0;
+  double activeS = 0;  // from the first continue to the end
+  HitLoopEnd end = HitLoopEnd::Signal;
+  std::optional<Error> failed;
+};
+HitLoopResult runHitLoop(delve::DelveSession& session, const std::vector<int64_t>& breakpointIds, long long maxHits,
+                         double durationS, const std::function<bool(const delve::BreakpointHit&)>& onHit);
+
+// The error that ended a session, as the user should see it: a target that
+// exited names its PID and points at what was printed before.
+Error sessionError(pid_t pid, Error e);
+
+double msSince(std::chrono::steady_clock::time_point t0);
+
+}  // namespace goscope::api

@@ -1,0 +1,69 @@
+// Event sessions: the calls of the functions a request names, one Call each,
+// delivered to a sink as they happen — on the BPF path (probes at the entry
+// and the RETs; the process never stops) or on the Delve path (a breakpoint
+// per function; every hit stops the process). `goscope trace` and `goscope
+// break` are an event session plus printing; so is examples/slow_calls.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "api/call.hpp"
+#include "api/fallback.hpp"
+#include "session/traced_target.hpp"
+#include "probe/probe_request.hpp"
+#include "strategy/strategy.hpp"
+#include "util/result.hpp"
+
+namespace goscope::api {
+
+enum class EventEnd { Duration, Signal, TargetExited, TargetExeced, HitCount, OutputClosed, Failed };
+const char* describe(EventEnd e);
+
+// How a session went, for the lines printed after it.
+struct EventTotals {
+  Backend path = Backend::Bpf;
+  EventEnd end = EventEnd::Signal;
+  long long calls = 0;  // delivered to the sink
+  double activeS = 0;   // from the start of the run to its end
+  bool targetIsLaunched = false;  // -c: the command's end is the normal end
+  bool targetIsBinaryWide = false;
+  std::string target;   // "PID 123 (/path)"
+  pid_t pid = 0;
+
+  // BPF path.
+  uint64_t lostRingFull = 0, lostBusy = 0;  // events the kernel dropped
+  size_t unfinished = 0;                    // calls that had not returned when the session ended
+  uint64_t unmatched = 0;                   // returns of calls already running at attach
+  size_t detachedPoints = 0;
+  double detachMs = 0;
+
+  // Delve path: how long the target was stopped, and the session's costs.
+  double stoppedMs = 0, attachMs = 0, detachDelveMs = 0, totalMs = 0;
+  std::optional<Error> failed;  // what ended the session early (already phrased for the user)
+  std::optional<Error> detachFailed;
+};
+
+class EventSession {
+ public:
+  virtual ~EventSession() = default;
+  virtual Backend path() const = 0;
+  // One line for stderr: what was attached where, how fast, how to stop.
+  virtual std::string announcement() const = 0;
+  // Delivers calls to `sink` (false from the sink: nobody reads any more)
+  // until request.maxHits, request.durationS, a stop signal, the target's
+  // end or an error; then removes every probe or breakpoint and detaches.
+  virtual EventTotals run(const std::function<bool(const Call&)>& sink) = 0;
+};
+
+// Starts the session `plan` chose for `request` (Action::Trace or
+// Action::Break) on `target` (from api::openTarget; the binary is not read
+// again). When the planned path fails for a reason of its own and the plan
+// allows a fallback (auto strategy), the other path is started and `notice`
+// gets one line saying so (api/fallback.hpp).
+Result<std::unique_ptr<EventSession>> startEventSession(const ProbeRequest& request, const Plan& plan, TracedTarget target,
+                                                        const Notice& notice);
+
+}  // namespace goscope::api

@@ -1,0 +1,23 @@
+// The two implementations of api::EventSession, chosen by
+// startEventSession (event_session.cpp). Internal to src/api.
+#pragma once
+
+#include <memory>
+
+#include "api/event_session.hpp"
+#include "backend/bpf/bpf_engine.hpp"
+#include "session/function_selection.hpp"
+#include "session/traced_target.hpp"
+
+namespace goscope::api {
+
+// `target` is the request's target, opened by the caller (for -c: started,
+// held before exec until the probes are attached).
+Result<std::unique_ptr<EventSession>> startBpfEvents(const ProbeRequest& request, TracedTarget target);
+// A running process (-p) that dlv attaches to; `binary` is its executable.
+Result<std::unique_ptr<EventSession>> startDelveEvents(const ProbeRequest& request, const GoBinary& binary);
+
+// "goscope: 12 functions, 30 probes attached to PID 7 (...) in 4.1 ms (uprobe_multi); Ctrl-C to stop"
+std::string attachedLine(const Selection& selection, const bpf::AttachStats& stats, const std::string& target);
+
+}  // namespace goscope::api

@@ -1,0 +1,26 @@
+// api::openTarget: the request's target, opened once for the whole command
+// (the binary is read once; planning and the session share it).
+#include "api/goscope.hpp"
+#include "backend/bpf/privileges.hpp"
+#include "session/ptrace_privileges.hpp"
+
+namespace goscope::api {
+
+Result<TracedTarget> openTarget(const ProbeRequest& r) {
+  // Before the target is opened or a -c command started: without the
+  // capabilities nothing the in-kernel subcommands do can be attached, and
+  // the error should say so first (not after a command has run unobserved).
+  if (r.action == Action::Count || r.action == Action::Latency || r.action == Action::Trace)
+    if (auto ok = bpf::checkPrivileges(); !ok) return ok.failure();
+  auto t = TracedTarget::open(r.target);
+  if (t) return t;
+  Error e = t.error();
+  // An executable /proc will not show: the ptrace check says more precisely
+  // what is missing (another user's process, no CAP_SYS_PTRACE).
+  if (e.kind == ErrorKind::Permission && r.target.pid)
+    if (auto ok = checkPtracePrivileges(*r.target.pid); !ok) return ok.failure();
+  if (e.kind == ErrorKind::Usage) e.message = std::string(actionName(r.action)) + ": " + e.message;
+  return fail(e);
+}
+
+}  // namespace goscope::api

@@ -1,0 +1,72 @@
+#include "cli/probe_options.hpp"
+
+#include <cstdio>
+
+#include "api/goscope.hpp"
+#include "target/target.hpp"
+#include "util/stop_signals.hpp"
+
+namespace goscope::cli {
+
+std::vector<OptionSpec> traceOptionSpecs(std::vector<OptionSpec> extra) {
+  std::vector<OptionSpec> specs = {
+      {"pid", 'p', true, "trace a running process"},
+      {"command", 'c', true, "start 'CMD ARGS' and trace it from its first instruction"},
+      {"binary", 'b', true, "trace every process running this file, including later ones"},
+      {"interval", 'i', true, "print a report every SECS seconds"},
+      {"duration", 'd', true, "stop after SECS seconds"},
+      {"json", 0, false, "one JSON object per line"},
+      {"help", 'h', false, "this help"},
+  };
+  specs.insert(specs.end(), extra.begin(), extra.end());
+  return specs;
+}
+
+ProbeRequest requestFromTraceArgs(const Args& args, Action action) {
+  ProbeRequest r;
+  r.action = action;
+  if (auto p = args.get("pid")) r.target.pid = orRaise(parsePid(*p));
+  if (auto c = args.get("command")) r.target.command = *c;
+  if (auto b = args.get("binary")) r.target.binary = *b;
+  r.target.commandStdoutToStderr = args.has("json");
+  if (args.has("interval")) r.intervalS = orRaise(args.getSeconds("interval", 1));
+  if (args.has("duration")) r.durationS = orRaise(args.getSeconds("duration", 0));
+  return r;
+}
+
+TracedTarget openTracedTarget(const ProbeRequest& request) {
+  TracedTarget t = orRaise(api::openTarget(request));
+  installStopSignals();
+  return t;
+}
+
+void printNotice(const std::string& line) { std::fprintf(stderr, "goscope: %s\n", line.c_str()); }
+
+void raiseIfTargetGone(const TracedTarget& target, EndReason why) {
+  if (target.isLaunched() || target.isBinaryWide()) return;
+  if (why == EndReason::TargetExited)
+    raise({ErrorKind::TargetGone, target.describe() + " exited during the session",
+           "everything recorded before it exited is printed above"});
+  if (why == EndReason::TargetExeced)
+    raise({ErrorKind::TargetGone, target.describe() + " replaced its program during the session (exec); the probes were in the old one",
+           "everything recorded before the exec is printed above"});
+}
+
+void raiseIfSessionFailed(const api::EventTotals& t) {
+  if (t.failed) raise(*t.failed);
+  if (t.detachFailed) raise(*t.detachFailed);
+  if (t.targetIsLaunched || t.targetIsBinaryWide) return;
+  if (t.end == api::EventEnd::TargetExited)
+    raise({ErrorKind::TargetGone, t.target + " exited during the session",
+           "everything recorded before it exited is printed above"});
+  if (t.end == api::EventEnd::TargetExeced)
+    raise({ErrorKind::TargetGone, t.target + " replaced its program during the session (exec); the probes were in the old one",
+           "everything recorded before the exec is printed above"});
+}
+
+void reportTimings(const api::EventTotals& t, const char* note) {
+  std::fprintf(stderr, "goscope: PID %d was stopped %.1f ms%s; attach %.0f ms, detach %.0f ms, %.0f ms end to end\n", t.pid,
+               t.stoppedMs, note ? note : "", t.attachMs, t.detachDelveMs, t.totalMs);
+}
+
+}  // namespace goscope::cli

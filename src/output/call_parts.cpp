@@ -1,0 +1,58 @@
+#include "output/call_parts.hpp"
+
+#include "output/hex.hpp"
+#include "value/render.hpp"
+
+namespace goscope::output {
+
+std::string assignments(const std::vector<Value>& values, const char* sep, bool results) {
+  std::string out;
+  for (const auto& v : values) {
+    if (!out.empty()) out += sep;
+    if (!results || !v.name.starts_with("~r")) out += v.name + "=";
+    out += renderText(v);
+  }
+  return out;
+}
+
+boost::json::object namedJson(const std::vector<Value>& values) {
+  boost::json::object o;
+  for (const auto& v : values) o[v.name] = renderJson(v);
+  return o;
+}
+
+boost::json::array valueArray(const std::vector<Value>& values) {
+  boost::json::array a;
+  for (const auto& v : values) a.push_back(renderJson(v));
+  return a;
+}
+
+std::string registersText(const std::array<uint64_t, 9>& regs, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n && i < regs.size(); i++)
+    s += (i ? ", " : "") + std::string(api::kArgumentRegisters[i]) + "=" + hex(regs[i]);
+  return s;
+}
+
+boost::json::object registersJson(const std::array<uint64_t, 9>& regs) {
+  return boost::json::object{{"rax", regs[0]}, {"rbx", regs[1]}, {"rcx", regs[2]}, {"rdi", regs[3]}};
+}
+
+std::string baseName(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string frameText(const api::Frame& f) {
+  if (!f.known) return hex(f.pc);
+  std::string s = f.function + " " + f.file + ":" + std::to_string(f.line);
+  if (f.inlined) s += " (inlined)";
+  return s;
+}
+
+std::string shortFrameText(const api::Frame& f) {
+  if (!f.known) return hex(f.pc);
+  return f.function + " " + baseName(f.file) + ":" + std::to_string(f.line);
+}
+
+}  // namespace goscope::output

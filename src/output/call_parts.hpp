@@ -1,0 +1,29 @@
+// The pieces of a call that both formats print: named values, raw argument
+// registers, stack frames. Internal to src/output.
+#pragma once
+
+#include <boost/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "api/call.hpp"
+
+namespace goscope::output {
+
+// "x=1, s=\"a\"" (`sep` between); results: unnamed ones (`~r0`) without "name=".
+std::string assignments(const std::vector<Value>& values, const char* sep, bool results = false);
+boost::json::object namedJson(const std::vector<Value>& values);
+boost::json::array valueArray(const std::vector<Value>& values);
+
+// The first four argument registers: "rax=0x1, rbx=0x2, rcx=0x3, rdi=0x4".
+std::string registersText(const std::array<uint64_t, 9>& regs, size_t n = 4);
+boost::json::object registersJson(const std::array<uint64_t, 9>& regs);
+
+std::string baseName(const std::string& path);
+// "main.add /src/main.go:24" ("(inlined)" after an inlined call), or the pc in hex.
+std::string frameText(const api::Frame& f);
+// "main.add main.go:24" (base name of the file), or the pc in hex.
+std::string shortFrameText(const api::Frame& f);
+
+}  // namespace goscope::output

@@ -1,0 +1,85 @@
+// One JSON object per line for programs. Keys are part of goscope's
+// contract: they are only ever added to.
+#include <cmath>
+#include <iostream>
+
+#include "output/call_parts.hpp"
+#include "output/clock_text.hpp"
+#include "output/outputs.hpp"
+#include "util/json_text.hpp"
+#include "value/render.hpp"
+
+namespace goscope::output {
+
+namespace {
+
+boost::json::array stackStrings(const std::vector<api::Frame>& frames) {
+  boost::json::array a;
+  for (const auto& f : frames) a.push_back(boost::json::value(frameText(f)));
+  return a;
+}
+
+// {"goroutine","function","file","line", and "values","args","locals","stack" when asked}
+void hitFields(boost::json::object& o, const api::Call& c, const HitShape& shape) {
+  o["goroutine"] = c.goid;
+  o["function"] = c.function;
+  o["file"] = c.file;
+  o["line"] = c.line;
+  if (shape.exprs) o["values"] = namedJson(c.exprs);
+  if (shape.args) o["args"] = c.argRegisters ? registersJson(*c.argRegisters) : namedJson(c.args);
+  if (shape.locals) o["locals"] = namedJson(c.locals);
+  if (shape.stack > 0) {
+    boost::json::array frames;
+    for (size_t i = 0; i < c.stack.size() && i < static_cast<size_t>(shape.stack); ++i) {
+      const auto& f = c.stack[i];
+      frames.push_back(boost::json::object{{"function", f.function}, {"file", f.file}, {"line", f.line}});
+    }
+    o["stack"] = std::move(frames);
+  }
+}
+
+class JsonOutput final : public Output {
+ public:
+  void traceCall(const api::Call& c, bool stack) override {
+    boost::json::value args = nullptr;
+    if (c.entrySeen) args = c.argRegisters ? boost::json::value(registersJson(*c.argRegisters)) : boost::json::value(namedJson(c.args));
+    boost::json::value results = nullptr;
+    if (c.resultRegister) results = boost::json::array{*c.resultRegister};
+    else if (c.results) results = valueArray(*c.results);
+    boost::json::object o{{"func", c.function}, {"pid", c.pid},         {"goid", c.goid},
+                          {"ts_ns", c.tsNs},    {"args", std::move(args)}, {"results", std::move(results)}};
+    o["duration_ns"] = c.durationNs ? boost::json::value(*c.durationNs) : boost::json::value(nullptr);
+    if (stack && c.entrySeen) o["stack"] = stackStrings(c.stack);
+    std::cout << jsonText(o) << '\n';
+  }
+
+  void breakHit(const api::Call& c, long long hit, const HitShape& shape) override {
+    boost::json::object o{{"time", isoTime(std::chrono::system_clock::now())}, {"hit", hit}};
+    hitFields(o, c, shape);
+    std::cout << jsonText(o) << std::endl;
+  }
+
+  void sample(const Sample& s, const HitShape& shape) override {
+    boost::json::object o{{"time", isoTime(std::chrono::system_clock::now())},
+                          {"sample", s.index},
+                          {"elapsed_s", std::round(s.elapsedS * 1000) / 1000},
+                          {"miss", s.call == nullptr},
+                          {"pause_ms", std::round(s.pauseMs * 100) / 100}};
+    if (s.call) hitFields(o, *s.call, shape);
+    else o["function"] = s.function;
+    std::cout << jsonText(o) << std::endl;
+  }
+
+  void readValue(const std::string& expr, const Value& v) override {
+    boost::json::object o{{"expr", expr}, {"type", v.type}, {"value", renderJson(v)}};
+    std::cout << jsonText(o) << '\n';
+  }
+
+  bool open() const override { return static_cast<bool>(std::cout); }
+};
+
+}  // namespace
+
+std::unique_ptr<Output> makeJsonOutput() { return std::make_unique<JsonOutput>(); }
+
+}  // namespace goscope::output

@@ -1,0 +1,51 @@
+// The output layer: every record a subcommand prints goes through one
+// Output, whose two implementations are the two formats (text lines for
+// people, one JSON object per line for programs). A new format is one new
+// class (bpftrace's Output is the model). Values print through the one value
+// renderer (value/render.hpp), whichever path produced them.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "api/call.hpp"
+#include "value/value.hpp"
+
+namespace goscope::output {
+
+// Which parts of a breakpoint hit are shown: what the user asked for.
+struct HitShape {
+  bool exprs = false;
+  bool args = false;
+  bool locals = false;
+  int stack = 0;  // frames shown, 0: none
+};
+
+class Output {
+ public:
+  virtual ~Output() = default;
+
+  // goscope trace: one call, at its return (BPF) or its entry (Delve).
+  virtual void traceCall(const api::Call& call, bool stack) = 0;
+  // goscope break: the `hit`-th hit.
+  virtual void breakHit(const api::Call& call, long long hit, const HitShape& shape) = 0;
+  // goscope sample: a sample that caught FUNC (`call`) or missed it.
+  struct Sample {
+    int index = 0;
+    double elapsedS = 0;
+    double pauseMs = 0;
+    const api::Call* call = nullptr;  // nullptr: a miss
+    std::string function;             // FUNC, for a miss
+    double timeoutS = 0;              // how long a miss waited
+  };
+  virtual void sample(const Sample& s, const HitShape& shape) = 0;
+  // goscope read: one expression's value.
+  virtual void readValue(const std::string& expr, const Value& value) = 0;
+
+  // False once nobody reads stdout any more (`| head`): stop producing.
+  virtual bool open() const = 0;
+};
+
+std::unique_ptr<Output> makeOutput(bool json);
+
+}  // namespace goscope::output

@@ -1,0 +1,30 @@
+#include "probe/function_capture.hpp"
+
+namespace goscope {
+
+FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map<std::string, std::string>& signatures,
+                       const CaptureOptions& copts) {
+  FunctionTrace t;
+  Result<std::vector<ValueLayout>> layout = fail(ErrorKind::NoMatch, "");
+  if (auto it = signatures.find(fn.name); it != signatures.end()) {
+    layout = layoutFromSignature(it->second);
+  } else if (const DwarfInfo* d = bin.dwarf()) {
+    if (const DwarfFunction* df = d->functionAt(fn.entry)) layout = layoutFunction(*d, *df, fn.args);
+  }
+  if (!layout) {
+    t.raw = true;
+    return t;
+  }
+  auto plan = planCaptures(*layout, copts);
+  if (!plan) {
+    t.raw = true;
+    return t;
+  }
+  t.layout = std::move(*layout);
+  t.plan = std::move(*plan);
+  return t;
+}
+
+bool hiddenParameter(const std::string& name) { return name.empty() || name[0] == '.' || name == "_"; }
+
+}  // namespace goscope

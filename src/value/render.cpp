@@ -1,0 +1,231 @@
+#include "value/render.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include "output/go_quote.hpp"
+
+namespace goscope {
+
+namespace {
+
+namespace json = boost::json;
+using K = Value::Kind;
+
+std::string hexText(uint64_t x) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(x));
+  return buf;
+}
+
+// Valid UTF-8 for JSON: invalid bytes become U+FFFD.
+std::string utf8Sanitized(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = s[i];
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool ok = n > 0 && i + n <= s.size();
+    for (size_t k = 1; ok && k < n; k++) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 2;
+    if (ok) {
+      out.append(s.substr(i, n));
+      i += n;
+    } else {
+      out += "\xEF\xBF\xBD";
+      i++;
+    }
+  }
+  return out;
+}
+
+int floatBits(const Value& v) { return v.type == "float32" || v.type == "complex64" ? 32 : 64; }
+
+json::value floatJson(double f, int bits) {
+  if (std::isfinite(f)) return f;
+  return json::string(goFloat(f, bits));  // JSON has no NaN or infinities
+}
+
+std::string typeOr(const Value& v, const char* fallback) { return v.type.empty() ? fallback : v.type; }
+
+// Anonymous struct types print as `struct`, as Go's %#v does not spell them out.
+std::string structName(const Value& v) {
+  return v.type.empty() || v.type.starts_with("struct {") || v.type.starts_with("struct{") ? std::string("struct") : v.type;
+}
+
+std::string quoted(const std::string& bytes, uint64_t fullLen) {
+  std::string text = quoteGo(bytes);
+  if (fullLen > bytes.size()) {
+    text.insert(text.size() - 1, "…");
+    text += "(+" + std::to_string(fullLen - bytes.size()) + " bytes)";
+  }
+  return text;
+}
+
+// ", …" after the elements shown when there are more.
+std::string elementsText(const Value& v, const char* open) {
+  std::string text = open;
+  for (size_t i = 0; i < v.children.size(); i++) text += (i ? ", " : "") + renderText(v.children[i]);
+  if (v.children.size() < v.len) text += v.children.empty() ? "…" : ", …";
+  return text;
+}
+
+std::string text(const Value& v) {
+  switch (v.kind) {
+    case K::Unavailable: return v.elided ? "…" : "<" + v.unavailable + ">";
+    case K::Bool: return v.boolean ? "true" : "false";
+    case K::Int: return std::to_string(v.i);
+    case K::Uint: return std::to_string(v.u);
+    case K::Float: return goFloat(v.f, floatBits(v));
+    case K::Complex: {
+      std::string im = goFloat(v.imag, floatBits(v));
+      if (im[0] != '-' && im[0] != '+') im = "+" + im;
+      return "(" + goFloat(v.f, floatBits(v)) + im + "i)";
+    }
+    case K::String: return quoted(v.text, v.len);
+    case K::Slice: {
+      if (v.nil) return typeOr(v, "[]") + "(nil)";
+      std::string head = v.type + "{len=" + std::to_string(v.len) + " cap=" + std::to_string(v.cap);
+      if (v.len == 0 || v.elided) return head + "}";
+      if (!v.elementsUnavailable.empty()) return head + ": <" + v.elementsUnavailable + ">}";
+      std::string text = head + ":";
+      for (size_t i = 0; i < v.children.size(); i++) text += (i ? ", " : " ") + renderText(v.children[i]);
+      if (v.children.size() < v.len) text += v.children.empty() ? " …" : ", …";
+      return text + "}";
+    }
+    case K::Array: return elementsText(v, (v.type + "{").c_str()) + "}";
+    case K::Map: {
+      if (v.nil) return typeOr(v, "map") + "(nil)";
+      std::string text = v.type + "{len=" + std::to_string(v.len);
+      if (v.len == 0) return text + "}";
+      text += ":";
+      for (size_t i = 0; i + 1 < v.children.size(); i += 2)
+        text += (i ? ", " : " ") + renderText(v.children[i]) + ": " + renderText(v.children[i + 1]);
+      if (v.children.size() / 2 < v.len) text += v.children.empty() ? " …" : ", …";
+      return text + "}";
+    }
+    case K::Struct: {
+      if (v.elided) return structName(v) + "{…}";
+      std::string text = structName(v) + "{";
+      for (size_t i = 0; i < v.children.size(); i++)
+        text += (i ? ", " : "") + v.children[i].name + ": " + renderText(v.children[i]);
+      return text + "}";
+    }
+    case K::Pointer:
+      if (v.nil) return "nil";
+      if (!v.children.empty()) return "&" + renderText(v.children[0]);
+      return hexText(v.address);
+    case K::UnsafePointer: return v.nil ? "nil" : hexText(v.address);
+    case K::Interface: {
+      if (v.nil) return "nil";
+      std::string dyn = !v.dynamicType.empty() ? v.dynamicType : v.text.empty() ? "?" : v.text;
+      std::string text = v.type + "(" + dyn + ")";
+      text += v.children.empty() ? hexText(v.address) : renderText(v.children[0]);
+      if (v.errorText) {
+        text += " " + quoteGo(*v.errorText);
+        if (v.errorTextMissing) text += "(+" + std::to_string(v.errorTextMissing) + " bytes)";
+      }
+      return text;
+    }
+    case K::Chan:
+      if (v.nil) return "nil";
+      return v.type + "{len=" + std::to_string(v.len) + " cap=" + std::to_string(v.cap) + "}";
+    case K::Func:
+      if (v.nil) return "nil";
+      return v.text.empty() ? hexText(v.address) : v.text;
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string goFloat(double f, int bits) {
+  if (std::isnan(f)) return "NaN";
+  if (std::isinf(f)) return f > 0 ? "+Inf" : "-Inf";
+  char sci[64];
+  auto r = bits == 32 ? std::to_chars(sci, sci + sizeof sci, static_cast<float>(f), std::chars_format::scientific)
+                      : std::to_chars(sci, sci + sizeof sci, f, std::chars_format::scientific);
+  std::string s(sci, r.ptr);
+  auto e = s.find('e');
+  int exp = std::stoi(s.substr(e + 1));
+  if (exp < -4 || exp >= 21) {
+    std::string mant = s.substr(0, e);
+    std::string ex = s.substr(e + 1);
+    char sign = ex[0] == '-' ? '-' : '+';
+    std::string digits = ex.substr(ex[0] == '-' || ex[0] == '+' ? 1 : 0);
+    while (digits.size() > 1 && digits[0] == '0') digits.erase(0, 1);
+    if (digits.size() < 2) digits = "0" + digits;
+    return mant + "e" + sign + digits;
+  }
+  char fixed[400];
+  r = bits == 32 ? std::to_chars(fixed, fixed + sizeof fixed, static_cast<float>(f), std::chars_format::fixed)
+                 : std::to_chars(fixed, fixed + sizeof fixed, f, std::chars_format::fixed);
+  return std::string(fixed, r.ptr);
+}
+
+std::string renderText(const Value& v) { return text(v); }
+
+json::value renderJson(const Value& v) {
+  switch (v.kind) {
+    case K::Unavailable: return nullptr;
+    case K::Bool: return v.boolean;
+    case K::Int: return v.i;
+    case K::Uint: return v.u;
+    case K::Float: return floatJson(v.f, floatBits(v));
+    case K::Complex: return json::object{{"real", floatJson(v.f, floatBits(v))}, {"imag", floatJson(v.imag, floatBits(v))}};
+    case K::String: return json::string(utf8Sanitized(v.text));
+    case K::Slice: {
+      if (v.nil) return nullptr;
+      json::object o{{"len", v.len}, {"cap", v.cap}};
+      if (v.len == 0) {
+        o["elems"] = json::array();
+      } else if (!v.elided && v.elementsUnavailable.empty()) {
+        json::array a;
+        for (const auto& c : v.children) a.push_back(renderJson(c));
+        o["elems"] = std::move(a);
+      }
+      return o;
+    }
+    case K::Array: {
+      json::array a;
+      for (const auto& c : v.children) a.push_back(renderJson(c));
+      return a;
+    }
+    case K::Map: {
+      if (v.nil) return nullptr;
+      json::object o;
+      for (size_t i = 0; i + 1 < v.children.size(); i += 2) {
+        const Value& key = v.children[i];
+        o[key.kind == K::String ? utf8Sanitized(key.text) : renderText(key)] = renderJson(v.children[i + 1]);
+      }
+      return o;
+    }
+    case K::Struct: {
+      // Past the recursion limit: the text form, not null, which would say nil.
+      if (v.elided) return json::string("{...}");
+      json::object o;
+      for (const auto& c : v.children) o[c.name] = renderJson(c);
+      return o;
+    }
+    case K::Pointer:
+      if (v.nil) return nullptr;
+      if (!v.children.empty()) return json::object{{"addr", hexText(v.address)}, {"value", renderJson(v.children[0])}};
+      return json::string(hexText(v.address));
+    case K::UnsafePointer: return v.nil ? json::value(nullptr) : json::value(json::string(hexText(v.address)));
+    case K::Interface: {
+      if (v.nil) return nullptr;
+      json::object o{{"type", v.dynamicType.empty() ? json::value(nullptr) : json::value(json::string(v.dynamicType))}};
+      o["value"] = v.children.empty() ? json::value(json::string(hexText(v.address))) : renderJson(v.children[0]);
+      if (v.errorText) o["error"] = utf8Sanitized(*v.errorText);
+      return o;
+    }
+    case K::Chan:
+      if (v.nil) return nullptr;
+      return json::object{{"len", v.len}, {"cap", v.cap}};
+    case K::Func:
+      if (v.nil) return nullptr;
+      return json::string(v.text.empty() ? hexText(v.address) : v.text);
+  }
+  return nullptr;
+}
+
+}  // namespace goscope

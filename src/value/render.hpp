@@ -1,0 +1,39 @@
+// The one renderer of goscope values, for people (Go-like text) and for
+// programs (JSON), whichever path produced the value:
+//
+//   42  true  1.5                  integers, bools, floats (Go's strconv 'g' form, as Delve prints)
+//   "hello"  "abc…"(+90 bytes)     strings, truncated at the capture cap
+//   []int{len=3 cap=4: 1, 2, 3}    slices: JSON {"len":3,"cap":4,"elems":[1,2,3]}; nil: []int(nil), JSON null
+//   [3]int{1, 2, 3}                arrays: JSON [1,2,3]
+//   main.Point{X: 1, Y: 2}         structs: JSON {"X":1,"Y":2}; past Delve's recursion limit main.T{…}, JSON "{...}"
+//   &main.Server{Name: "api"}      a pointer whose target was read: JSON {"addr":"0x…","value":{…}}
+//   0xc000012345  nil              other pointers (JSON "0xc000012345"), nil (JSON null)
+//   map[string]int{len=2: "a": 1, "b": 2}   maps: JSON an object keyed by the key's text
+//   error(*errors.errorString)0xc000010250 "not found"
+//   error(*errors.errorString)&errors.errorString{s: "not found"}
+//                                  interfaces: dynamic type, then the dynamic value when it was
+//                                  read (Delve) or its address and the error text (BPF);
+//                                  JSON {"type":"*errors.errorString","value":…,"error":"not found"}
+//   chan int{len=0 cap=4}          channels: JSON {"len":0,"cap":4}
+//   <unavailable: float in X0>     what a path cannot see: JSON null, never a wrong value
+//   <not captured>  <unreadable: EFAULT>
+//
+// Addresses are hex strings in JSON, as everywhere in goscope's output.
+#pragma once
+
+#include <boost/json.hpp>
+
+#include <string>
+
+#include "value/value.hpp"
+
+namespace goscope {
+
+std::string renderText(const Value& v);
+boost::json::value renderJson(const Value& v);
+
+// Go's strconv.FormatFloat(f, 'g', -1, bits): the shortest digits that
+// round-trip, in %e form only for exponents below -4 or from 21 up.
+std::string goFloat(double f, int bits = 64);
+
+}  // namespace goscope
