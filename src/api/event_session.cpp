@@ -1,6 +1,7 @@
 #include "api/event_session.hpp"
 
 #include "api/event_sessions.hpp"
+#include "api/goscope.hpp"
 
 namespace goscope::api {
 
@@ -24,6 +25,14 @@ Result<std::unique_ptr<EventSession>> startEventSession(const ProbeRequest& r, c
     if (path == Backend::Delve) return startDelveEvents(r, target.binary());
     return startBpfEvents(r, std::move(target));
   });
+}
+
+Result<std::unique_ptr<EventSession>> startEventSession(const ProbeRequest& r, const Notice& notice) {
+  auto target = openTarget(r);
+  if (!target) return target.failure();
+  auto plan = api::plan(r, target->binary(), r.target.pid);
+  if (!plan) return plan.failure();
+  return startEventSession(r, *plan, std::move(*target), notice);
 }
 
 }  // namespace goscope::api

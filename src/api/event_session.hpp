@@ -66,4 +66,8 @@ class EventSession {
 Result<std::unique_ptr<EventSession>> startEventSession(const ProbeRequest& request, const Plan& plan, TracedTarget target,
                                                         const Notice& notice);
 
+// The same from the request alone: opens its target, plans (strategy and
+// reasons as api::plan), and starts the planned session.
+Result<std::unique_ptr<EventSession>> startEventSession(const ProbeRequest& request, const Notice& notice = {});
+
 }  // namespace goscope::api

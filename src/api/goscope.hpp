@@ -35,6 +35,7 @@
 #include "strategy/strategy.hpp"
 #include "target/target.hpp"
 #include "util/result.hpp"
+#include "value/render.hpp"
 
 namespace goscope::api {
 

@@ -43,3 +43,25 @@ TEST_CASE("api: a bad request comes back as an error value, not a crash") {
   CHECK(r.exitCode == 1);
   CHECK(r.err.find("counter_reader: no process with PID 4000000") != std::string::npos);
 }
+
+TEST_CASE("api: examples/slow_calls logs the calls slower than a threshold, with their arguments") {
+  // zoo's main.sleepWork(ms) sleeps 1 to 5 ms; a 3 ms threshold keeps the slow ones.
+  Child zoo({fixture("zoo"), "--sleep-ms", "20"});
+  auto r = run(std::string(GOSCOPE_EXAMPLES_DIR) + "/slow_calls " + std::to_string(zoo.pid()) + " main.sleepWork 3000 3");
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.exitCode == 0);
+  const std::regex line(R"(main\.sleepWork took (\d+) us: ms=(\d+))");
+  int logged = 0;
+  for (const auto& l : splitLines(r.out)) {
+    std::smatch m;
+    REQUIRE(std::regex_match(l, m, line));
+    const long long us = std::stoll(m[1]), ms = std::stoll(m[2]);
+    CHECK(us >= 3000);      // only the slow calls
+    CHECK(ms >= 1);
+    CHECK(ms <= 5);
+    CHECK(us >= ms * 1000);  // a sleep of ms milliseconds never takes less: the argument belongs to the call
+    logged++;
+  }
+  CHECK(logged > 0);
+  CHECK(zoo.alive());
+}
