@@ -319,7 +319,7 @@ struct ListPackageVarsOut {
   std::vector<Variable> variables;
 };
 
-// Kill=true on an attached process sends it SIGINT (FIELD_NOTES): goscope's
+// Kill=true on an attached process sends it SIGINT (docs/delve.md): goscope's
 // client never sets it, the type keeps it only to mirror Delve.
 struct DetachIn {
   bool kill = false;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "api/call.hpp"
+#include "api/delve_work.hpp"
 #include "backend/delve/delve_session.hpp"
 
 namespace goscope::api {
@@ -62,10 +63,6 @@ struct HitLoopResult {
 };
 HitLoopResult runHitLoop(delve::DelveSession& session, const std::vector<int64_t>& breakpointIds, long long maxHits,
                          double durationS, const std::function<bool(const delve::BreakpointHit&)>& onHit);
-
-// The error that ended a session, as the user should see it: a target that
-// exited names its PID and points at what was printed before.
-Error sessionError(pid_t pid, Error e);
 
 double msSince(std::chrono::steady_clock::time_point t0);
 

@@ -115,10 +115,7 @@ class DelveEventSession final : public EventSession {
     if (loop.failed) t.failed = sessionError(pid_, *loop.failed);
     if (!detached) t.detachFailed = detached.error();
     auto times = session_->timings();
-    t.stoppedMs = times.stoppedMs;
-    t.attachMs = times.attachMs;
-    t.detachDelveMs = times.detachMs;
-    t.totalMs = msSince(t0_);
+    t.costs = {pid_, times.stoppedMs, times.attachMs, times.detachMs, msSince(t0_)};
     return t;
   }
 

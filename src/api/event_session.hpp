@@ -11,6 +11,7 @@
 #include <string>
 
 #include "api/call.hpp"
+#include "api/delve_work.hpp"
 #include "api/fallback.hpp"
 #include "session/traced_target.hpp"
 #include "probe/probe_request.hpp"
@@ -41,7 +42,7 @@ struct EventTotals {
   double detachMs = 0;
 
   // Delve path: how long the target was stopped, and the session's costs.
-  double stoppedMs = 0, attachMs = 0, detachDelveMs = 0, totalMs = 0;
+  DelveCosts costs;
   std::optional<Error> failed;  // what ended the session early (already phrased for the user)
   std::optional<Error> detachFailed;
 };

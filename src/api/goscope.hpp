@@ -9,11 +9,14 @@
 //      BPF and ptrace privileges, float arguments, plain variables, and, when
 //      the rate decides between Delve and BPF, the hit rate measured by a
 //      short in-kernel count — and returns the Plan with every reason.
-//   3. Run it: CountSession (in-kernel call counts, with an optional per-hit
-//      read of a global), readDirect() (package variables read from memory
-//      without stopping the process); the Delve sessions are
-//      backend/delve/delve_session.hpp.
+//   3. Run it: CountSession (in-kernel call counts and latency, folded
+//      stacks), EventSession (api/event_session.hpp: each call, on BPF or
+//      Delve, as an api::Call), read, write and sample (api/delve_work.hpp:
+//      a zero-pause direct read, or Delve).
+//   4. Print values with renderText / renderJson (value/render.hpp).
 //
+// Only goscope's own types appear here: no backend header is included, so
+// a program on the API (and the CLI) cannot reach libbpf or dlv directly.
 // Errors are values (Result<T>, util/result.hpp), never exceptions. Every
 // session detaches in its destructor: the traced process is left as it was.
 #pragma once
@@ -26,10 +29,10 @@
 #include <vector>
 
 #include "api/call.hpp"
+#include "api/delve_work.hpp"
 #include "api/event_session.hpp"
 #include "probe/latency_stats.hpp"
 #include "probe/probe_request.hpp"
-#include "rpc/delve_types.hpp"
 #include "session/session_loop.hpp"
 #include "session/traced_target.hpp"
 #include "strategy/strategy.hpp"
@@ -131,16 +134,6 @@ class CountSession {
   std::unique_ptr<Impl> impl_;
 };
 
-// ---- direct reads -----------------------------------------------------------
-
-// Reads each of request.capture.exprs — package variables — from the
-// process's memory without stopping it (Backend::DirectRead). Values come
-// in Delve's value tree, so backend/delve/value_render.hpp prints them.
-// Errors: Usage when an expression is not a plain variable goscope can lay
-// out (the message says why; Delve can read it), TargetGone, Permission.
-Result<std::vector<rpc::Variable>> readDirect(const ProbeRequest& request);
-// The same on the target the caller opened for request.target.pid (its
-// binary's DWARF is then parsed once).
-Result<std::vector<rpc::Variable>> readDirect(const ProbeRequest& request, const Target& target);
+// ---- reads, writes, samples: api/delve_work.hpp ---------------------------------
 
 }  // namespace goscope::api

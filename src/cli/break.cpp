@@ -34,7 +34,7 @@ void printTotals(const api::EventTotals& t, bool cond) {
                t.failed ? "" : ("; " + std::string(api::describe(t.end))).c_str());
   // Delve also stops the target at every trap it resumes by itself (a
   // condition that is false): goscope does not see those.
-  reportTimings(t, cond ? " (plus Delve's own stops to test --cond)" : nullptr);
+  reportTimings(t.costs, cond ? " (plus Delve's own stops to test --cond)" : nullptr);
 }
 
 }  // namespace

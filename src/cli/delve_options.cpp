@@ -1,8 +1,5 @@
 #include "cli/delve_options.hpp"
 
-#include <cstdio>
-
-#include "api/delve_capture.hpp"
 #include "target/target.hpp"
 
 namespace goscope::cli {
@@ -22,25 +19,6 @@ pid_t delvePidOrRaise(const Args& args, const std::string& sub) {
   auto p = args.get("pid");
   if (!p) raise({ErrorKind::Usage, sub + ": name the process: -p PID"});
   return orRaise(parsePid(*p));
-}
-
-namespace {
-
-void interruptSession(void* session) { static_cast<delve::DelveSession*>(session)->interrupt(); }
-
-}  // namespace
-
-std::unique_ptr<delve::DelveSession> attachOrRaise(pid_t pid, const Args& args) {
-  installStopSignals();
-  return orRaise(api::attachDelve(pid, args.all("dlv-arg")));
-}
-
-StopHookScope interruptOnStop(delve::DelveSession& session) { return StopHookScope(interruptSession, &session); }
-
-void reportTimings(const delve::DelveSession& session, double totalMs, const char* note) {
-  auto t = session.timings();
-  std::fprintf(stderr, "goscope: PID %d was stopped %.1f ms%s; attach %.0f ms, detach %.0f ms, %.0f ms end to end\n",
-               session.targetPid(), t.stoppedMs, note ? note : "", t.attachMs, t.detachMs, totalMs);
 }
 
 }  // namespace goscope::cli

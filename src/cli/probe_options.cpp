@@ -64,9 +64,9 @@ void raiseIfSessionFailed(const api::EventTotals& t) {
            "everything recorded before the exec is printed above"});
 }
 
-void reportTimings(const api::EventTotals& t, const char* note) {
-  std::fprintf(stderr, "goscope: PID %d was stopped %.1f ms%s; attach %.0f ms, detach %.0f ms, %.0f ms end to end\n", t.pid,
-               t.stoppedMs, note ? note : "", t.attachMs, t.detachDelveMs, t.totalMs);
+void reportTimings(const api::DelveCosts& c, const char* note) {
+  std::fprintf(stderr, "goscope: PID %d was stopped %.1f ms%s; attach %.0f ms, detach %.0f ms, %.0f ms end to end\n", c.pid,
+               c.stoppedMs, note ? note : "", c.attachMs, c.detachMs, c.totalMs);
 }
 
 }  // namespace goscope::cli

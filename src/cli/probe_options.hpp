@@ -35,6 +35,6 @@ void raiseIfSessionFailed(const api::EventTotals& totals);
 
 // The one line after a Delve session: how long the target was stopped.
 // `note` qualifies the stopped time (e.g. what it leaves out).
-void reportTimings(const api::EventTotals& totals, const char* note = nullptr);
+void reportTimings(const api::DelveCosts& costs, const char* note = nullptr);
 
 }  // namespace goscope::cli

@@ -2,17 +2,15 @@
 // changes what the program does, so it is refused without --allow-write;
 // it prints the value before and after, both read while the target is
 // stopped around the write.
-#include <boost/json.hpp>
-
 #include <cstdio>
 #include <iostream>
 
-#include "backend/delve/value_render.hpp"
+#include "api/goscope.hpp"
 #include "cli/command.hpp"
 #include "cli/delve_options.hpp"
 #include "cli/strategy_options.hpp"
-#include "target/target.hpp"
-#include "util/json_text.hpp"
+#include "cli/probe_options.hpp"
+#include "output/output.hpp"
 
 namespace goscope::cli {
 
@@ -29,11 +27,6 @@ Assignment parseAssignment(const std::string& text) {
            "e.g. goscope set -p PID main.counter=5 --allow-write"});
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
-
-struct Change {
-  Assignment a;
-  rpc::Variable before, after;
-};
 
 }  // namespace
 
@@ -52,53 +45,23 @@ int runSet(const std::vector<std::string>& argv) {
   std::vector<Assignment> assignments;
   for (const auto& p : args.positional()) assignments.push_back(parseAssignment(p));
   if (assignments.empty()) raise({ErrorKind::Usage, "set: name VAR=VALUE, e.g. main.counter=5"});
-  pid_t pid = delvePidOrRaise(args, "set");
+  ProbeRequest request;
+  request.action = Action::Set;
+  request.target.pid = delvePidOrRaise(args, "set");
+  for (const auto& a : assignments) request.writes.push_back({a.var, a.value});
+  request.dlvArgs = args.all("dlv-arg");
+  applyStrategyOptions(args, request);
   {
-    ProbeRequest request;
-    request.action = Action::Set;
-    request.target.pid = pid;
-    for (const auto& a : assignments) request.writes.push_back({a.var, a.value});
-    request.dlvArgs = args.all("dlv-arg");
-    applyStrategyOptions(args, request);
-    planOrRaise(args, request, *openProcessForPlanning(pid).binary, pid);
+    TracedTarget target = openTracedTarget(request);
+    planOrRaise(args, request, target.binary(), request.target.pid);
   }
-
-  const auto t0 = std::chrono::steady_clock::now();
-  auto session = attachOrRaise(pid, args);
-  std::vector<Change> done;
-  std::optional<Error> failed;
-  for (const auto& a : assignments) {
-    Change c{a, {}, {}};
-    auto before = session->eval(a.var);
-    auto written = before ? session->set(a.var, a.value) : Result<void>(before.failure());
-    auto after = written ? session->eval(a.var) : Result<rpc::Variable>(written.failure());
-    if (!after) {
-      failed = after.error();
-      failed->message = a.var + "=" + a.value + ": " + failed->message;
-      break;
-    }
-    c.before = std::move(*before);
-    c.after = std::move(*after);
-    done.push_back(std::move(c));
-  }
-  auto detached = session->detach();
-
-  for (const auto& c : done) {
-    if (args.has("json")) {
-      boost::json::object o{{"var", c.a.var},
-                            {"type", delve::typeName(c.after)},
-                            {"old", delve::valueJson(c.before)},
-                            {"new", delve::valueJson(c.after)}};
-      std::cout << jsonText(o) << '\n';
-    } else {
-      std::cout << c.a.var << " = " << delve::valueText(c.before) << " -> " << delve::valueText(c.after) << " ("
-                << delve::typeName(c.after) << ")\n";
-    }
-  }
+  auto result = orRaise(api::write(request));
+  auto out = output::makeOutput(args.has("json"));
+  for (const auto& c : result.changes) out->change(c.var, c.before, c.after);
   std::cout.flush();
-  reportTimings(*session, msSince(t0));
-  if (failed) raise(sessionError(pid, *failed));
-  orRaise(std::move(detached));
+  reportTimings(result.costs);
+  if (result.failed) raise(*result.failed);
+  if (result.detachFailed) raise(*result.detachFailed);
   return 0;
 }
 

@@ -62,7 +62,7 @@ void printTotals(const api::EventTotals& t) {
   if (t.path == Backend::Delve) {
     std::fprintf(stderr, "goscope: %lld calls in %.2f s; %s\n", t.calls, t.activeS,
                  t.failed ? "failed" : api::describe(t.end));
-    reportTimings(t);
+    reportTimings(t.costs);
     return;
   }
   if (const uint64_t lost = t.lostRingFull + t.lostBusy; lost > 0)

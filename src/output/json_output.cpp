@@ -75,6 +75,11 @@ class JsonOutput final : public Output {
     std::cout << jsonText(o) << '\n';
   }
 
+  void change(const std::string& var, const Value& before, const Value& after) override {
+    boost::json::object o{{"var", var}, {"type", after.type}, {"old", renderJson(before)}, {"new", renderJson(after)}};
+    std::cout << jsonText(o) << '\n';
+  }
+
   bool open() const override { return static_cast<bool>(std::cout); }
 };
 

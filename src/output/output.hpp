@@ -41,6 +41,8 @@ class Output {
   virtual void sample(const Sample& s, const HitShape& shape) = 0;
   // goscope read: one expression's value.
   virtual void readValue(const std::string& expr, const Value& value) = 0;
+  // goscope set: a variable before and after the write.
+  virtual void change(const std::string& var, const Value& before, const Value& after) = 0;
 
   // False once nobody reads stdout any more (`| head`): stop producing.
   virtual bool open() const = 0;

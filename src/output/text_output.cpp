@@ -65,6 +65,10 @@ class TextOutput final : public Output {
     std::cout << expr << " = " << renderText(v) << " (" << v.type << ")\n";
   }
 
+  void change(const std::string& var, const Value& before, const Value& after) override {
+    std::cout << var << " = " << renderText(before) << " -> " << renderText(after) << " (" << after.type << ")\n";
+  }
+
   bool open() const override { return static_cast<bool>(std::cout); }
 };
 

@@ -24,6 +24,8 @@ class TracedTarget {
 
   const GoBinary& binary() const { return *binary_; }
   std::shared_ptr<GoBinary> binaryShared() const { return binary_; }
+  // The running process (-p, and -c once released); nullptr for -b.
+  const Process* process() const { return process_ ? &*process_ : nullptr; }
   // The path uprobes are attached to (the inode is what counts).
   const std::string& attachPath() const { return attachPath_; }
   // The pid filter for attaching: the process for -p/-c, 0 (every process

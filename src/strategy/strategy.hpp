@@ -47,7 +47,7 @@ struct Plan {
   std::optional<Backend> fallback;
 };
 
-// Delve's cost per breakpoint hit, from the field notes: a hit on every call
+// Delve's cost per breakpoint hit, from docs/delve.md: a hit on every call
 // ran at 0.5-1.5 k hits/s, so about 1 ms of stopped target per hit.
 constexpr double kDelvePerHitSeconds = 1e-3;
 // The most breakpoints a Delve plan sets (one per matched function): beyond

@@ -679,9 +679,12 @@ TEST_CASE("bpf engine: --read a global on each hit, and its value follows the pr
   CHECK(g1.tsNs > 0);
   CHECK(g2.value > g1.value);
   CHECK(n2 > n1);
-  // Every hit read the counter just before the increment: it grew by the hits in between.
-  CHECK(g2.value - g1.value <= n2 - n1 + 1);
-  CHECK(g2.value - g1.value + 1 >= n2 - n1 - 1);
+  // Every hit read the counter just before the increment: it grew by the hits
+  // in between, up to the hits (~85k/s) that land between reading the global
+  // and reading the count, a few microseconds apart (seen: one more).
+  const uint64_t slack = 8;
+  CHECK(g2.value - g1.value <= n2 - n1 + slack);
+  CHECK(g2.value - g1.value + slack >= n2 - n1);
   CHECK(c.alive());
   // After the detach the program runs at full speed again and keeps counting.
   std::string l1 = waitLine(c, "counter:", 3000);

@@ -175,9 +175,9 @@ TEST_CASE("read: zoo's globals as Go-like text and as JSON") {
   CHECK(r.out ==
         "main.cfg.Name = \"zoo\" (string)\n"
         "len(main.items) = 3 (int)\n"
-        "main.items = len: 3, cap: 3, [\"alpha\", \"beta\", \"gamma\"] ([]string)\n"
-        "main.labels = len: 3, [\"red\": 1, \"green\": 2, \"blue\": 3] (map[string]int)\n"
-        "main.primary = *{Name: \"zoo\", Port: 8080} (*main.Server)\n"
+        "main.items = []string{len=3 cap=3: \"alpha\", \"beta\", \"gamma\"} ([]string)\n"
+        "main.labels = map[string]int{len=3: \"red\": 1, \"green\": 2, \"blue\": 3} (map[string]int)\n"
+        "main.primary = &main.Server{Name: \"zoo\", Port: 8080} (*main.Server)\n"
         "main.cfg.Ratio = 0.75 (float64)\n");
 
   auto j = runCli("read --json" + pidArg(z.pid()) + exprs + " main.cfg");
@@ -194,12 +194,14 @@ TEST_CASE("read: zoo's globals as Go-like text and as JSON") {
   CHECK(objs[0].at("value") == "zoo");
   CHECK(objs[1].at("value") == 3);
   CHECK(objs[1].at("type") == "int");
-  CHECK(objs[2].at("value") == boost::json::array{"alpha", "beta", "gamma"});
+  CHECK(objs[2].at("value").at("elems") == boost::json::array{"alpha", "beta", "gamma"});
+  CHECK(objs[2].at("value").at("len") == 3);
   CHECK(objs[3].at("value").at("green") == 2);
-  CHECK(objs[4].at("value").at("Port") == 8080);
+  CHECK(objs[4].at("value").at("value").at("Port") == 8080);  // a pointer: {"addr","value"}
+  CHECK(objs[4].at("value").at("addr").as_string().starts_with("0xc"));
   CHECK(objs[5].at("value").as_double() == 0.75);
   CHECK(objs[6].at("type") == "main.Config");
-  CHECK(objs[6].at("value").at("Tags") == boost::json::array{"alpha", "beta"});
+  CHECK(objs[6].at("value").at("Tags").at("elems") == boost::json::array{"alpha", "beta"});
   checkZooUnharmed(z, before);
 }
 

@@ -140,7 +140,7 @@ TEST_CASE("strategy: capability decides first — floats go to Delve, results to
   CHECK(has(dist.err, "plan: delve"));
   CHECK(has(dist.err, "XMM"));
   REQUIRE(!dist.out.empty());
-  CHECK(has(splitLines(dist.out)[0], "main.Point.Dist(p={X: 3, Y: 4})"));
+  CHECK(has(splitLines(dist.out)[0], "main.Point.Dist(p=main.Point{X: 3, Y: 4})"));
 
   auto greet = runCli("trace -d 1 --explain" + pidArg(z.pid()) + "main.greet");
   CHECK(has(greet.err, "plan: bpf"));

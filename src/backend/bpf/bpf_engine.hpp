@@ -11,7 +11,7 @@
 //     counts a call whose stack grows once), else SiteKind::Entry;
 //   - SiteKind::Return on every RET (latency and results need them all).
 // Every address must be an instruction boundary that uprobes may patch; the
-// kernel does not check (see FIELD_NOTES: hazards).
+// kernel does not check (docs/kernel.md, "Hazards that crash the traced program").
 //
 // Usage:
 //   auto eng = Engine::load({.goidOffset = 152});

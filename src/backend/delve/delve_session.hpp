@@ -1,6 +1,6 @@
 // DelveSession: a headless dlv attached to one process, driven so that it
 // cannot harm the target. Each guard answers a way Delve 1.20.2 was seen to
-// kill or freeze a target (../shared/FIELD_NOTES.md):
+// kill or freeze a target (docs/delve.md):
 //
 //  - single client only (never --accept-multiclient), connected at once;
 //  - if goscope dies, a guardian process detaches as carefully as detach()

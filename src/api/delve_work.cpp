@@ -1,0 +1,221 @@
+// read, write and sample on the Delve path (and read's direct path): each
+// attaches through attachDelve, does its work while the target is stopped
+// or in short pauses, and always detaches before returning.
+#include "api/delve_work.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "api/delve_capture.hpp"
+#include "api/goscope.hpp"
+#include "session/direct_read.hpp"
+#include "util/stop_signals.hpp"
+#include "value/from_delve.hpp"
+
+namespace goscope::api {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One-off reads can afford more than Delve's per-hit default: nested
+// structs two levels down and longer strings (the direct read's limits too).
+constexpr rpc::LoadConfig kReadLoad{true, 2, 256, 64, -1};
+
+void interruptSession(void* session) { static_cast<delve::DelveSession*>(session)->interrupt(); }
+
+DelveCosts costsOf(const delve::DelveSession& s, Clock::time_point t0) {
+  auto t = s.timings();
+  return {s.targetPid(), t.stoppedMs, t.attachMs, t.detachMs, msSince(t0)};
+}
+
+Value named(rpc::Variable v) {
+  Value x = valueFromDelve(v);
+  x.name = v.name;
+  return x;
+}
+
+Result<ReadResult> readDirectly(const ProbeRequest& r, TracedTarget& target) {
+  const Process* proc = target.process();
+  if (!proc) return fail(ErrorKind::Usage, "read: a direct read needs a running process (-p PID)");
+  auto bias = target.loadBias();
+  if (!bias) return bias.failure();
+  const auto t0 = Clock::now();
+  ReadResult out;
+  out.path = Backend::DirectRead;
+  for (const auto& e : r.capture.exprs)
+    if (std::string why = directReadRefusal(target.binary(), e); !why.empty())
+      return fail(ErrorKind::Usage, "read: cannot read " + e + " directly: " + why, "Delve can: --strategy delve");
+  for (const auto& e : r.capture.exprs) {
+    auto v = readGlobalDirect(target.binary(), *proc, *bias, e);
+    if (!v) return v.failure();
+    out.values.push_back(valueFromDelve(*v));
+  }
+  out.directMs = msSince(t0);
+  return out;
+}
+
+Result<ReadResult> readWithDelve(const ProbeRequest& r) {
+  const auto t0 = Clock::now();
+  auto session = attachDelve(*r.target.pid, r.dlvArgs);
+  if (!session) return session.failure();
+  ReadResult out;
+  out.path = Backend::Delve;
+  for (const auto& e : r.capture.exprs) {
+    if (stopRequested()) {
+      out.interrupted = true;
+      break;
+    }
+    auto v = (*session)->eval(e, kReadLoad);
+    if (!v) {
+      if (stopRequested()) {
+        out.interrupted = true;  // Ctrl-C: not an error of the expression
+      } else {
+        out.failed = v.error();
+        if (out.failed->kind != ErrorKind::TargetGone) out.failed->message = e + ": " + out.failed->message;
+        out.failed = sessionError(*r.target.pid, *out.failed);
+      }
+      break;
+    }
+    out.values.push_back(valueFromDelve(*v));
+  }
+  if (auto d = (*session)->detach(); !d) out.detachFailed = d.error();
+  out.costs = costsOf(**session, t0);
+  return out;
+}
+
+// Sleeps until `until` while the target runs, waking to notice a stop
+// signal; false when one came.
+bool sleepUntil(Clock::time_point until) {
+  while (Clock::now() < until) {
+    if (stopRequested()) return false;
+    std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(50)));
+  }
+  return !stopRequested();
+}
+
+struct Taken {
+  std::optional<delve::BreakpointHit> hit;  // nullopt: FUNC was not called in time
+  double pauseMs = 0;
+};
+
+// One sample from a stopped or running target; leaves it running. The
+// breakpoint exists only inside this function.
+Result<Taken> takeSample(delve::DelveSession& s, const delve::BreakpointSpec& spec, delve::Millis timeout) {
+  Taken out;
+  const double stoppedBefore = s.timings().stoppedMs;
+  if (auto h = s.halt(); !h) return h.failure();
+  auto bp = s.createBreakpoint(spec);
+  if (!bp) return bp.failure();
+  Result<delve::StopEvent> ev = fail(ErrorKind::Internal, "no continue");
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {  // a stop with no hit of ours and no timeout: continue again
+    auto left = std::chrono::duration_cast<delve::Millis>(deadline - Clock::now());
+    ev = s.continueToBreakpoint(std::max(left, delve::Millis(1)));
+    if (!ev || ev->timedOut || !ev->hits.empty()) break;
+  }
+  if (!ev) return ev.failure();
+  for (const auto& h : ev->hits)
+    if (h.breakpointId == bp->id) out.hit = h;
+  if (auto c = s.clearBreakpoint(bp->id); !c) return c.failure();
+  if (auto r = s.resume(); !r) return r.failure();
+  out.pauseMs = s.timings().stoppedMs - stoppedBefore;
+  return out;
+}
+
+}  // namespace
+
+Result<ReadResult> read(const ProbeRequest& r, const Plan& plan, TracedTarget& target, const Notice& notice) {
+  if (!r.target.pid) return fail(ErrorKind::Usage, "read: name the process: -p PID");
+  return withFallback<ReadResult>(r, plan, notice, [&](Backend path) -> Result<ReadResult> {
+    if (path == Backend::DirectRead) return readDirectly(r, target);
+    return readWithDelve(r);
+  });
+}
+
+Result<WriteResult> write(const ProbeRequest& r) {
+  if (!r.target.pid) return fail(ErrorKind::Usage, "set: name the process: -p PID");
+  const auto t0 = Clock::now();
+  auto session = attachDelve(*r.target.pid, r.dlvArgs);
+  if (!session) return session.failure();
+  auto& s = **session;
+  WriteResult out;
+  for (const auto& [var, value] : r.writes) {
+    auto before = s.eval(var);
+    auto written = before ? s.set(var, value) : Result<void>(before.failure());
+    auto after = written ? s.eval(var) : Result<rpc::Variable>(written.failure());
+    if (!after) {
+      out.failed = after.error();
+      out.failed->message = var + "=" + value + ": " + out.failed->message;
+      out.failed = sessionError(*r.target.pid, *out.failed);
+      break;
+    }
+    out.changes.push_back({var, valueFromDelve(*before), valueFromDelve(*after)});
+  }
+  if (auto d = s.detach(); !d) out.detachFailed = d.error();
+  out.costs = costsOf(s, t0);
+  return out;
+}
+
+Result<SampleTotals> sample(const ProbeRequest& r, double timeoutS, const std::function<void(const std::string&)>& started,
+                            const std::function<bool(const Sample&)>& sink) {
+  if (!r.target.pid) return fail(ErrorKind::Usage, "sample: name the process: -p PID");
+  const pid_t pid = *r.target.pid;
+  const std::string at = r.locations.empty() ? std::string() : r.locations.front();
+  const auto t0 = Clock::now();
+  auto attached = attachDelve(pid, r.dlvArgs);
+  if (!attached) return attached.failure();
+  auto& s = **attached;
+  StopHookScope hook(interruptSession, &s);
+  CaptureParts parts;
+  parts.exprs = r.capture.exprs;
+  parts.args = r.capture.args;
+  if (auto e = syntaxError(s, parts.exprs)) return fail(*e);
+  // A location that does not resolve is an error now, not a miss later.
+  auto where = s.findLocation(at);
+  if (!where) return where.failure();
+  if (where->size() != 1)
+    return fail(where->empty() ? ErrorKind::NoMatch : ErrorKind::Usage,
+                "--at " + at + " matches " + std::to_string(where->size()) + " places", "name one function or file:line");
+  const delve::BreakpointSpec spec = captureSpec(at, parts);
+  char line[256];
+  std::snprintf(line, sizeof line, "goscope: sampling PID %d at %s every %g s; Ctrl-C to stop", pid, at.c_str(), r.intervalS);
+  started(line);
+
+  // The first sample starts at once: the attach left the target stopped.
+  const auto start = Clock::now();
+  const auto interval = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(r.intervalS));
+  const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(r.durationS));
+  const auto timeout = delve::Millis(std::max<long long>(1, std::llround(timeoutS * 1000)));
+  SampleTotals totals;
+  for (auto next = start; r.durationS <= 0 || next < end; next += interval) {
+    if (!sleepUntil(next)) break;
+    auto taken = takeSample(s, spec, timeout);
+    if (!taken) {
+      if (!stopRequested()) totals.failed = sessionError(pid, taken.error());
+      break;
+    }
+    Sample one;
+    one.index = ++totals.taken;
+    one.pauseMs = taken->pauseMs;
+    one.elapsedS = std::round(msSince(start)) / 1000;
+    if (taken->hit) {
+      if (auto e = captureError(*taken->hit)) {
+        totals.failed = sessionError(pid, *e);
+        break;
+      }
+      one.call = callFromHit(*taken->hit, parts, pid);
+    }
+    totals.misses += !taken->hit;
+    totals.pauseSumMs += taken->pauseMs;
+    totals.pauseMaxMs = std::max(totals.pauseMaxMs, taken->pauseMs);
+    if (!sink(one)) break;  // nobody reads any more (`| head`)
+    if (Clock::now() > next + interval) next = Clock::now() - interval;  // fell behind: no burst
+  }
+  if (auto d = s.detach(); !d) totals.detachFailed = d.error();
+  totals.costs = costsOf(s, t0);
+  return totals;
+}
+
+}  // namespace goscope::api

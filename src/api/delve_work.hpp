@@ -1,0 +1,85 @@
+// The one-off and low-frequency work of the Delve path, and the zero-pause
+// direct read beside it: `goscope read`, `goscope set` and `goscope sample`
+// are these plus printing. Every value comes in goscope's value model.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/call.hpp"
+#include "api/fallback.hpp"
+#include "probe/probe_request.hpp"
+#include "session/traced_target.hpp"
+#include "strategy/strategy.hpp"
+#include "util/result.hpp"
+#include "value/value.hpp"
+
+namespace goscope::api {
+
+// What a Delve session cost the target: how long it was stopped, and the
+// session's own times.
+struct DelveCosts {
+  pid_t pid = 0;
+  double stoppedMs = 0, attachMs = 0, detachMs = 0, totalMs = 0;
+};
+
+struct ReadResult {
+  Backend path = Backend::DirectRead;
+  std::vector<Value> values;     // one per request.capture.exprs, in order; fewer when one failed
+  std::optional<Error> failed;   // the expression that failed (named in the message)
+  bool interrupted = false;      // a stop signal came between two expressions
+  std::optional<Error> detachFailed;
+  double directMs = 0;           // DirectRead: the read's own time (the process did not stop)
+  DelveCosts costs;              // Delve: the target was stopped from attach to detach
+};
+
+// Reads request.capture.exprs on the planned path (a direct read from
+// memory, or Delve: attach, evaluate each, detach), falling back as
+// api/fallback.hpp decides. Errors: what kept anything from being read.
+Result<ReadResult> read(const ProbeRequest& request, const Plan& plan, TracedTarget& target, const Notice& notice);
+
+struct Change {
+  std::string var;
+  Value before, after;  // both read while the target was stopped around the write
+};
+struct WriteResult {
+  std::vector<Change> changes;  // in request.writes order; fewer when one failed
+  std::optional<Error> failed;
+  std::optional<Error> detachFailed;
+  DelveCosts costs;
+};
+// Writes request.writes through Delve. Errors: what kept Delve from starting.
+Result<WriteResult> write(const ProbeRequest& request);
+
+// One sample: FUNC's next call (`call`), or a miss when it was not called in time.
+struct Sample {
+  int index = 0;
+  std::optional<Call> call;
+  double pauseMs = 0;  // the target stopped for this sample
+  double elapsedS = 0;
+};
+struct SampleTotals {
+  int taken = 0, misses = 0;
+  double pauseSumMs = 0, pauseMaxMs = 0;
+  std::optional<Error> failed;
+  std::optional<Error> detachFailed;
+  DelveCosts costs;
+};
+// Once every request.intervalS, with the target running in between: halt,
+// set a breakpoint at request.locations[0] that captures what was asked,
+// continue until it hits (or `timeoutS`: a miss), clear, continue. Until
+// request.durationS (0: a stop signal) or `sink` returns false. Errors: what
+// kept sampling from starting (the location, an expression's syntax, Delve).
+Result<SampleTotals> sample(const ProbeRequest& request, double timeoutS,
+                            const std::function<void(const std::string& announcement)>& started,
+                            const std::function<bool(const Sample&)>& sink);
+
+// The error that ended a session, as the user should see it: a target that
+// exited names its PID and points at what was printed before.
+Error sessionError(pid_t pid, Error e);
+
+}  // namespace goscope::api
