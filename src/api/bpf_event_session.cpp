@@ -4,21 +4,22 @@
 // copies registers and the few memory blocks each value needs (a capture
 // plan); decoding into goscope values happens here.
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <map>
 #include <tuple>
 
 #include "api/event_sessions.hpp"
 #include "backend/bpf/bpf_engine.hpp"
-#include "output/stack_symbolizer.hpp"
-#include "output/value_format.hpp"
-#include "probe/function_capture.hpp"
+#include "target/stack_symbolizer.hpp"
+#include "backend/bpf/value_decode.hpp"
+#include "backend/bpf/function_capture.hpp"
 #include "probe/pattern.hpp"
 #include "probe/type_names.hpp"
-#include "session/function_selection.hpp"
-#include "session/go_runtime_facts.hpp"
-#include "session/session_loop.hpp"
-#include "session/traced_target.hpp"
+#include "backend/bpf/function_selection.hpp"
+#include "target/go_runtime_facts.hpp"
+#include "api/session_loop.hpp"
+#include "target/traced_target.hpp"
 
 namespace goscope::api {
 
@@ -136,6 +137,7 @@ class BpfEventSession final : public EventSession {
     EventTotals t = totals();
     t.activeS = monotonicSeconds() - t0;
     t.end = outputClosed_                 ? EventEnd::OutputClosed
+            : stopAsked_                  ? EventEnd::Signal
             : why == EndReason::Finished  ? EventEnd::HitCount
             : why == EndReason::Duration  ? EventEnd::Duration
             : why == EndReason::TargetExited ? EventEnd::TargetExited
@@ -148,7 +150,11 @@ class BpfEventSession final : public EventSession {
   }
 
  private:
-  bool done() const { return outputClosed_ || (request_.maxHits > 0 && delivered_ >= request_.maxHits); }
+  void stop() override { stopAsked_ = true; }
+
+  bool done() const {
+    return stopAsked_ || outputClosed_ || (request_.maxHits > 0 && delivered_ >= request_.maxHits);
+  }
 
   void setBias(uint64_t b) {
     bias_ = b;
@@ -270,6 +276,7 @@ class BpfEventSession final : public EventSession {
   uint64_t unmatched_ = 0;
   long long delivered_ = 0;
   bool outputClosed_ = false;
+  std::atomic<bool> stopAsked_{false};
 };
 
 }  // namespace

@@ -9,11 +9,11 @@
 
 #include "api/goscope.hpp"
 #include "backend/bpf/bpf_engine.hpp"
-#include "session/function_selection.hpp"
+#include "backend/bpf/function_selection.hpp"
 #include "api/event_sessions.hpp"
-#include "output/stack_symbolizer.hpp"
+#include "target/stack_symbolizer.hpp"
 #include "probe/pattern.hpp"
-#include "session/go_runtime_facts.hpp"
+#include "target/go_runtime_facts.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::api {

@@ -3,11 +3,11 @@
 #include <algorithm>
 
 #include "rpc/delve_errors.hpp"
-#include "session/ptrace_privileges.hpp"
-#include "session/session_loop.hpp"
+#include "target/ptrace_privileges.hpp"
+#include "api/session_loop.hpp"
 #include "target/target.hpp"
 #include "util/stop_signals.hpp"
-#include "value/from_delve.hpp"
+#include "backend/delve/values_from_delve.hpp"
 
 namespace goscope::api {
 
@@ -112,12 +112,14 @@ Call callFromHit(const delve::BreakpointHit& h, const CaptureParts& parts, pid_t
 }
 
 HitLoopResult runHitLoop(delve::DelveSession& session, const std::vector<int64_t>& ids, long long maxHits,
-                         double durationS, const std::function<bool(const delve::BreakpointHit&)>& onHit) {
+                         double durationS, const std::function<bool(const delve::BreakpointHit&)>& onHit,
+                         const std::atomic<bool>* stop) {
   HitLoopResult r;
+  auto stopped = [stop] { return stopRequested() || (stop && *stop); };
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::milliseconds(static_cast<long long>(durationS * 1000));
   for (;;) {
-    if (stopRequested()) break;
+    if (stopped()) break;
     auto wait = durationS > 0 ? std::chrono::duration_cast<delve::Millis>(deadline - std::chrono::steady_clock::now())
                               : delve::Millis(24LL * 3600 * 1000);
     if (wait.count() <= 0) {
@@ -126,7 +128,7 @@ HitLoopResult runHitLoop(delve::DelveSession& session, const std::vector<int64_t
     }
     auto ev = session.continueToBreakpoint(wait);
     if (!ev) {
-      if (!stopRequested()) r.failed = ev.error();
+      if (!stopped()) r.failed = ev.error();
       break;
     }
     if (ev->timedOut) {

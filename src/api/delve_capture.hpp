@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -53,7 +54,8 @@ Call callFromHit(const delve::BreakpointHit& hit, const CaptureParts& parts, pid
 
 // The breakpoint loop: continue, hand each hit of one of `breakpointIds` to
 // `onHit` (false: stop), until `maxHits` (0: no limit), `durationS` (0:
-// none), a stop signal, or an error. The first hit's captures are checked.
+// none), a stop signal (or `*stop`, when given), or an error. The first
+// hit's captures are checked.
 enum class HitLoopEnd { Count, Duration, Signal, Stopped };
 struct HitLoopResult {
   long long hits = 0;
@@ -62,7 +64,8 @@ struct HitLoopResult {
   std::optional<Error> failed;
 };
 HitLoopResult runHitLoop(delve::DelveSession& session, const std::vector<int64_t>& breakpointIds, long long maxHits,
-                         double durationS, const std::function<bool(const delve::BreakpointHit&)>& onHit);
+                         double durationS, const std::function<bool(const delve::BreakpointHit&)>& onHit,
+                         const std::atomic<bool>* stop = nullptr);
 
 double msSince(std::chrono::steady_clock::time_point t0);
 

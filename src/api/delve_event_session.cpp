@@ -3,6 +3,7 @@
 // per matched function, at most kDelveMaxBreakpoints, arguments at the
 // entry: chosen when BPF cannot read what was asked, e.g. float arguments in
 // XMM registers). Every hit stops the whole process for a round trip to dlv.
+#include <atomic>
 #include <cstdio>
 
 #include "api/delve_capture.hpp"
@@ -93,10 +94,16 @@ class DelveEventSession final : public EventSession {
     return line;
   }
 
+  void stop() override {
+    stopAsked_ = true;
+    if (session_) session_->interrupt();  // async-signal-safe: it cuts a waiting continue short
+  }
+
   EventTotals run(const std::function<bool(const Call&)>& sink) override {
     StopHookScope hook(interruptSession, session_.get());
     HitLoopResult loop = runHitLoop(*session_, ids_, request_.maxHits, request_.durationS,
-                                    [&](const delve::BreakpointHit& h) { return sink(callFromHit(h, parts_, pid_)); });
+                                    [&](const delve::BreakpointHit& h) { return sink(callFromHit(h, parts_, pid_)); },
+                                    &stopAsked_);
     // Clear before detaching when we can (stopped); detach clears them otherwise.
     if (session_->state() == delve::SessionState::Stopped)
       for (auto id : ids_) (void)session_->clearBreakpoint(id);
@@ -128,6 +135,7 @@ class DelveEventSession final : public EventSession {
   std::vector<int64_t> ids_;
   std::string firstFile_;
   int64_t firstLine_ = 0;
+  std::atomic<bool> stopAsked_{false};
 };
 
 }  // namespace

@@ -9,9 +9,9 @@
 
 #include "api/delve_capture.hpp"
 #include "api/goscope.hpp"
-#include "session/direct_read.hpp"
+#include "backend/memory/direct_read.hpp"
 #include "util/stop_signals.hpp"
-#include "value/from_delve.hpp"
+#include "backend/delve/values_from_delve.hpp"
 
 namespace goscope::api {
 
@@ -87,12 +87,13 @@ Result<ReadResult> readWithDelve(const ProbeRequest& r) {
 
 // Sleeps until `until` while the target runs, waking to notice a stop
 // signal; false when one came.
-bool sleepUntil(Clock::time_point until) {
+bool sleepUntil(Clock::time_point until, const std::atomic<bool>* stop) {
+  auto stopped = [stop] { return stopRequested() || (stop && *stop); };
   while (Clock::now() < until) {
-    if (stopRequested()) return false;
+    if (stopped()) return false;
     std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(50)));
   }
-  return !stopRequested();
+  return !stopped();
 }
 
 struct Taken {
@@ -159,7 +160,7 @@ Result<WriteResult> write(const ProbeRequest& r) {
 }
 
 Result<SampleTotals> sample(const ProbeRequest& r, double timeoutS, const std::function<void(const std::string&)>& started,
-                            const std::function<bool(const Sample&)>& sink) {
+                            const std::function<bool(const Sample&)>& sink, const std::atomic<bool>* stop) {
   if (!r.target.pid) return fail(ErrorKind::Usage, "sample: name the process: -p PID");
   const pid_t pid = *r.target.pid;
   const std::string at = r.locations.empty() ? std::string() : r.locations.front();
@@ -190,7 +191,7 @@ Result<SampleTotals> sample(const ProbeRequest& r, double timeoutS, const std::f
   const auto timeout = delve::Millis(std::max<long long>(1, std::llround(timeoutS * 1000)));
   SampleTotals totals;
   for (auto next = start; r.durationS <= 0 || next < end; next += interval) {
-    if (!sleepUntil(next)) break;
+    if (!sleepUntil(next, stop)) break;
     auto taken = takeSample(s, spec, timeout);
     if (!taken) {
       if (!stopRequested()) totals.failed = sessionError(pid, taken.error());

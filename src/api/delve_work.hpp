@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <string>
@@ -13,7 +14,7 @@
 #include "api/call.hpp"
 #include "api/fallback.hpp"
 #include "probe/probe_request.hpp"
-#include "session/traced_target.hpp"
+#include "target/traced_target.hpp"
 #include "strategy/strategy.hpp"
 #include "util/result.hpp"
 #include "value/value.hpp"
@@ -72,11 +73,12 @@ struct SampleTotals {
 // Once every request.intervalS, with the target running in between: halt,
 // set a breakpoint at request.locations[0] that captures what was asked,
 // continue until it hits (or `timeoutS`: a miss), clear, continue. Until
-// request.durationS (0: a stop signal) or `sink` returns false. Errors: what
-// kept sampling from starting (the location, an expression's syntax, Delve).
+// request.durationS (0: a stop signal, or `*stop` when given) or `sink`
+// returns false. Errors: what kept sampling from starting (the location, an
+// expression's syntax, Delve); `started` is called once sampling begins.
 Result<SampleTotals> sample(const ProbeRequest& request, double timeoutS,
                             const std::function<void(const std::string& announcement)>& started,
-                            const std::function<bool(const Sample&)>& sink);
+                            const std::function<bool(const Sample&)>& sink, const std::atomic<bool>* stop = nullptr);
 
 // The error that ended a session, as the user should see it: a target that
 // exited names its PID and points at what was printed before.

@@ -13,7 +13,7 @@
 #include "api/call.hpp"
 #include "api/delve_work.hpp"
 #include "api/fallback.hpp"
-#include "session/traced_target.hpp"
+#include "target/traced_target.hpp"
 #include "probe/probe_request.hpp"
 #include "strategy/strategy.hpp"
 #include "util/result.hpp"
@@ -57,6 +57,8 @@ class EventSession {
   // until request.maxHits, request.durationS, a stop signal, the target's
   // end or an error; then removes every probe or breakpoint and detaches.
   virtual EventTotals run(const std::function<bool(const Call&)>& sink) = 0;
+  // Asks run() to end soon (EventEnd::Signal); safe from another thread.
+  virtual void stop() = 0;
 };
 
 // Starts the session `plan` chose for `request` (Action::Trace or

@@ -6,8 +6,8 @@
 
 #include "api/event_session.hpp"
 #include "backend/bpf/bpf_engine.hpp"
-#include "session/function_selection.hpp"
-#include "session/traced_target.hpp"
+#include "backend/bpf/function_selection.hpp"
+#include "target/traced_target.hpp"
 
 namespace goscope::api {
 

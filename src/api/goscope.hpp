@@ -33,8 +33,8 @@
 #include "api/event_session.hpp"
 #include "probe/latency_stats.hpp"
 #include "probe/probe_request.hpp"
-#include "session/session_loop.hpp"
-#include "session/traced_target.hpp"
+#include "api/session_loop.hpp"
+#include "target/traced_target.hpp"
 #include "strategy/strategy.hpp"
 #include "target/target.hpp"
 #include "util/result.hpp"
@@ -48,6 +48,10 @@ namespace goscope::api {
 // with precise ptrace errors), -b BINARY, or -c 'CMD ARGS' (started, held
 // before exec until a session attaches and releases it).
 Result<TracedTarget> openTarget(const ProbeRequest& request);
+
+// CAP_BPF and CAP_PERFMON (or root), and a kernel with uprobes: what every
+// in-kernel session needs. Permission or External errors say which is missing.
+Result<void> checkBpfPrivileges();
 
 // ---- planning ---------------------------------------------------------------
 

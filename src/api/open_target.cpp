@@ -3,7 +3,7 @@
 #include "api/goscope.hpp"
 #include "backend/bpf/privileges.hpp"
 #include "probe/pattern.hpp"
-#include "session/ptrace_privileges.hpp"
+#include "target/ptrace_privileges.hpp"
 
 namespace goscope::api {
 
@@ -17,7 +17,7 @@ Result<TracedTarget> openTarget(const ProbeRequest& r) {
   // capabilities nothing the in-kernel subcommands do can be attached, and
   // the error should say so first (not after a command has run unobserved).
   if (r.action == Action::Count || r.action == Action::Latency || r.action == Action::Trace)
-    if (auto ok = bpf::checkPrivileges(); !ok) return ok.failure();
+    if (auto ok = checkBpfPrivileges(); !ok) return ok.failure();
   auto t = TracedTarget::open(r.target);
   if (t) return t;
   Error e = t.error();
@@ -28,5 +28,7 @@ Result<TracedTarget> openTarget(const ProbeRequest& r) {
   if (e.kind == ErrorKind::Usage) e.message = std::string(actionName(r.action)) + ": " + e.message;
   return fail(e);
 }
+
+Result<void> checkBpfPrivileges() { return bpf::checkPrivileges(); }
 
 }  // namespace goscope::api

@@ -11,8 +11,8 @@
 #include "backend/delve/delve_window.hpp"
 #include "probe/abi_layout.hpp"
 #include "probe/pattern.hpp"
-#include "session/direct_read.hpp"
-#include "session/ptrace_privileges.hpp"
+#include "backend/memory/direct_read.hpp"
+#include "target/ptrace_privileges.hpp"
 #include "target/target.hpp"
 #include "util/launched_child.hpp"
 

@@ -6,7 +6,7 @@
 #include "cli/command.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/target_options.hpp"
-#include "output/hex.hpp"
+#include "util/hex.hpp"
 
 namespace goscope::cli {
 

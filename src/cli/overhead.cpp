@@ -15,19 +15,15 @@
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <iostream>
 #include <map>
 #include <thread>
 
-#include "backend/bpf/bpf_engine.hpp"
-#include "backend/bpf/privileges.hpp"
-#include "backend/delve/delve_session.hpp"
-#include "cli/command.hpp"
+#include "api/goscope.hpp"
 #include "cli/args.hpp"
-#include "probe/pattern.hpp"
-#include "session/function_selection.hpp"
-#include "session/go_runtime_facts.hpp"
-#include "session/session_loop.hpp"
+#include "cli/command.hpp"
+#include "target/go_runtime_facts.hpp"
 #include "target/target.hpp"
 #include "util/launched_child.hpp"
 #include "util/stop_signals.hpp"
@@ -99,84 +95,77 @@ class NoProbe : public Mode {
   void stop() override {}
 };
 
+// The in-kernel counts `goscope count` takes: an aggregate session.
 class BpfCount : public Mode {
  public:
   BpfCount(const Subject& s, bool plainEntry, bool readCounter) : s_(s), entry_(plainEntry), read_(readCounter) {}
   Result<void> start() override {
-    auto pat = Pattern::parse(s_.func);
-    if (!pat) return pat.failure();
-    auto sel = selectFunctions(*s_.binary, {*pat}, {.plainEntry = entry_}, s_.exePath);
-    if (!sel) return sel.failure();
-    auto eng = bpf::Engine::load({.goidOffset = goidOffset(*s_.binary)});
-    if (!eng) return eng.failure();
-    engine_ = std::move(*eng);
-    bpf::ProbeConfig cfg{.count = true};
-    if (read_) cfg.readGlobal = bpf::GlobalRead{s_.counterAddress, s_.counterSize};
-    for (const auto& f : sel->functions)
-      if (auto r = engine_->configureProbe(f.probeId, cfg); !r) return r;
-    auto st = engine_->attach(s_.process.exeHandlePath(), s_.process.pid(), sel->points);
-    if (!st) return st.failure();
+    ProbeRequest r;
+    r.action = Action::Count;
+    r.target.pid = s_.process.pid();
+    r.locations = {s_.func};
+    r.plainEntry = entry_;
+    if (read_) r.readVariable = s_.counterName;
+    auto session = api::CountSession::start(r);
+    if (!session) return session.failure();
+    session_ = std::move(*session);
     return {};
   }
-  void stop() override { engine_.reset(); }
+  void stop() override { session_.reset(); }
 
  private:
   const Subject& s_;
   bool entry_, read_;
-  std::unique_ptr<bpf::Engine> engine_;
+  std::unique_ptr<api::CountSession> session_;
 };
 
-// Delve on its own thread (the session is single-threaded; the measuring
-// thread only reads memory).
+// Delve, through the same sessions `goscope break` and `goscope sample` use,
+// run on their own thread (the measuring thread only reads memory).
 class DelveMode : public Mode {
  public:
   DelveMode(const Subject& s, bool everyHit) : s_(s), everyHit_(everyHit) {}
   Result<void> start() override {
-    auto sess = delve::DelveSession::attach(s_.process.pid());
-    if (!sess) return sess.failure();
-    session_ = std::move(*sess);
+    ProbeRequest r;
+    r.target.pid = s_.process.pid();
+    r.locations = {s_.func};
+    r.strategy = StrategyChoice::Delve;
     if (everyHit_) {
-      auto bp = session_->createBreakpoint({.location = s_.func});
-      if (!bp) return bp.failure();
+      r.action = Action::Break;
+      auto target = api::openTarget(r);
+      if (!target) return target.failure();
+      const Plan plan{Backend::Delve, {"overhead: a breakpoint on every hit"}, std::nullopt};
+      auto session = api::startEventSession(r, plan, std::move(*target), {});
+      if (!session) return session.failure();
+      events_ = std::move(*session);
+      worker_ = std::thread([this] { events_->run([](const api::Call&) { return true; }); });
+      return {};
     }
-    if (auto r = session_->resume(); !r) return r;
-    worker_ = std::thread([this] { everyHit_ ? loopEveryHit() : loopSample(); });
-    return {};
+    // Sampling attaches on its thread: wait until it is sampling, or failed.
+    r.action = Action::Sample;
+    r.intervalS = 1;
+    std::promise<Result<void>> ready;
+    auto started = ready.get_future();
+    worker_ = std::thread([this, r, &ready] {
+      bool told = false;
+      auto totals = api::sample(
+          r, 1.0, [&](const std::string&) { ready.set_value(Result<void>{}), told = true; },
+          [](const api::Sample&) { return true; }, &stop_);
+      if (!told) ready.set_value(totals ? Result<void>(fail(ErrorKind::Internal, "sampling ended at once")) : Result<void>(totals.failure()));
+    });
+    return started.get();
   }
   void stop() override {
     stop_ = true;
-    if (session_) session_->interrupt();
+    if (events_) events_->stop();
     if (worker_.joinable()) worker_.join();
-    if (session_) (void)session_->detach();
-    session_.reset();
+    events_.reset();
   }
   ~DelveMode() override { stop(); }
 
  private:
-  void loopEveryHit() {
-    while (!stop_) {
-      auto ev = session_->continueToBreakpoint(delve::Millis(500));
-      if (!ev) return;
-    }
-  }
-  void loopSample() {
-    auto next = Clock::now() + std::chrono::seconds(1);
-    while (!stop_) {
-      std::this_thread::sleep_until(std::min(next, Clock::now() + std::chrono::milliseconds(100)));
-      if (Clock::now() < next) continue;
-      next += std::chrono::seconds(1);
-      if (!session_->halt()) return;
-      auto bp = session_->createBreakpoint({.location = s_.func});
-      if (!bp) return;
-      (void)session_->continueToBreakpoint(delve::Millis(1000));
-      (void)session_->clearBreakpoint(bp->id);
-      if (!session_->resume()) return;
-    }
-  }
-
   const Subject& s_;
   bool everyHit_;
-  std::unique_ptr<delve::DelveSession> session_;
+  std::unique_ptr<api::EventSession> events_;
   std::thread worker_;
   std::atomic<bool> stop_{false};
 };
@@ -275,7 +264,7 @@ int runOverhead(const std::vector<std::string>& argv) {
   // Up front, before a counter is started: a BPF mode without the
   // capabilities would only show up as a failed row at the end.
   if (std::any_of(modes.begin(), modes.end(), [](const std::string& m) { return m.starts_with("bpf"); }))
-    orRaise(bpf::checkPrivileges());
+    orRaise(api::checkBpfPrivileges());
 
   std::optional<LaunchedChild> ownCounter;
   pid_t pid;

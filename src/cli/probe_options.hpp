@@ -8,8 +8,8 @@
 #include "api/event_session.hpp"
 #include "cli/args.hpp"
 #include "probe/probe_request.hpp"
-#include "session/session_loop.hpp"
-#include "session/traced_target.hpp"
+#include "api/session_loop.hpp"
+#include "target/traced_target.hpp"
 
 namespace goscope::cli {
 

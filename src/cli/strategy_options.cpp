@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "session/ptrace_privileges.hpp"
+#include "target/ptrace_privileges.hpp"
 
 namespace goscope::cli {
 

@@ -1,6 +1,6 @@
 #include "output/call_parts.hpp"
 
-#include "output/hex.hpp"
+#include "util/hex.hpp"
 #include "value/render.hpp"
 
 namespace goscope::output {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "output/go_quote.hpp"
+#include "value/go_quote.hpp"
 
 namespace goscope {
 

@@ -1,6 +1,6 @@
 // Fuzz target: JSON from dlv, decoded into goscope's mirror of Delve's types
 // (rpc/delve_types.cpp) and rendered the way `goscope read` shows values
-// (value_render.cpp); an error string goes through delveError.
+// (backend/delve/values_from_delve.cpp, value/render.cpp); an error string goes through delveError.
 // Input: any JSON text; a recorded reply ({"id","result","error"}) or request
 // ({"method","params":[...]}) is unwrapped first, as the client does.
 // Property checked besides "no crash, no UB": whatever decodes re-encodes to
@@ -11,7 +11,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "backend/delve/value_render.hpp"
+#include "backend/delve/values_from_delve.hpp"
+#include "value/render.hpp"
 #include "rpc/delve_errors.hpp"
 #include "rpc/delve_types.hpp"
 
@@ -31,9 +32,9 @@ void roundTrip(const json::value& v) {
 }
 
 void render(const rpc::Variable& v) {
-  (void)delve::valueText(v);
-  (void)json::serialize(delve::valueJson(v));
-  (void)delve::typeName(v);
+  const goscope::Value value = goscope::valueFromDelve(v);
+  (void)goscope::renderText(value);
+  (void)json::serialize(goscope::renderJson(value));
 }
 
 }  // namespace

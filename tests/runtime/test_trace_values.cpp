@@ -12,9 +12,9 @@
 #include <regex>
 
 #include "backend/bpf/bpf_engine.hpp"
-#include "output/value_format.hpp"
+#include "backend/bpf/value_decode.hpp"
 #include "probe/abi_layout.hpp"
-#include "probe/capture_plan.hpp"
+#include "backend/bpf/capture_plan.hpp"
 #include "probe/signature_parse.hpp"
 #include "probe/type_names.hpp"
 #include "support/run.hpp"

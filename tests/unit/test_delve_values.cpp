@@ -5,14 +5,15 @@
 // GetVersion replies; plain-decimal JSON numbers.
 #include <doctest/doctest.h>
 
-#include "output/go_quote.hpp"
+#include "value/go_quote.hpp"
 
 #include <fstream>
 #include <limits>
 #include <sstream>
 
 #include "backend/delve/dlv_startup.hpp"
-#include "backend/delve/value_render.hpp"
+#include "backend/delve/values_from_delve.hpp"
+#include "value/render.hpp"
 #include "util/json_text.hpp"
 
 using namespace goscope;
@@ -44,7 +45,8 @@ struct Rendered {
 
 Rendered render(const std::string& expr) {
   auto v = var(expr);
-  return {valueText(v), typeName(v), jsonText(valueJson(v))};
+  const Value x = valueFromDelve(v);
+  return {renderText(x), x.type, jsonText(renderJson(x))};
 }
 
 }  // namespace
@@ -115,12 +117,12 @@ TEST_CASE("delve values: interfaces, nil, and what Delve did not load") {
   deep.kind = static_cast<uint64_t>(rpc::GoKind::Struct);
   deep.type = "main.node";
   deep.len = 2;
-  CHECK(valueText(deep) == "main.node{…}");
-  CHECK(jsonText(valueJson(deep)) == "\"{...}\"");  // not null, which would say nil
+  CHECK(renderText(valueFromDelve(deep)) == "main.node{…}");
+  CHECK(jsonText(renderJson(valueFromDelve(deep))) == "\"{...}\"");  // not null, which would say nil
 }
 
 TEST_CASE("delve values: Go string quoting") {
-  // One quoting for both paths (output/go_quote.hpp).
+  // One quoting for both paths (value/go_quote.hpp).
   CHECK(quoteGo("a\"b\\c\n\t\x01") == "\"a\\\"b\\\\c\\n\\t\\x01\"");
   CHECK(quoteGo("héllo") == "\"héllo\"");
 }

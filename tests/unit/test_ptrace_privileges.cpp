@@ -2,7 +2,7 @@
 // target, from the facts the kernel decides with (pure: no /proc here).
 #include <doctest/doctest.h>
 
-#include "session/ptrace_privileges.hpp"
+#include "target/ptrace_privileges.hpp"
 
 using namespace goscope;
 

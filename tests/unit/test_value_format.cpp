@@ -6,8 +6,8 @@
 #include <deque>
 #include <map>
 
-#include "output/value_format.hpp"
-#include "probe/capture_plan.hpp"
+#include "backend/bpf/value_decode.hpp"
+#include "backend/bpf/capture_plan.hpp"
 
 using namespace goscope;
 using bpf::MemRead;

@@ -1,4 +1,4 @@
-#include "output/go_quote.hpp"
+#include "value/go_quote.hpp"
 
 #include <cstdio>
 

@@ -1,10 +1,10 @@
-#include "session/direct_read.hpp"
+#include "backend/memory/direct_read.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <cstring>
 
-#include "session/go_runtime_facts.hpp"
+#include "target/go_runtime_facts.hpp"
 #include "value/render.hpp"
 
 namespace goscope {

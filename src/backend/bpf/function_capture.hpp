@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "probe/abi_layout.hpp"
-#include "probe/capture_plan.hpp"
+#include "backend/bpf/capture_plan.hpp"
 #include "target/go_binary.hpp"
 
 namespace goscope {

@@ -1,4 +1,4 @@
-#include "probe/capture_plan.hpp"
+#include "backend/bpf/capture_plan.hpp"
 
 #include <algorithm>
 #include <functional>

@@ -1,6 +1,6 @@
-#include "output/stack_symbolizer.hpp"
+#include "target/stack_symbolizer.hpp"
 
-#include "output/hex.hpp"
+#include "util/hex.hpp"
 
 namespace goscope {
 

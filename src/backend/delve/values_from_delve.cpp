@@ -1,4 +1,4 @@
-#include "value/from_delve.hpp"
+#include "backend/delve/values_from_delve.hpp"
 
 #include <charconv>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "probe/function_capture.hpp"
+#include "backend/bpf/function_capture.hpp"
 
 namespace goscope {
 

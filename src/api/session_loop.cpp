@@ -1,4 +1,4 @@
-#include "session/session_loop.hpp"
+#include "api/session_loop.hpp"
 
 #include <time.h>
 

@@ -1,4 +1,4 @@
-#include "session/function_selection.hpp"
+#include "backend/bpf/function_selection.hpp"
 
 namespace goscope {
 

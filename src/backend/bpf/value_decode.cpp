@@ -1,4 +1,4 @@
-#include "output/value_format.hpp"
+#include "backend/bpf/value_decode.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <functional>
 
-#include "output/hex.hpp"
+#include "util/hex.hpp"
 #include "value/render.hpp"
 
 namespace goscope {

@@ -1,4 +1,4 @@
-#include "session/ptrace_privileges.hpp"
+#include "target/ptrace_privileges.hpp"
 
 #include <unistd.h>
 

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "session/traced_target.hpp"
+#include "target/traced_target.hpp"
 
 namespace goscope {
 

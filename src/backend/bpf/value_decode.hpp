@@ -22,9 +22,8 @@
 #include <vector>
 
 #include "backend/bpf/event.hpp"
-#include "output/go_quote.hpp"
 #include "probe/abi_layout.hpp"
-#include "probe/capture_plan.hpp"
+#include "backend/bpf/capture_plan.hpp"
 #include "probe/type_names.hpp"
 #include "value/value.hpp"
 

@@ -1,4 +1,4 @@
-#include "session/go_runtime_facts.hpp"
+#include "target/go_runtime_facts.hpp"
 
 #include <elf.h>
 #include <spdlog/spdlog.h>

@@ -1,4 +1,4 @@
-#include "session/traced_target.hpp"
+#include "target/traced_target.hpp"
 
 #include <chrono>
 #include <thread>
