@@ -63,13 +63,9 @@ class BpfEventSession final : public EventSession {
   Result<void> start() {
     const GoBinary& bin = target_.binary();
     const bool isBreak = request_.action == Action::Break;
-    std::vector<Pattern> patterns;
-    for (const auto& l : request_.locations) {
-      auto p = Pattern::parse(l);
-      if (!p) return p.failure();
-      patterns.push_back(std::move(*p));
-    }
-    auto sel = selectFunctions(bin, patterns, {.returns = !isBreak}, target_.describe());
+    auto patterns = patternsOf(request_);
+    if (!patterns) return patterns.failure();
+    auto sel = selectFunctions(bin, *patterns, {.returns = !isBreak}, target_.describe());
     if (!sel) return sel.failure();
     sel_ = std::move(*sel);
     if (!isBreak && sel_.functions.size() > kMaxTracedFunctions)

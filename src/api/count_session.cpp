@@ -57,12 +57,9 @@ Result<std::unique_ptr<CountSession>> CountSession::start(const ProbeRequest& r)
 }
 
 Result<std::unique_ptr<CountSession>> CountSession::start(TracedTarget target, const ProbeRequest& r) {
-  std::vector<Pattern> patterns;
-  for (const auto& l : r.locations) {
-    auto p = Pattern::parse(l);
-    if (!p) return fail(p.error());
-    patterns.push_back(std::move(*p));
-  }
+  auto parsed = patternsOf(r);
+  if (!parsed) return parsed.failure();
+  const std::vector<Pattern>& patterns = *parsed;
   const std::string sub = actionName(r.action);
   const bool latency = r.action == Action::Latency;
   if (patterns.empty()) return fail(ErrorKind::Usage, sub + ": name at least one function pattern, e.g. 'main.*'");

@@ -19,21 +19,17 @@ constexpr int kTraceStackFrames = 16;
 
 void interruptSession(void* session) { static_cast<delve::DelveSession*>(session)->interrupt(); }
 
-Result<std::vector<std::string>> matchingFunctions(const GoBinary& bin, const std::vector<std::string>& texts) {
-  std::vector<Pattern> patterns;
-  for (const auto& t : texts) {
-    auto p = Pattern::parse(t);
-    if (!p) return p.failure();
-    patterns.push_back(std::move(*p));
-  }
+Result<std::vector<std::string>> matchingFunctions(const GoBinary& bin, const ProbeRequest& r) {
+  auto patterns = patternsOf(r);
+  if (!patterns) return patterns.failure();
   std::vector<std::string> names;
   for (const auto& fn : bin.pclntab().functions())
-    for (const auto& p : patterns)
+    for (const auto& p : *patterns)
       if (p.matches(fn.name)) {
         names.push_back(fn.name);
         break;
       }
-  if (names.empty()) return fail(ErrorKind::NoMatch, "trace: no function matches " + texts.front());
+  if (names.empty()) return fail(ErrorKind::NoMatch, "trace: no function matches " + r.locations.front());
   if (names.size() > kDelveMaxBreakpoints)
     return fail(ErrorKind::Usage,
                 "trace: " + std::to_string(names.size()) + " functions match; the Delve path sets at most " +
@@ -50,7 +46,7 @@ class DelveEventSession final : public EventSession {
     const bool isBreak = request_.action == Action::Break;
     std::vector<std::string> locations = request_.locations;
     if (!isBreak) {
-      auto names = matchingFunctions(bin, request_.locations);
+      auto names = matchingFunctions(bin, request_);
       if (!names) return names.failure();
       locations = std::move(*names);
     }

@@ -50,7 +50,7 @@ Result<ReadResult> readDirectly(const ProbeRequest& r, TracedTarget& target) {
   for (const auto& e : r.capture.exprs) {
     auto v = readGlobalDirect(target.binary(), *proc, *bias, e);
     if (!v) return v.failure();
-    out.values.push_back(valueFromDelve(*v));
+    out.values.push_back(std::move(*v));
   }
   out.directMs = msSince(t0);
   return out;

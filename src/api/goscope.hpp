@@ -70,8 +70,7 @@ Result<Plan> plan(const ProbeRequest& request, TargetFacts* factsOut = nullptr);
 // Hits per second of the functions `patterns` match in `pid`, counted in the
 // kernel for `windowS` seconds (BPF counters at the cheap placement: the
 // process does not stop). The strategy layer's rate probe.
-Result<double> measureHitRate(const GoBinary& binary, pid_t pid, const std::vector<std::string>& patterns,
-                              double windowS);
+Result<double> measureHitRate(const GoBinary& binary, pid_t pid, const std::vector<Pattern>& patterns, double windowS);
 
 // ---- count and latency ----------------------------------------------------------
 

@@ -2,7 +2,6 @@
 // (the binary is read once; planning and the session share it).
 #include "api/goscope.hpp"
 #include "backend/bpf/privileges.hpp"
-#include "probe/pattern.hpp"
 #include "target/ptrace_privileges.hpp"
 
 namespace goscope::api {
@@ -11,8 +10,7 @@ Result<TracedTarget> openTarget(const ProbeRequest& r) {
   // A bad pattern is the user's first mistake to hear about, before anything
   // is opened or started.
   if (r.action == Action::Count || r.action == Action::Latency || r.action == Action::Trace)
-    for (const auto& l : r.locations)
-      if (auto p = Pattern::parse(l); !p) return p.failure();
+    if (auto p = patternsOf(r); !p) return p.failure();
   // Before the target is opened or a -c command started: without the
   // capabilities nothing the in-kernel subcommands do can be attached, and
   // the error should say so first (not after a command has run unobserved).

@@ -36,13 +36,10 @@ bool isFunctionLocation(const std::string& loc) {
          !std::isdigit(static_cast<unsigned char>(loc[0]));
 }
 
-bool anyFunctionMatches(const GoBinary& bin, const std::vector<std::string>& locations) {
-  for (const auto& l : locations) {
-    auto p = Pattern::parse(l);
-    if (!p) return false;
+bool anyFunctionMatches(const GoBinary& bin, const std::vector<Pattern>& patterns) {
+  for (const auto& p : patterns)
     for (const auto& fn : bin.pclntab().functions())
-      if (p->matches(fn.name)) return true;
-  }
+      if (p.matches(fn.name)) return true;
   return false;
 }
 
@@ -54,11 +51,8 @@ struct MatchFacts {
   bool floats = false;
 };
 
-MatchFacts matchFacts(const GoBinary& bin, const std::vector<std::string>& locations, bool wantFloats) {
+MatchFacts matchFacts(const GoBinary& bin, const std::vector<Pattern>& patterns, bool wantFloats) {
   MatchFacts m;
-  std::vector<Pattern> patterns;
-  for (const auto& l : locations)
-    if (auto p = Pattern::parse(l)) patterns.push_back(std::move(*p));
   const DwarfInfo* d = wantFloats ? bin.dwarf() : nullptr;
   for (const auto& fn : bin.pclntab().functions()) {
     bool match = false;
@@ -118,16 +112,19 @@ Result<TargetFacts> gatherFacts(const ProbeRequest& r, const GoBinary& bin, std:
     }
   }
   if (isPerHit(r.action)) {
+    // Locations that are not all patterns are Delve's (break only).
+    auto parsed = patternsOf(r);
+    const std::vector<Pattern> patterns = parsed ? std::move(*parsed) : std::vector<Pattern>{};
     // break takes Delve's locations too (file.go:12, *0x4567); trace takes
     // patterns only, where `*` is a glob.
     if (r.action == Action::Break)
       for (const auto& l : r.locations) f.locationsAreFunctions = f.locationsAreFunctions && isFunctionLocation(l);
     // break takes Delve's locations too (a short name like `doWork`): one
     // that names no function exactly is Delve's to resolve or refuse.
-    if (r.action == Action::Break && f.locationsAreFunctions && !anyFunctionMatches(bin, r.locations))
+    if (r.action == Action::Break && f.locationsAreFunctions && !anyFunctionMatches(bin, patterns))
       f.locationsAreFunctions = false;
     if (f.locationsAreFunctions) {
-      MatchFacts m = matchFacts(bin, r.locations, (r.capture.args || r.capture.results) && f.hasDwarf);
+      MatchFacts m = matchFacts(bin, patterns, (r.capture.args || r.capture.results) && f.hasDwarf);
       f.matchedFunctions = m.functions;
       f.floatArguments = m.floats;
     }
@@ -139,7 +136,7 @@ Result<TargetFacts> gatherFacts(const ProbeRequest& r, const GoBinary& bin, std:
     bool rateDecides = undecided && undecided->backend == Backend::Bpf && undecided->fallback == Backend::Delve &&
                        !undecided->reasons.empty() && undecided->reasons.back().starts_with("hit rate unknown");
     if (rateDecides && pid && !r.expectedRatePerS && f.bpfPrivileges) {
-      if (auto rate = measureHitRate(bin, *pid, r.locations, r.rateWindowS)) f.measuredRatePerS = *rate;
+      if (auto rate = measureHitRate(bin, *pid, patterns, r.rateWindowS)) f.measuredRatePerS = *rate;
     }
   }
   return f;

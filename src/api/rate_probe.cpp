@@ -14,14 +14,7 @@
 
 namespace goscope::api {
 
-Result<double> measureHitRate(const GoBinary& bin, pid_t pid, const std::vector<std::string>& locations,
-                              double windowS) {
-  std::vector<Pattern> patterns;
-  for (const auto& l : locations) {
-    auto p = Pattern::parse(l);
-    if (!p) return fail(p.error());
-    patterns.push_back(std::move(*p));
-  }
+Result<double> measureHitRate(const GoBinary& bin, pid_t pid, const std::vector<Pattern>& patterns, double windowS) {
   auto proc = Process::attach(pid);
   if (!proc) return fail(proc.error());
   auto sel = selectFunctions(bin, patterns, {}, "PID " + std::to_string(pid));

@@ -34,7 +34,11 @@ ProbeRequest requestFromTraceArgs(const Args& args, Action action) {
   return r;
 }
 
-TracedTarget openTracedTarget(const ProbeRequest& request) {
+TracedTarget openTracedTarget(ProbeRequest& request) {
+  // count, latency and trace name function patterns: parsed here, once, for
+  // every stage after (break's locations may be Delve's: file.go:12).
+  if (request.action == Action::Count || request.action == Action::Latency || request.action == Action::Trace)
+    orRaise(parseLocations(request));
   TracedTarget t = orRaise(api::openTarget(request));
   installStopSignals();
   return t;

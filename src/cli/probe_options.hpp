@@ -19,9 +19,10 @@ std::vector<OptionSpec> traceOptionSpecs(std::vector<OptionSpec> extra);
 // subcommand adds its locations and captures.
 ProbeRequest requestFromTraceArgs(const Args& args, Action action);
 
-// Opens the request's target once for the whole command (for -c: started,
-// held before exec) and installs the stop signals. Throws FatalError.
-TracedTarget openTracedTarget(const ProbeRequest& request);
+// Parses the request's function patterns (count, latency, trace), opens its
+// target once for the whole command (for -c: started, held before exec) and
+// installs the stop signals. Throws FatalError.
+TracedTarget openTracedTarget(ProbeRequest& request);
 
 // A line goscope says while it works (a fallback): "goscope: LINE" on stderr.
 void printNotice(const std::string& line);

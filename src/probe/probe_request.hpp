@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "probe/pattern.hpp"
 #include "target/target_spec.hpp"
+#include "util/result.hpp"
 
 namespace goscope {
 
@@ -34,6 +36,9 @@ struct ProbeRequest {
   Action action = Action::Count;
   TargetSpec target;
   std::vector<std::string> locations;  // function patterns (break: also Delve's locations)
+  // `locations` as patterns, parsed once (parseLocations) and used by every
+  // stage after; empty until then.
+  std::vector<Pattern> patterns;
   // User signatures for stripped binaries, by function name, each already
   // parsed and laid out once ('main.add(x int, y int) int').
   std::map<std::string, std::string> signatures;
@@ -50,5 +55,13 @@ struct ProbeRequest {
   StrategyChoice strategy = StrategyChoice::Auto;
   std::vector<std::string> dlvArgs;  // --dlv-arg: passed to dlv attach
 };
+
+// Parses request.locations as function patterns into request.patterns.
+// Errors: Usage, naming the pattern that does not parse.
+Result<void> parseLocations(ProbeRequest& request);
+
+// request.patterns, or — for a caller that did not parse them (a program on
+// the API) — request.locations parsed now.
+Result<std::vector<Pattern>> patternsOf(const ProbeRequest& request);
 
 }  // namespace goscope

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "target/go_runtime_facts.hpp"
-#include "value/render.hpp"
 
 namespace goscope {
 
@@ -55,20 +54,17 @@ class Loader {
 
   // Fails only when the process is gone or unreadable as a whole; a bad
   // pointer inside the value marks that part unreadable, as Delve does.
-  Result<rpc::Variable> load(const std::string& name, const std::string& typeName, uint64_t addr, int depth) {
-    rpc::Variable v;
+  Result<Value> load(const std::string& name, const std::string& typeName, uint64_t addr, int depth) {
+    Value v;
     v.name = name;
-    v.addr = addr;
     v.type = typeName;
     const GoType* t = d_.type(typeName);
-    if (!t) {
-      v.unreadable = "type " + typeName + " not in DWARF";
-      return v;
-    }
-    v.kind = static_cast<uint64_t>(t->kind);
+    if (!t) return Value::missing("unreadable: type " + typeName + " not in DWARF", name);
     if (auto r = fill(v, *t, addr, depth); !r) {
       if (r.error().kind == ErrorKind::TargetGone || r.error().kind == ErrorKind::Permission) return fail(r.error());
-      v.unreadable = r.error().message;
+      Value bad = Value::missing("unreadable: " + r.error().message, name);
+      bad.type = typeName;
+      return bad;
     }
     return v;
   }
@@ -82,17 +78,24 @@ class Loader {
     return x;
   }
 
-  Result<void> fill(rpc::Variable& v, const GoType& t, uint64_t addr, int depth) {
+  Result<void> fill(Value& v, const GoType& t, uint64_t addr, int depth) {
     if (isInteger(t.kind) || t.kind == Kind::Bool || t.kind == Kind::UnsafePointer) {
       auto x = word(addr, t.size);
       if (!x) return fail(x.error());
       if (t.kind == Kind::Bool) {
-        v.value = *x ? "true" : "false";
+        v.kind = Value::Kind::Bool;
+        v.boolean = *x != 0;
+      } else if (t.kind == Kind::UnsafePointer) {
+        v.kind = Value::Kind::UnsafePointer;
+        v.address = *x;
+        v.nil = *x == 0;
       } else if (isSignedKind(t.kind)) {
         int shift = 64 - 8 * static_cast<int>(t.size);
-        v.value = std::to_string(static_cast<int64_t>(*x << shift) >> shift);  // sign-extend
+        v.kind = Value::Kind::Int;
+        v.i = static_cast<int64_t>(*x << shift) >> shift;  // sign-extend
       } else {
-        v.value = std::to_string(*x);
+        v.kind = Value::Kind::Uint;
+        v.u = *x;
       }
       return {};
     }
@@ -103,32 +106,36 @@ class Loader {
         float f;
         uint32_t bits = static_cast<uint32_t>(*x);
         std::memcpy(&f, &bits, 4);
-        v.value = goFloat(f, 32);
+        v.kind = Value::Kind::Float;
+        v.f = f;
         return {};
       }
       case Kind::Float64: {
         auto x = word(addr, 8);
         if (!x) return fail(x.error());
-        double f;
-        std::memcpy(&f, &*x, 8);
-        v.value = goFloat(f);
+        v.kind = Value::Kind::Float;
+        std::memcpy(&v.f, &*x, 8);
         return {};
       }
       case Kind::String: {
         auto ptr = word(addr, 8);
         auto len = ptr ? word(addr + 8, 8) : ptr;
         if (!len) return fail(len.error());
-        v.len = static_cast<int64_t>(*len);
+        v.kind = Value::Kind::String;
+        v.len = *len;
         size_t n = std::min<uint64_t>(*len, lim_.maxString);
         if (n == 0) return {};
         auto bytes = p_.readMemory(*ptr, n);
         if (!bytes) return fail(bytes.error());
-        v.value.assign(bytes->begin(), bytes->end());
+        v.text.assign(bytes->begin(), bytes->end());
         return {};
       }
       case Kind::Struct: {
-        v.len = static_cast<int64_t>(t.fields.size());
-        if (depth > lim_.maxDepth) return {};  // "{...}", as Delve past its recursion limit
+        v.kind = Value::Kind::Struct;
+        if (depth > lim_.maxDepth) {  // as Delve past its recursion limit
+          v.elided = !t.fields.empty();
+          return {};
+        }
         for (const auto& f : t.fields) {
           auto c = load(f.name, f.type, addr + f.offset, depth + 1);
           if (!c) return fail(c.error());
@@ -136,20 +143,26 @@ class Loader {
         }
         return {};
       }
-      case Kind::Array: return elements(v, t, addr, t.count, depth);
+      case Kind::Array:
+        v.kind = Value::Kind::Array;
+        return elements(v, t, addr, t.count, depth);
       case Kind::Slice: {
         auto base = word(addr, 8);
         auto len = base ? word(addr + 8, 8) : base;
         auto cap = len ? word(addr + 16, 8) : len;
         if (!cap) return fail(cap.error());
-        v.base = *base;
-        v.cap = static_cast<int64_t>(*cap);
+        v.kind = Value::Kind::Slice;
+        v.address = *base;
+        v.cap = *cap;
+        v.nil = *base == 0 && *len == 0;
         return elements(v, t, *base, *len, depth);
       }
       case Kind::Pointer: {
         auto x = word(addr, 8);
         if (!x) return fail(x.error());
-        v.value = std::to_string(*x);
+        v.kind = Value::Kind::Pointer;
+        v.address = *x;
+        v.nil = *x == 0;
         if (*x == 0 || depth > lim_.maxDepth) return {};
         auto c = load("", t.elem, *x, depth + 1);
         if (!c) return fail(c.error());
@@ -161,9 +174,8 @@ class Loader {
     }
   }
 
-  Result<void> elements(rpc::Variable& v, const GoType& t, uint64_t base, uint64_t len, int depth) {
-    v.len = static_cast<int64_t>(len);
-    if (v.kind == static_cast<uint64_t>(Kind::Array)) v.cap = v.len;
+  Result<void> elements(Value& v, const GoType& t, uint64_t base, uint64_t len, int depth) {
+    v.len = len;
     const GoType* e = d_.type(t.elem);
     if (!e || depth > lim_.maxDepth) return {};
     uint64_t n = std::min<uint64_t>(len, lim_.maxElems);
@@ -191,7 +203,7 @@ std::string directReadRefusal(const GoBinary& bin, const std::string& name) {
   return {};
 }
 
-Result<rpc::Variable> readGlobalDirect(const GoBinary& bin, const Process& proc, uint64_t loadBias,
+Result<Value> readGlobalDirect(const GoBinary& bin, const Process& proc, uint64_t loadBias,
                                        const std::string& name, const DirectReadLimits& limits) {
   const DwarfInfo* d = bin.dwarf();
   if (!d) return fail(ErrorKind::BadTarget, bin.name() + " has no DWARF: " + name + "'s type is unknown");

@@ -1,8 +1,8 @@
 // Reading a package variable straight from a running process's memory
 // (process_vm_readv), without stopping it: `goscope read`'s zero-pause path,
 // for expressions that are plain package variables whose address and type
-// DWARF gives. The result is the value tree Delve returns (rpc::Variable),
-// so one renderer prints both paths' values the same way.
+// DWARF gives. The result is a goscope value (value/value.hpp), laid out as
+// Delve would load it with read's limits, so both paths print the same.
 //
 // What it leaves to Delve: maps, channels, interfaces and funcs (their
 // memory layouts are runtime internals that change between Go releases;
@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "rpc/delve_types.hpp"
+#include "value/value.hpp"
 #include "target/go_binary.hpp"
 #include "target/process.hpp"
 #include "util/result.hpp"
@@ -36,7 +36,7 @@ std::string directReadRefusal(const GoBinary& bin, const std::string& name);
 
 // Errors: NoMatch/BadTarget as findGlobal; TargetGone when the process
 // exited; Permission when its memory cannot be read.
-Result<rpc::Variable> readGlobalDirect(const GoBinary& bin, const Process& proc, uint64_t loadBias,
+Result<Value> readGlobalDirect(const GoBinary& bin, const Process& proc, uint64_t loadBias,
                                        const std::string& name, const DirectReadLimits& limits = {});
 
 }  // namespace goscope
