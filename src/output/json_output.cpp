@@ -80,6 +80,45 @@ class JsonOutput final : public Output {
     std::cout << jsonText(o) << '\n';
   }
 
+  void countInterval(const std::vector<CountRow>& rows) override {
+    for (const auto& r : rows) {
+      boost::json::object o{{"func", r.func}, {"count", r.count}, {"delta", r.delta}, {"rate", std::llround(r.rate)},
+                            {"elapsed_ms", std::llround(r.elapsedS * 1000)}};
+      std::cout << jsonText(o) << '\n';
+    }
+  }
+
+  void countTotals(const std::vector<std::pair<std::string, uint64_t>>& rows) override {
+    for (const auto& [func, count] : rows)
+      std::cout << jsonText(boost::json::object{{"func", func}, {"count", count}, {"final", true}}) << '\n';
+  }
+
+  void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate) override {
+    boost::json::object o{{"var", var}, {"value", value ? boost::json::value(*value) : boost::json::value(nullptr)}};
+    if (value) o["rate"] = rate ? boost::json::value(*rate) : boost::json::value(nullptr);
+    std::cout << jsonText(o) << '\n';
+  }
+
+  void latency(const std::string& func, const LatencyStats& s, bool final) override {
+    boost::json::array buckets;
+    for (const auto& b : s.log2Buckets())
+      buckets.push_back(boost::json::object{{"low", b.low}, {"high", b.high}, {"count", b.count}});
+    boost::json::object o{{"func", func},
+                          {"count", s.count},
+                          {"min_ns", s.minNs},
+                          {"p50_ns", s.percentile(50)},
+                          {"p90_ns", s.percentile(90)},
+                          {"p99_ns", s.percentile(99)},
+                          {"max_ns", s.maxNs},
+                          {"mean_ns", static_cast<uint64_t>(s.meanNs())},
+                          {"mismatches", s.mismatches},
+                          {"buckets", std::move(buckets)}};
+    if (final) o["final"] = true;
+    std::cout << jsonText(o) << '\n';
+  }
+
+  void flush() override { std::cout.flush(); }
+
   bool open() const override { return static_cast<bool>(std::cout); }
 };
 

@@ -6,9 +6,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "api/call.hpp"
+#include "probe/latency_stats.hpp"
 #include "value/value.hpp"
 
 namespace goscope::output {
@@ -44,6 +48,24 @@ class Output {
   // goscope set: a variable before and after the write.
   virtual void change(const std::string& var, const Value& before, const Value& after) = 0;
 
+  // goscope count, each interval: the functions called since the last one.
+  struct CountRow {
+    std::string func;
+    uint64_t count = 0;  // since the probes were attached
+    uint64_t delta = 0;  // since the last interval
+    double rate = 0;     // delta per second
+    double elapsedS = 0;
+  };
+  virtual void countInterval(const std::vector<CountRow>& rows) = 0;
+  // goscope count, at the end: every function called, most called first.
+  virtual void countTotals(const std::vector<std::pair<std::string, uint64_t>>& rows) = 0;
+  // count --read VAR: its value at the last hit (none yet: no hit) and its own rate of change.
+  virtual void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate) = 0;
+  // goscope latency: one function's aggregate (each interval, and `final`).
+  virtual void latency(const std::string& func, const LatencyStats& stats, bool final) = 0;
+
+  // Everything written so far reaches stdout now.
+  virtual void flush() = 0;
   // False once nobody reads stdout any more (`| head`): stop producing.
   virtual bool open() const = 0;
 };

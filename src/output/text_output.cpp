@@ -69,6 +69,47 @@ class TextOutput final : public Output {
     std::cout << var << " = " << renderText(before) << " -> " << renderText(after) << " (" << after.type << ")\n";
   }
 
+  void countInterval(const std::vector<CountRow>& rows) override {
+    const std::string clock = wallClock();
+    for (const auto& r : rows)
+      std::printf("%s %-40s %12llu %14.0f/s\n", clock.c_str(), r.func.c_str(), static_cast<unsigned long long>(r.count),
+                  r.rate);
+  }
+
+  void countTotals(const std::vector<std::pair<std::string, uint64_t>>& rows) override {
+    std::printf("\n%-48s %12s\n", "FUNC", "COUNT");
+    for (const auto& [func, count] : rows) std::printf("%-48s %12llu\n", func.c_str(), static_cast<unsigned long long>(count));
+    if (rows.empty()) std::printf("(no calls)\n");
+  }
+
+  void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate) override {
+    if (!value) std::printf("%s: not read yet (no hit)\n", var.c_str());
+    else if (rate) std::printf("%s: %lld (%lld ops/s)\n", var.c_str(), static_cast<long long>(*value), *rate);
+    else std::printf("%s: %lld\n", var.c_str(), static_cast<long long>(*value));
+  }
+
+  void latency(const std::string& func, const LatencyStats& s, bool) override {
+    std::printf("\n%s\n", func.c_str());
+    if (s.count == 0) {
+      std::printf("  no completed calls\n");
+      return;
+    }
+    std::printf("  count %llu  min %s  p50 %s  p90 %s  p99 %s  max %s  mean %s\n",
+                static_cast<unsigned long long>(s.count), humanDuration(s.minNs).c_str(),
+                humanDuration(s.percentile(50)).c_str(), humanDuration(s.percentile(90)).c_str(),
+                humanDuration(s.percentile(99)).c_str(), humanDuration(s.maxNs).c_str(),
+                humanDuration(static_cast<uint64_t>(s.meanNs())).c_str());
+    if (s.mismatches)
+      std::printf("  %llu returns without a seen entry (calls in flight when probes were attached)\n",
+                  static_cast<unsigned long long>(s.mismatches));
+    std::fputs(renderLog2Histogram(s.log2Buckets()).c_str(), stdout);
+  }
+
+  void flush() override {
+    std::cout.flush();
+    std::fflush(stdout);
+  }
+
   bool open() const override { return static_cast<bool>(std::cout); }
 };
 
