@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   auto plan = goscope::api::plan(request);  // which path, and why
   if (!plan) return std::fprintf(stderr, "counter_reader: %s\n", plan.error().message.c_str()), 1;
   std::printf("%s", goscope::explainPlan(*plan).c_str());
-  auto session = goscope::api::CountSession::start(request);
+  auto session = goscope::api::AggregateSession::start(request);
   if (!session) return std::fprintf(stderr, "counter_reader: %s\n", session.error().message.c_str()), 1;
   (*session)->run([](const goscope::api::CountSnapshot& s) {
     std::printf("%.1f s: main.doWork called %llu times, main.counter = %lld\n", s.elapsedS,

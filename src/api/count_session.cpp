@@ -1,4 +1,4 @@
-// api::CountSession: call counts kept in the kernel (a per-CPU array;
+// api::AggregateSession: call counts kept in the kernel (a per-CPU array;
 // nothing crosses to user space per hit), with an optional read of a global
 // on each hit of the first function — the talks' counter demo. `goscope
 // count` is this class plus printing.
@@ -27,7 +27,7 @@ std::string attachedLine(const Selection& sel, const bpf::AttachStats& stats, co
   return line;
 }
 
-struct CountSession::Impl {
+struct AggregateSession::Impl {
   explicit Impl(TracedTarget t) : target_(std::move(t)) {}
   TracedTarget target_;
   Selection selection_;
@@ -40,13 +40,13 @@ struct CountSession::Impl {
   bool detached_ = false;
 };
 
-CountSession::CountSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+AggregateSession::AggregateSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-const TracedTarget& CountSession::target() const { return impl_->target_; }
-size_t CountSession::functionCount() const { return impl_->selection_.functions.size(); }
-std::optional<std::string> CountSession::readVariable() const { return impl_->readVariable_; }
+const TracedTarget& AggregateSession::target() const { return impl_->target_; }
+size_t AggregateSession::functionCount() const { return impl_->selection_.functions.size(); }
+std::optional<std::string> AggregateSession::readVariable() const { return impl_->readVariable_; }
 
-Result<std::unique_ptr<CountSession>> CountSession::start(const ProbeRequest& r) {
+Result<std::unique_ptr<AggregateSession>> AggregateSession::start(const ProbeRequest& r) {
   auto target = TracedTarget::open(r.target);
   if (!target) {
     Error e = target.error();
@@ -56,14 +56,14 @@ Result<std::unique_ptr<CountSession>> CountSession::start(const ProbeRequest& r)
   return start(std::move(*target), r);
 }
 
-Result<std::unique_ptr<CountSession>> CountSession::start(TracedTarget target, const ProbeRequest& r) {
+Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget target, const ProbeRequest& r) {
   auto parsed = patternsOf(r);
   if (!parsed) return parsed.failure();
   const std::vector<Pattern>& patterns = *parsed;
   const std::string sub = actionName(r.action);
   const bool latency = r.action == Action::Latency;
   if (patterns.empty()) return fail(ErrorKind::Usage, sub + ": name at least one function pattern, e.g. 'main.*'");
-  std::unique_ptr<CountSession> session(new CountSession(std::make_unique<Impl>(std::move(target))));
+  std::unique_ptr<AggregateSession> session(new AggregateSession(std::make_unique<Impl>(std::move(target))));
   Impl* s = session->impl_.get();
   s->loop_ = LoopOptions{r.intervalS, r.durationS};
   const GoBinary& bin = s->target_.binary();
@@ -114,13 +114,13 @@ Result<std::unique_ptr<CountSession>> CountSession::start(TracedTarget target, c
   return session;
 }
 
-CountSession::~CountSession() { detach(); }
+AggregateSession::~AggregateSession() { detach(); }
 
-std::string CountSession::announcement() const {
+std::string AggregateSession::announcement() const {
   return attachedLine(impl_->selection_, impl_->attach_, impl_->target_.describe());
 }
 
-Result<CountSnapshot> CountSession::snapshot() const {
+Result<CountSnapshot> AggregateSession::snapshot() const {
   if (impl_->detached_) return fail(ErrorKind::Internal, "count session already detached");
   auto counts = impl_->engine_->counts();
   if (!counts) return fail(counts.error());
@@ -137,7 +137,7 @@ Result<CountSnapshot> CountSession::snapshot() const {
   return snap;
 }
 
-Result<std::map<std::string, uint64_t>> CountSession::foldedStacks() {
+Result<std::map<std::string, uint64_t>> AggregateSession::foldedStacks() {
   if (impl_->detached_) return fail(ErrorKind::Internal, "count session already detached");
   auto counts = impl_->engine_->stackCounts();
   if (!counts) return counts.failure();
@@ -151,7 +151,7 @@ Result<std::map<std::string, uint64_t>> CountSession::foldedStacks() {
   return lines;
 }
 
-EndReason CountSession::run(const std::function<void(const CountSnapshot&)>& onInterval) {
+EndReason AggregateSession::run(const std::function<void(const CountSnapshot&)>& onInterval) {
   return runSessionLoop(
       impl_->target_, impl_->loop_, [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); },
       [&] {
@@ -159,9 +159,9 @@ EndReason CountSession::run(const std::function<void(const CountSnapshot&)>& onI
       });
 }
 
-void CountSession::stop() { requestStop(); }
+void AggregateSession::stop() { requestStop(); }
 
-Detached CountSession::detach() {
+Detached AggregateSession::detach() {
   if (!impl_ || impl_->detached_ || !impl_->engine_) return {};
   impl_->detached_ = true;
   auto d = impl_->engine_->detachAll();

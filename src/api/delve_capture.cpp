@@ -17,12 +17,18 @@ constexpr uint16_t kReturnArgument = 16;  // api.VariableReturnArgument
 
 // Delve needs DWARF; without it dlv fails after loading the binary with a
 // message that does not say what to do instead.
-Result<void> requireDwarf(pid_t pid) {
-  auto t = openProcessTarget(pid);
-  if (!t) return t.failure();
-  const ElfFile& elf = t->binary->elf();
+Result<void> requireDwarf(pid_t pid, const TracedTarget* known) {
+  std::optional<Target> opened;
+  if (!known) {
+    auto t = openProcessTarget(pid);
+    if (!t) return t.failure();
+    opened = std::move(*t);
+  }
+  const GoBinary& bin = known ? known->binary() : *opened->binary;
+  const std::string who = known ? known->describe() : opened->describe();
+  const ElfFile& elf = bin.elf();
   if (elf.section(".debug_info") || elf.section(".zdebug_info")) return {};
-  return fail(ErrorKind::BadTarget, t->describe() + " has no DWARF debug info (stripped): Delve cannot read its variables",
+  return fail(ErrorKind::BadTarget, who + " has no DWARF debug info (stripped): Delve cannot read its variables",
               "the BPF path works on it: goscope count/latency/trace -p " + std::to_string(pid) +
                   "; Delve needs a build without -ldflags='-s -w'");
 }
@@ -40,11 +46,12 @@ std::vector<Value> values(const std::vector<rpc::Variable>& vars, bool arguments
 
 }  // namespace
 
-Result<std::unique_ptr<delve::DelveSession>> attachDelve(pid_t pid, const std::vector<std::string>& dlvArgs) {
+Result<std::unique_ptr<delve::DelveSession>> attachDelve(pid_t pid, const std::vector<std::string>& dlvArgs,
+                                                        const TracedTarget* target) {
   // Before anything is read or started: whether dlv may ptrace it at all
   // (a missing capability, Yama, another user, another debugger already on it).
   if (auto ok = checkPtracePrivileges(pid); !ok) return ok.failure();
-  if (auto ok = requireDwarf(pid); !ok) return ok.failure();
+  if (auto ok = requireDwarf(pid, target); !ok) return ok.failure();
   delve::DelveOptions options;
   options.extraArgs = dlvArgs;
   auto s = delve::DelveSession::attach(pid, options);

@@ -18,6 +18,7 @@
 #include "api/call.hpp"
 #include "api/delve_work.hpp"
 #include "backend/delve/delve_session.hpp"
+#include "target/traced_target.hpp"
 
 namespace goscope::api {
 
@@ -31,8 +32,10 @@ struct CaptureParts {
 
 // Checks that `pid` is a Go program dlv may ptrace and read (a stripped
 // binary gets the BPF hint without starting dlv), then attaches. The target
-// is stopped when this returns. `dlvArgs`: --dlv-arg values.
-Result<std::unique_ptr<delve::DelveSession>> attachDelve(pid_t pid, const std::vector<std::string>& dlvArgs);
+// is stopped when this returns. `dlvArgs`: --dlv-arg values. `target`: the
+// process as the command opened it already (its binary is not read again).
+Result<std::unique_ptr<delve::DelveSession>> attachDelve(pid_t pid, const std::vector<std::string>& dlvArgs,
+                                                        const TracedTarget* target = nullptr);
 
 // The breakpoint that captures `parts` at `location` (Delve's stack depth
 // counts callers: N frames need depth N, the extra one is dropped).

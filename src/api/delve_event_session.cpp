@@ -42,7 +42,8 @@ class DelveEventSession final : public EventSession {
  public:
   DelveEventSession(const ProbeRequest& r) : request_(r), pid_(*r.target.pid), t0_(std::chrono::steady_clock::now()) {}
 
-  Result<void> start(const GoBinary& bin) {
+  Result<void> start(const TracedTarget& target) {
+    const GoBinary& bin = target.binary();
     const bool isBreak = request_.action == Action::Break;
     std::vector<std::string> locations = request_.locations;
     if (!isBreak) {
@@ -54,7 +55,7 @@ class DelveEventSession final : public EventSession {
     parts_.exprs = request_.capture.exprs;
     parts_.locals = request_.capture.locals;
     parts_.stack = request_.capture.stack ? (isBreak ? request_.capture.stackFrames : kTraceStackFrames) : 0;
-    auto session = attachDelve(pid_, request_.dlvArgs);
+    auto session = attachDelve(pid_, request_.dlvArgs, &target);
     if (!session) return session.failure();
     session_ = std::move(*session);
     if (auto e = syntaxError(*session_, parts_.exprs)) return fail(*e);
@@ -136,10 +137,10 @@ class DelveEventSession final : public EventSession {
 
 }  // namespace
 
-Result<std::unique_ptr<EventSession>> startDelveEvents(const ProbeRequest& r, const GoBinary& binary) {
+Result<std::unique_ptr<EventSession>> startDelveEvents(const ProbeRequest& r, const TracedTarget& target) {
   if (!r.target.pid) return fail(ErrorKind::Usage, std::string(actionName(r.action)) + ": the Delve path needs -p PID");
   auto s = std::make_unique<DelveEventSession>(r);
-  if (auto ok = s->start(binary); !ok) return ok.failure();
+  if (auto ok = s->start(target); !ok) return ok.failure();
   return std::unique_ptr<EventSession>(std::move(s));
 }
 

@@ -56,9 +56,9 @@ Result<ReadResult> readDirectly(const ProbeRequest& r, TracedTarget& target) {
   return out;
 }
 
-Result<ReadResult> readWithDelve(const ProbeRequest& r) {
+Result<ReadResult> readWithDelve(const ProbeRequest& r, const TracedTarget& target) {
   const auto t0 = Clock::now();
-  auto session = attachDelve(*r.target.pid, r.dlvArgs);
+  auto session = attachDelve(*r.target.pid, r.dlvArgs, &target);
   if (!session) return session.failure();
   ReadResult out;
   out.path = Backend::Delve;
@@ -131,14 +131,14 @@ Result<ReadResult> read(const ProbeRequest& r, const Plan& plan, TracedTarget& t
   if (!r.target.pid) return fail(ErrorKind::Usage, "read: name the process: -p PID");
   return withFallback<ReadResult>(r, plan, notice, [&](Backend path) -> Result<ReadResult> {
     if (path == Backend::DirectRead) return readDirectly(r, target);
-    return readWithDelve(r);
+    return readWithDelve(r, target);
   });
 }
 
-Result<WriteResult> write(const ProbeRequest& r) {
+Result<WriteResult> write(const ProbeRequest& r, const TracedTarget* target) {
   if (!r.target.pid) return fail(ErrorKind::Usage, "set: name the process: -p PID");
   const auto t0 = Clock::now();
-  auto session = attachDelve(*r.target.pid, r.dlvArgs);
+  auto session = attachDelve(*r.target.pid, r.dlvArgs, target);
   if (!session) return session.failure();
   auto& s = **session;
   WriteResult out;
@@ -160,12 +160,13 @@ Result<WriteResult> write(const ProbeRequest& r) {
 }
 
 Result<SampleTotals> sample(const ProbeRequest& r, double timeoutS, const std::function<void(const std::string&)>& started,
-                            const std::function<bool(const Sample&)>& sink, const std::atomic<bool>* stop) {
+                            const std::function<bool(const Sample&)>& sink, const std::atomic<bool>* stop,
+                            const TracedTarget* target) {
   if (!r.target.pid) return fail(ErrorKind::Usage, "sample: name the process: -p PID");
   const pid_t pid = *r.target.pid;
   const std::string at = r.locations.empty() ? std::string() : r.locations.front();
   const auto t0 = Clock::now();
-  auto attached = attachDelve(pid, r.dlvArgs);
+  auto attached = attachDelve(pid, r.dlvArgs, target);
   if (!attached) return attached.failure();
   auto& s = **attached;
   StopHookScope hook(interruptSession, &s);

@@ -54,7 +54,8 @@ struct WriteResult {
   DelveCosts costs;
 };
 // Writes request.writes through Delve. Errors: what kept Delve from starting.
-Result<WriteResult> write(const ProbeRequest& request);
+// `target`: the process as the command opened it (not read again), if it did.
+Result<WriteResult> write(const ProbeRequest& request, const TracedTarget* target = nullptr);
 
 // One sample: FUNC's next call (`call`), or a miss when it was not called in time.
 struct Sample {
@@ -78,7 +79,8 @@ struct SampleTotals {
 // expression's syntax, Delve); `started` is called once sampling begins.
 Result<SampleTotals> sample(const ProbeRequest& request, double timeoutS,
                             const std::function<void(const std::string& announcement)>& started,
-                            const std::function<bool(const Sample&)>& sink, const std::atomic<bool>* stop = nullptr);
+                            const std::function<bool(const Sample&)>& sink, const std::atomic<bool>* stop = nullptr,
+                            const TracedTarget* target = nullptr);
 
 // The error that ended a session, as the user should see it: a target that
 // exited names its PID and points at what was printed before.

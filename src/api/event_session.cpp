@@ -22,7 +22,7 @@ Result<std::unique_ptr<EventSession>> startEventSession(const ProbeRequest& r, c
                                                         const Notice& notice) {
   using Started = std::unique_ptr<EventSession>;
   return withFallback<Started>(r, plan, notice, [&](Backend path) -> Result<Started> {
-    if (path == Backend::Delve) return startDelveEvents(r, target.binary());
+    if (path == Backend::Delve) return startDelveEvents(r, target);
     return startBpfEvents(r, std::move(target));
   });
 }

@@ -9,7 +9,7 @@
 //      BPF and ptrace privileges, float arguments, plain variables, and, when
 //      the rate decides between Delve and BPF, the hit rate measured by a
 //      short in-kernel count — and returns the Plan with every reason.
-//   3. Run it: CountSession (in-kernel call counts and latency, folded
+//   3. Run it: AggregateSession (in-kernel call counts and latency, folded
 //      stacks), EventSession (api/event_session.hpp: each call, on BPF or
 //      Delve, as an api::Call), read, write and sample (api/delve_work.hpp:
 //      a zero-pause direct read, or Delve).
@@ -88,27 +88,28 @@ struct CountSnapshot {
   std::optional<int64_t> readValue;      // request.readVariable at its last read (none before the first hit)
 };
 
-// In-kernel aggregates per function: call counts (Action::Count, with an
-// optional per-hit read of a global) and, for Action::Latency, latency
-// histograms too. `goscope count` and `goscope latency` are this class plus
-// printing.
 struct Detached {
   size_t points = 0;  // probes removed
   double ms = 0;      // how long removing them took
 };
 
-class CountSession {
+// In-kernel aggregates per function: call counts (Action::Count, with an
+// optional per-hit read of a global), latency histograms (Action::Latency)
+// and stack counts (capture.stack: trace --folded). `goscope count`,
+// `goscope latency` and `goscope trace --folded` are this class plus printing.
+
+class AggregateSession {
  public:
   // Opens the target (for -c: starts it, held before exec), selects the
   // functions request.locations match, loads the BPF programs, attaches, and
   // lets a -c command run. Errors as the CLI reports them.
-  static Result<std::unique_ptr<CountSession>> start(const ProbeRequest& request);
+  static Result<std::unique_ptr<AggregateSession>> start(const ProbeRequest& request);
   // The same on a target the caller has opened already (api::openTarget;
   // request.target is then ignored).
-  static Result<std::unique_ptr<CountSession>> start(TracedTarget target, const ProbeRequest& request);
-  ~CountSession();
-  CountSession(const CountSession&) = delete;
-  CountSession& operator=(const CountSession&) = delete;
+  static Result<std::unique_ptr<AggregateSession>> start(TracedTarget target, const ProbeRequest& request);
+  ~AggregateSession();
+  AggregateSession(const AggregateSession&) = delete;
+  AggregateSession& operator=(const AggregateSession&) = delete;
 
   const TracedTarget& target() const;
   size_t functionCount() const;  // functions probed
@@ -133,9 +134,12 @@ class CountSession {
 
  private:
   struct Impl;
-  explicit CountSession(std::unique_ptr<Impl> impl);
+  explicit AggregateSession(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// Its name in the first API (examples written against it keep building).
+using CountSession = AggregateSession;
 
 // ---- reads, writes, samples: api/delve_work.hpp ---------------------------------
 

@@ -20,7 +20,7 @@ namespace goscope::cli {
 
 namespace {
 
-// Turns what CountSession snapshots into report rows: per interval the
+// Turns what AggregateSession snapshots into report rows: per interval the
 // active functions and their rates, at the end the totals; with --read, the
 // global's value and its own rate of change. The output layer prints them.
 class CountReporter {
@@ -106,7 +106,7 @@ int runCount(const std::vector<std::string>& argv) {
   planOrRaise(args, request, target.binary(), request.target.pid);
 
   const bool json = args.has("json");
-  auto session = orRaise(api::CountSession::start(std::move(target), request));
+  auto session = orRaise(api::AggregateSession::start(std::move(target), request));
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   auto out = output::makeOutput(json);
   CountReporter reporter(*out, session->readVariable());

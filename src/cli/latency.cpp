@@ -46,7 +46,7 @@ int runLatency(const std::vector<std::string>& argv) {
   applyStrategyOptions(args, request);
   planOrRaise(args, request, target.binary(), request.target.pid);
   const bool json = args.has("json");
-  auto session = orRaise(api::CountSession::start(std::move(target), request));
+  auto session = orRaise(api::AggregateSession::start(std::move(target), request));
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   auto out = output::makeOutput(json);
   EndReason why = session->run([&](const api::CountSnapshot& snap) { report(*out, snap, false); });

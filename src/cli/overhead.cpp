@@ -106,7 +106,7 @@ class BpfCount : public Mode {
     r.locations = {s_.func};
     r.plainEntry = entry_;
     if (read_) r.readVariable = s_.counterName;
-    auto session = api::CountSession::start(r);
+    auto session = api::AggregateSession::start(r);
     if (!session) return session.failure();
     session_ = std::move(*session);
     return {};
@@ -116,7 +116,7 @@ class BpfCount : public Mode {
  private:
   const Subject& s_;
   bool entry_, read_;
-  std::unique_ptr<api::CountSession> session_;
+  std::unique_ptr<api::AggregateSession> session_;
 };
 
 // Delve, through the same sessions `goscope break` and `goscope sample` use,

@@ -51,10 +51,8 @@ int runSample(const std::vector<std::string>& argv) {
   request.durationS = durationS;
   request.dlvArgs = args.all("dlv-arg");
   applyStrategyOptions(args, request);
-  {
-    TracedTarget target = openTracedTarget(request);
-    planOrRaise(args, request, target.binary(), request.target.pid);
-  }
+  TracedTarget target = openTracedTarget(request);
+  planOrRaise(args, request, target.binary(), request.target.pid);
 
   auto out = output::makeOutput(args.has("json"));
   const output::HitShape shape{!exprs.empty(), request.capture.args, false, 0};
@@ -64,7 +62,8 @@ int runSample(const std::vector<std::string>& argv) {
         StopSignalsHeld held;  // a Ctrl-C must not cut a line
         out->sample({s.index, s.elapsedS, s.pauseMs, s.call ? &*s.call : nullptr, *at, timeoutS}, shape);
         return out->open();
-      }));
+      },
+      nullptr, &target));
   std::fprintf(stderr, "goscope: %d samples (%d misses); pause per sample %.1f ms on average, %.1f ms at most\n",
                totals.taken, totals.misses, totals.taken ? totals.pauseSumMs / totals.taken : 0.0, totals.pauseMaxMs);
   reportTimings(totals.costs);

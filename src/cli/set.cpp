@@ -51,11 +51,9 @@ int runSet(const std::vector<std::string>& argv) {
   for (const auto& a : assignments) request.writes.push_back({a.var, a.value});
   request.dlvArgs = args.all("dlv-arg");
   applyStrategyOptions(args, request);
-  {
-    TracedTarget target = openTracedTarget(request);
-    planOrRaise(args, request, target.binary(), request.target.pid);
-  }
-  auto result = orRaise(api::write(request));
+  TracedTarget target = openTracedTarget(request);
+  planOrRaise(args, request, target.binary(), request.target.pid);
+  auto result = orRaise(api::write(request, &target));
   auto out = output::makeOutput(args.has("json"));
   for (const auto& c : result.changes) out->change(c.var, c.before, c.after);
   std::cout.flush();

@@ -42,7 +42,7 @@ void addLocations(const Args& args, ProbeRequest& r) {
   }
 }
 
-int printFolded(api::CountSession& session) {
+int printFolded(api::AggregateSession& session) {
   EndReason why = session.run({});
   auto lines = orRaise(session.foldedStacks());
   {
@@ -108,7 +108,7 @@ int runTrace(const std::vector<std::string>& argv) {
   Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
 
   if (folded) {
-    auto session = orRaise(api::CountSession::start(std::move(target), request));
+    auto session = orRaise(api::AggregateSession::start(std::move(target), request));
     std::fprintf(stderr, "%s\n", session->announcement().c_str());
     return printFolded(*session);
   }
