@@ -2,14 +2,13 @@
 // (so stripped binaries work), matched by glob or /regex/, with its DWARF
 // signature when there is one, its RET sites and the address a probe would use.
 #include <algorithm>
-#include <boost/json.hpp>
 #include <cstdio>
 #include <iostream>
 
 #include "cli/command.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/target_options.hpp"
-#include "util/hex.hpp"
+#include "output/output.hpp"
 #include "probe/pattern.hpp"
 
 namespace goscope::cli {
@@ -24,25 +23,21 @@ const std::vector<OptionSpec> kSpecs = {
     {"help", 'h', false, "this help"},
 };
 
-boost::json::object toJson(const GoBinary& bin, const GoFunction& fn, const FunctionCode* code,
-                           const std::optional<std::string>& sig) {
-  boost::json::object o;
-  o["func"] = fn.name;
-  o["entry"] = hex(fn.entry);
-  o["size"] = fn.end - fn.entry;
-  o["file"] = fn.file;
-  o["line"] = fn.line;
-  o["signature"] = sig ? boost::json::value(*sig) : boost::json::value(nullptr);
-  boost::json::array rets;
-  if (code)
-    for (uint64_t r : code->returns) rets.emplace_back(hex(r));
-  o["returns"] = std::move(rets);
-  bool probeable = code && code->probe.kind != ProbeSite::Kind::None;
-  o["probe"] = probeable ? boost::json::value(hex(code->probe.address)) : boost::json::value(nullptr);
-  o["probe_kind"] = std::string(kindName(code ? code->probe.kind : ProbeSite::Kind::None));
-  if (code && !code->probe.reason.empty()) o["probe_reason"] = code->probe.reason;
-  (void)bin;
-  return o;
+output::Output::FunctionRow rowOf(const GoFunction& fn, const Result<FunctionCode>& code,
+                                 const std::optional<std::string>& sig) {
+  output::Output::FunctionRow r;
+  r.name = fn.name;
+  r.signature = sig;
+  r.entry = fn.entry;
+  r.size = fn.end - fn.entry;
+  r.file = fn.file;
+  r.line = fn.line;
+  const FunctionCode* c = code ? &*code : nullptr;
+  if (c) r.returns = c->returns;
+  if (c && c->probe.kind != ProbeSite::Kind::None) r.probe = c->probe.address;
+  r.probeKind = kindName(c ? c->probe.kind : ProbeSite::Kind::None);
+  r.probeReason = c ? c->probe.reason : code.error().message;
+  return r;
 }
 
 }  // namespace
@@ -77,22 +72,16 @@ int runList(const std::vector<std::string>& argv) {
   std::sort(matched.begin(), matched.end(),
             [](const GoFunction* a, const GoFunction* b) { return a->name != b->name ? a->name < b->name : a->entry < b->entry; });
 
+  auto out = output::makeOutput(json);
   size_t printed = 0;
   for (const GoFunction* fn : matched) {
     auto code = bin.analyze(*fn);
-    const FunctionCode* c = code ? &*code : nullptr;
-    bool probeable = c && c->probe.kind != ProbeSite::Kind::None;
+    bool probeable = code && code->probe.kind != ProbeSite::Kind::None;
     if (!probeable && !all) continue;
-    auto sig = bin.signature(*fn);
-    if (json) {
-      std::cout << boost::json::serialize(toJson(bin, *fn, c, sig)) << '\n';
-    } else {
-      std::cout << (sig ? *sig : fn->name);
-      if (!probeable) std::cout << "  [not probe-able: " << (c ? c->probe.reason : code.error().message) << "]";
-      std::cout << '\n';
-    }
+    out->function(rowOf(*fn, code, bin.signature(*fn)));
     printed++;
   }
+  out->flush();
   if (printed == 0) {
     std::string what = patterns.empty() ? "no probe-able functions" : "no probe-able function matches";
     for (const auto& p : patterns) what += " '" + p.text() + "'";

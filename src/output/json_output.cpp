@@ -6,6 +6,7 @@
 #include "output/call_parts.hpp"
 #include "output/clock_text.hpp"
 #include "output/outputs.hpp"
+#include "util/hex.hpp"
 #include "util/json_text.hpp"
 #include "value/render.hpp"
 
@@ -114,6 +115,41 @@ class JsonOutput final : public Output {
                           {"mismatches", s.mismatches},
                           {"buckets", std::move(buckets)}};
     if (final) o["final"] = true;
+    std::cout << jsonText(o) << '\n';
+  }
+
+  void function(const FunctionRow& r) override {
+    boost::json::object o;
+    o["func"] = r.name;
+    o["entry"] = hex(r.entry);
+    o["size"] = r.size;
+    o["file"] = r.file;
+    o["line"] = r.line;
+    o["signature"] = r.signature ? boost::json::value(*r.signature) : boost::json::value(nullptr);
+    boost::json::array rets;
+    for (uint64_t a : r.returns) rets.emplace_back(hex(a));
+    o["returns"] = std::move(rets);
+    o["probe"] = r.probe ? boost::json::value(hex(*r.probe)) : boost::json::value(nullptr);
+    o["probe_kind"] = r.probeKind;
+    if (!r.probeReason.empty()) o["probe_reason"] = r.probeReason;
+    std::cout << jsonText(o) << '\n';
+  }
+
+  void targetInfo(const TargetInfo& t) override {
+    auto opt = [](const std::optional<std::string>& v) { return v ? boost::json::value(*v) : boost::json::value(nullptr); };
+    boost::json::object o;
+    if (t.pid) o["pid"] = *t.pid;
+    o["exe"] = t.exe;
+    if (t.loadBias) o["load_bias"] = hex(*t.loadBias);
+    o["go_version"] = opt(t.goVersion);
+    o["main_path"] = opt(t.mainPath);
+    o["main_module"] = opt(t.mainModule);
+    o["pie"] = t.pie;
+    o["symtab"] = t.symtab;
+    o["dwarf"] = t.dwarf;
+    o["pclntab_format"] = t.pclntabFormat;
+    o["functions"] = t.functions;
+    o["goid_offset"] = t.goidOffset ? boost::json::value(*t.goidOffset) : boost::json::value(nullptr);
     std::cout << jsonText(o) << '\n';
   }
 

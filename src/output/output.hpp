@@ -64,6 +64,32 @@ class Output {
   // goscope latency: one function's aggregate (each interval, and `final`).
   virtual void latency(const std::string& func, const LatencyStats& stats, bool final) = 0;
 
+  // goscope list: one function of the binary.
+  struct FunctionRow {
+    std::string name;
+    std::optional<std::string> signature;  // from DWARF or .symtab, when known
+    uint64_t entry = 0, size = 0;
+    std::string file;
+    int64_t line = 0;
+    std::vector<uint64_t> returns;   // RET instructions
+    std::optional<uint64_t> probe;   // where the entry probe goes; none: not probe-able
+    std::string probeKind;           // "stack-check-branch", "entry", "none"
+    std::string probeReason;         // why that placement, or why none
+  };
+  virtual void function(const FunctionRow& row) = 0;
+  // goscope info: what goscope knows about a binary or process.
+  struct TargetInfo {
+    std::optional<int> pid;
+    std::string exe;
+    std::optional<uint64_t> loadBias;
+    std::optional<std::string> goVersion, mainPath, mainModule;
+    bool pie = false, symtab = false, dwarf = false;
+    std::string pclntabFormat;
+    size_t functions = 0;
+    std::optional<uint64_t> goidOffset;
+  };
+  virtual void targetInfo(const TargetInfo& info) = 0;
+
   // Everything written so far reaches stdout now.
   virtual void flush() = 0;
   // False once nobody reads stdout any more (`| head`): stop producing.

@@ -7,6 +7,7 @@
 #include "output/clock_text.hpp"
 #include "output/histogram_text.hpp"
 #include "output/outputs.hpp"
+#include "util/hex.hpp"
 #include "value/render.hpp"
 
 namespace goscope::output {
@@ -103,6 +104,26 @@ class TextOutput final : public Output {
       std::printf("  %llu returns without a seen entry (calls in flight when probes were attached)\n",
                   static_cast<unsigned long long>(s.mismatches));
     std::fputs(renderLog2Histogram(s.log2Buckets()).c_str(), stdout);
+  }
+
+  void function(const FunctionRow& r) override {
+    std::cout << (r.signature ? *r.signature : r.name);
+    if (!r.probe) std::cout << "  [not probe-able: " << r.probeReason << "]";
+    std::cout << '\n';
+  }
+
+  void targetInfo(const TargetInfo& t) override {
+    auto known = [](const std::optional<std::string>& v) { return v ? *v : std::string("unknown"); };
+    if (t.pid) std::cout << "pid:            " << *t.pid << '\n';
+    std::cout << "executable:     " << t.exe << '\n';
+    std::cout << "go version:     " << known(t.goVersion) << '\n';
+    std::cout << "main package:   " << known(t.mainPath) << '\n';
+    std::cout << "pie:            " << (t.pie ? "yes" : "no") << '\n';
+    if (t.loadBias) std::cout << "load bias:      " << hex(*t.loadBias) << '\n';
+    std::cout << "symbols:        " << (t.symtab ? ".symtab" : "stripped") << '\n';
+    std::cout << "dwarf:          " << (t.dwarf ? "yes (signatures, types, Delve)" : "no (BPF path only)") << '\n';
+    std::cout << "pclntab:        Go " << t.pclntabFormat << " format, " << t.functions << " functions\n";
+    if (t.goidOffset) std::cout << "runtime.g.goid: offset " << *t.goidOffset << '\n';
   }
 
   void flush() override {
