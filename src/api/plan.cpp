@@ -71,7 +71,10 @@ MatchFacts matchFacts(const GoBinary& bin, const std::vector<Pattern>& patterns,
 
 }  // namespace
 
-Result<TargetFacts> gatherFacts(const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid) {
+namespace {
+
+// Everything but the hit rate: the facts that cost no probe.
+Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid) {
   TargetFacts f;
   f.hasDwarf = hasDwarfSections(bin);
   if (const BuildInfo* bi = bin.buildInfo()) f.goVersion = bi->goVersion;
@@ -128,25 +131,51 @@ Result<TargetFacts> gatherFacts(const ProbeRequest& r, const GoBinary& bin, std:
       f.matchedFunctions = m.functions;
       f.floatArguments = m.floats;
     }
-    // The rate is worth measuring only when it is what decides: a per-hit
-    // capture both paths can serve, on a running process, with no rate given.
-    ProbeRequest probe = r;
-    probe.expectedRatePerS = std::nullopt;
-    auto undecided = planRequest(probe, f);
-    bool rateDecides = undecided && undecided->backend == Backend::Bpf && undecided->fallback == Backend::Delve &&
-                       !undecided->reasons.empty() && undecided->reasons.back().starts_with("hit rate unknown");
-    if (rateDecides && pid && !r.expectedRatePerS && f.bpfPrivileges) {
-      if (auto rate = measureHitRate(bin, *pid, patterns, r.rateWindowS)) f.measuredRatePerS = *rate;
-    }
   }
   return f;
 }
 
+// The plan from the facts that cost nothing and, only when the hit rate is
+// what decides between the paths (a per-hit capture both can serve, on a
+// running process, with no --expect-rate), the rate measured by a short
+// in-kernel count and the plan made again with it. The planner runs once,
+// or twice when a measured rate added a fact.
+struct Planned {
+  TargetFacts facts;
+  Result<Plan> plan = fail(ErrorKind::Internal, "not planned");
+};
+
+Result<Planned> factsAndPlan(const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid) {
+  auto f = staticFacts(r, bin, pid);
+  if (!f) return f.failure();
+  Planned out{std::move(*f)};
+  out.plan = planRequest(r, out.facts);
+  const bool rateDecides = out.plan && out.plan->backend == Backend::Bpf && out.plan->fallback == Backend::Delve &&
+                           !out.plan->reasons.empty() && out.plan->reasons.back().starts_with("hit rate unknown");
+  if (isPerHit(r.action) && rateDecides && pid && !r.expectedRatePerS && out.facts.bpfPrivileges) {
+    auto patterns = patternsOf(r);
+    if (!patterns) return out;
+    if (auto rate = measureHitRate(bin, *pid, *patterns, r.rateWindowS)) {
+      out.facts.measuredRatePerS = *rate;
+      out.plan = planRequest(r, out.facts);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<TargetFacts> gatherFacts(const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid) {
+  auto p = factsAndPlan(r, bin, pid);
+  if (!p) return p.failure();
+  return std::move(p->facts);
+}
+
 Result<Plan> plan(const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid, TargetFacts* factsOut) {
-  auto f = gatherFacts(r, bin, pid);
-  if (!f) return fail(f.error());
-  if (factsOut) *factsOut = *f;
-  return planRequest(r, *f);
+  auto p = factsAndPlan(r, bin, pid);
+  if (!p) return p.failure();
+  if (factsOut) *factsOut = p->facts;
+  return std::move(p->plan);
 }
 
 Result<Plan> plan(const ProbeRequest& r, TargetFacts* factsOut) {
