@@ -25,7 +25,9 @@ namespace {
 // global's value and its own rate of change. The output layer prints them.
 class CountReporter {
  public:
-  CountReporter(output::Output& out, std::optional<std::string> readVar) : out_(out), readVar_(std::move(readVar)) {}
+  // `json`: the JSON totals end with the global's last read (the text totals do not).
+  CountReporter(output::Output& out, std::optional<std::string> readVar, bool json)
+      : out_(out), readVar_(std::move(readVar)), json_(json) {}
 
   void interval(const api::CountSnapshot& snap) {
     StopSignalsHeld held;  // a Ctrl-C must not cut a report (and the totals after it)
@@ -56,8 +58,6 @@ class CountReporter {
     out_.flush();
   }
 
-  void setJson(bool json) { json_ = json; }
-
  private:
   void printRead(const api::CountSnapshot& snap) {
     if (!snap.readValue) {
@@ -78,7 +78,7 @@ class CountReporter {
 
   output::Output& out_;
   std::optional<std::string> readVar_;
-  bool json_ = false;
+  bool json_;
   std::vector<uint64_t> last_;
   double lastT_ = 0, lastReadT_ = 0;
   int64_t lastValue_ = 0;
@@ -109,8 +109,7 @@ int runCount(const std::vector<std::string>& argv) {
   auto session = orRaise(api::AggregateSession::start(std::move(target), request));
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   auto out = output::makeOutput(json);
-  CountReporter reporter(*out, session->readVariable());
-  reporter.setJson(json);
+  CountReporter reporter(*out, session->readVariable(), json);
   EndReason why = session->run([&](const api::CountSnapshot& s) { reporter.interval(s); });
   if (auto snap = session->snapshot()) reporter.totals(*snap);
   if (!json) std::fprintf(stderr, "goscope: %s; %zu functions probed\n", describe(why).c_str(), session->functionCount());
