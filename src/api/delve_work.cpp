@@ -30,12 +30,6 @@ DelveCosts costsOf(const delve::DelveSession& s, Clock::time_point t0) {
   return {s.targetPid(), t.stoppedMs, t.attachMs, t.detachMs, msSince(t0)};
 }
 
-Value named(rpc::Variable v) {
-  Value x = valueFromDelve(v);
-  x.name = v.name;
-  return x;
-}
-
 Result<ReadResult> readDirectly(const ProbeRequest& r, TracedTarget& target) {
   const Process* proc = target.process();
   if (!proc) return fail(ErrorKind::Usage, "read: a direct read needs a running process (-p PID)");
