@@ -110,7 +110,10 @@ int runCount(const std::vector<std::string>& argv) {
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   auto out = output::makeOutput(json);
   CountReporter reporter(*out, session->readVariable(), json);
-  EndReason why = session->run([&](const api::CountSnapshot& s) { reporter.interval(s); });
+  EndReason why = session->run([&](const api::CountSnapshot& s) {
+    reporter.interval(s);
+    if (!out->open()) session->stop();  // nobody reads any more (`| head`): the probes come off now
+  });
   if (auto snap = session->snapshot()) reporter.totals(*snap);
   if (!json) std::fprintf(stderr, "goscope: %s; %zu functions probed\n", describe(why).c_str(), session->functionCount());
   auto detached = session->detach();

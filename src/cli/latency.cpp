@@ -49,7 +49,10 @@ int runLatency(const std::vector<std::string>& argv) {
   auto session = orRaise(api::AggregateSession::start(std::move(target), request));
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   auto out = output::makeOutput(json);
-  EndReason why = session->run([&](const api::CountSnapshot& snap) { report(*out, snap, false); });
+  EndReason why = session->run([&](const api::CountSnapshot& snap) {
+    report(*out, snap, false);
+    if (!out->open()) session->stop();  // nobody reads any more (`| head`): the probes come off now
+  });
   if (auto snap = session->snapshot()) report(*out, *snap, true);
   std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
   session->detach();

@@ -4,6 +4,7 @@
 // BPF cannot read what is asked (float arguments), on Delve; the output
 // layer prints them. --folded counts stacks in the kernel instead (an
 // aggregate session) and prints them for flame graphs.
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -116,10 +117,19 @@ int runTrace(const std::vector<std::string>& argv) {
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   auto out = output::makeOutput(json);
   const bool delve = session->path() == Backend::Delve;
+  // Lines are buffered, but flushed at least every 50 ms: a reader sees them
+  // soon, and a closed pipe (`| head -1`) is noticed soon, which ends the
+  // session (the probes come off at once). Each Delve hit stopped the
+  // process: it is shown at once.
+  auto lastFlush = std::chrono::steady_clock::now();
   api::EventTotals totals = session->run([&](const api::Call& c) {
     StopSignalsHeld held;  // a Ctrl-C must not cut a line (stdout would drop the rest)
     out->traceCall(c, stack);
-    if (delve) std::cout.flush();  // each Delve hit stopped the process: show it at once
+    const auto now = std::chrono::steady_clock::now();
+    if (delve || now - lastFlush > std::chrono::milliseconds(50)) {
+      out->flush();
+      lastFlush = now;
+    }
     return out->open();
   });
   printTotals(totals);

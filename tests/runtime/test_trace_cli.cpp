@@ -5,7 +5,10 @@
 
 #include <boost/json.hpp>
 
+#include <chrono>
+
 #include "support/run.hpp"
+#include "support/unharmed.hpp"
 
 using namespace goscope::test;
 
@@ -84,4 +87,23 @@ TEST_CASE("trace: bad input") {
   CHECK(runCli("trace -b " + fixture("functions") + " main.nothing -d 1").exitCode == 5);
   CHECK(runCli("trace -p 4000000 main.add").exitCode == 3);
   CHECK(runCli("trace --stack --folded -b " + fixture("functions") + " main.add").exitCode == 2);
+}
+
+// A reader that goes away (`| head -1`) ends the session at once: the probes
+// come off and the target runs on at full speed (issue #12, item 3).
+TEST_CASE("trace and count end as soon as their output pipe closes") {
+  Counter c;
+  double before = c.rate();
+  for (const std::string sub : {"trace", "count -i 0.2"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    // goscope's own exit status goes to stderr; head's is the pipeline's.
+    auto r = run("{ " + cliPath() + " " + sub + " -p " + std::to_string(c.pid()) +
+                 " main.doWork 2>/dev/null; echo $? >&2; } | head -1");
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO(sub << ": " << r.out << r.err);
+    CHECK(splitLines(r.out).size() == 1);
+    CHECK(r.err == "0\n");  // goscope ends by itself, not killed by SIGPIPE
+    CHECK(s < 10);           // was: never, while the target ran ~100x slower
+  }
+  checkUnharmed(c, before);
 }
