@@ -15,6 +15,8 @@ packages=(
   # C++ libraries (Boost 1.81: 1.74, the default, has no Boost.JSON)
   libboost1.81-dev libboost-json1.81-dev
   libspdlog-dev libfmt-dev doctest-dev
+  # linear-time regular expressions for /regex/ patterns
+  libre2-dev
   # ELF, DWARF, disassembly
   libelf-dev libdw-dev libcapstone-dev zlib1g-dev
   # BPF: objects compiled by clang, skeletons by bpftool, loaded by libbpf

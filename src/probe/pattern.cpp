@@ -1,5 +1,7 @@
 #include "probe/pattern.hpp"
 
+#include <re2/re2.h>
+
 namespace goscope {
 
 bool globMatch(std::string_view p, std::string_view t) {
@@ -41,90 +43,23 @@ std::string goPrintName(std::string_view name) {
   return std::string(name);
 }
 
-namespace {
-
-// Regular expressions that libstdc++'s std::regex mishandles, found by
-// fuzzing (tests/fuzz/probe_spec/regressions/); nullptr when `re` is fine.
-//  - A quantifier on a quantifier (`a**`, `a+{2}`): ECMAScript rejects it
-//    ("nothing to repeat"), std::regex accepts it and its backtracking matcher
-//    then takes time exponential in their number (`/S****...*./` hangs on a
-//    short name). A single `?` after a quantifier is the lazy form, allowed.
-//  - A repeat count or back-reference number past kMaxRepeat (`\7777777777777777777`,
-//    `a{99999999999999999999}`): std::regex's parser overflows a signed
-//    integer (undefined behaviour); repeat counts that do fit expand into one
-//    NFA state per repetition.
-constexpr unsigned long kMaxRepeat = 1000;
-
-const char* unsupportedRegex(std::string_view re) {
-  // Every number std::regex parses is a run of digits in the text, and its
-  // parser overflows past 18 digits. Cap the runs whatever the tokens are:
-  // the scan below does not tokenize like libstdc++ (`\c\\777...` reads there
-  // as a control escape, then a back-reference), and fuzzing found the gap.
-  size_t digits = 0;
-  for (char c : re)
-    if ((digits = (c >= '0' && c <= '9') ? digits + 1 : 0) > 9) return "a number over 9 digits";
-  bool afterQuantifier = false, lazy = false, inClass = false;
-  for (size_t i = 0; i < re.size(); i++) {
-    char c = re[i];
-    if (c == '\\') {
-      // An escaped character is an atom; `\N` refers back to group N.
-      unsigned long group = 0;
-      for (size_t j = i + 1; j < re.size() && re[j] >= '0' && re[j] <= '9'; j++) {
-        group = group * 10 + static_cast<unsigned long>(re[j] - '0');
-        if (group > kMaxRepeat) return "a back-reference number over 1000";
-      }
-      // `\cX` is one atom (a control character) in libstdc++, whatever X is.
-      i += (i + 1 < re.size() && re[i + 1] == 'c') ? 2 : 1;
-      afterQuantifier = false;
-    } else if (inClass) {
-      inClass = c != ']';
-    } else if (c == '[') {
-      inClass = true;
-      afterQuantifier = false;
-    } else if (c == '*' || c == '+' || c == '?' || c == '{') {
-      if (afterQuantifier) {
-        if (c != '?' || lazy) return "a quantifier on a quantifier";
-        lazy = true;
-        continue;
-      }
-      if (c == '{') {
-        auto close = re.find('}', i);
-        if (close == std::string_view::npos) return nullptr;  // std::regex reports it
-        unsigned long count = 0;
-        for (size_t j = i + 1; j < close; j++) {
-          if (re[j] < '0' || re[j] > '9') {
-            count = 0;  // the next number of `{n,m}`
-            continue;
-          }
-          count = count * 10 + static_cast<unsigned long>(re[j] - '0');
-          if (count > kMaxRepeat) return "a repeat count over 1000";
-        }
-        i = close;
-      }
-      afterQuantifier = true;
-      lazy = false;
-    } else {
-      afterQuantifier = false;
-    }
-  }
-  return nullptr;
-}
-
-}  // namespace
-
 Result<Pattern> Pattern::parse(std::string_view text) {
   Pattern p;
   p.text_ = std::string(text);
   if (text.empty()) return fail(ErrorKind::Usage, "empty function pattern");
   if (text.size() >= 2 && text.front() == '/' && text.back() == '/') {
-    if (const char* why = unsupportedRegex(text.substr(1, text.size() - 2)))
-      return fail(ErrorKind::Usage, "bad regular expression " + p.text_ + ": " + why);
-    try {
-      p.regex_ = std::make_shared<std::regex>(std::string(text.substr(1, text.size() - 2)),
-                                              std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      return fail(ErrorKind::Usage, "bad regular expression " + p.text_ + ": " + e.what());
-    }
+    // RE2: matching takes time linear in the name whatever the expression
+    // (std::regex backtracked exponentially on `/(.*)*Z/` and overflowed its
+    // stack on deep nesting); what RE2 cannot do in bounded time and memory
+    // (back-references, nesting past its limit, huge repeat counts) is a
+    // clear error instead.
+    re2::RE2::Options options;
+    options.set_log_errors(false);
+    options.set_max_mem(8 << 20);
+    const std::string expr(text.substr(1, text.size() - 2));
+    auto re = std::make_shared<const re2::RE2>(expr, options);
+    if (!re->ok()) return fail(ErrorKind::Usage, "bad regular expression " + p.text_ + ": " + re->error());
+    p.regex_ = std::move(re);
     p.kind_ = Kind::Regex;
   } else if (text.find_first_of("*?") != std::string_view::npos) {
     p.kind_ = Kind::Glob;
@@ -139,7 +74,7 @@ bool Pattern::matches(std::string_view name) const {
     case Kind::Glob:
       return globMatch(text_, name) || (name.find('[') != std::string_view::npos && globMatch(text_, goPrintName(name)));
     case Kind::Regex:
-      return std::regex_search(name.begin(), name.end(), *regex_);
+      return re2::RE2::PartialMatch(re2::StringPiece(name.data(), name.size()), *regex_);
   }
   return false;
 }

@@ -1,5 +1,5 @@
 // Function-name patterns as users type them: a glob (`main.*`, `runtime.gc*`)
-// or a regular expression between slashes (`/^main\.\(\*Server\)/`).
+// or a regular expression between slashes (`/^main\.\(\*Server\)/`, RE2 syntax).
 //
 // Only `*` and `?` are wildcards in a glob: Go names are full of brackets and
 // parentheses (`main.(*Server).Handle`, `main.Map[...]`) that must match
@@ -8,11 +8,14 @@
 #pragma once
 
 #include <memory>
-#include <regex>
 #include <string>
 #include <string_view>
 
 #include "util/result.hpp"
+
+namespace re2 {
+class RE2;
+}
 
 namespace goscope {
 
@@ -28,7 +31,7 @@ class Pattern {
   enum class Kind { Literal, Glob, Regex };
   Kind kind_ = Kind::Literal;
   std::string text_;
-  std::shared_ptr<std::regex> regex_;
+  std::shared_ptr<const re2::RE2> regex_;  // Kind::Regex (RE2: linear-time matching)
 };
 
 bool globMatch(std::string_view pattern, std::string_view text);

@@ -15,7 +15,9 @@ namespace goscope {
 Result<std::shared_ptr<ElfFile>> ElfFile::open(const std::string& path) {
   std::shared_ptr<ElfFile> f(new ElfFile());
   f->path_ = path;
-  f->fd_ = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+  // writer for ever; load() then refuses anything but a regular file.
+  f->fd_ = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!f->fd_.valid()) {
     int err = errno;
     if (err == ENOENT || err == ENOTDIR)

@@ -5,6 +5,7 @@
 // reduced privileges, a target that exits or execs); each group is one test
 // case, named in the table's last column.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -229,7 +230,13 @@ TEST_CASE("error table: bad targets") {
   REQUIRE(procState(zombie.pid) == 'Z');
   Child stripped({fixture("counter", "stripped")});
   std::this_thread::sleep_for(200ms);
+  const std::string fifo = "/tmp/goscope-error-table-fifo-" + pidOf(::getpid());
+  ::unlink(fifo.c_str());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   std::map<std::string, std::string> vars = {{"TXT", text},
+                                             {"FIFO", fifo},
+                                             {"DEEP", std::string(20000, '(') + std::string(20000, ')')},
+                                             {"F", fixture("functions")},
                                              {"SLEEP", pidOf(sleeper.pid())},
                                              {"ZOMBIE", pidOf(zombie.pid)},
                                              {"STRIPPED", pidOf(stripped.pid())},
@@ -238,6 +245,10 @@ TEST_CASE("error table: bad targets") {
       {"list -b /nonexistent/prog", 3, "/nonexistent/prog: no such file"},
       {"count -b /nonexistent/prog main.doWork", 3, "/nonexistent/prog: no such file"},
       {"list -b /tmp", 4, "/tmp: not a regular file"},
+      {"list -b {FIFO}", 4, "{FIFO}: not a regular file"},  // was: blocked in open() for ever
+      {"count -b {FIFO} main.doWork -d 1", 4, "{FIFO}: not a regular file"},
+      {"list -b {F} '/^(.*)*QQQ$/'", 5, "no probe-able function matches"},  // was: 100% CPU for ever (std::regex)
+      {"list -b {F} '/{DEEP}QQQ/'", 5, "no probe-able function matches"},  // 20,000 nested groups: was a crash (exit 139)
       {"list -b {TXT}", 4, "not an ELF file"},
       {"info -b /bin/true", 4, "not a Go program"},
       {"count -c /nonexistent/prog main.doWork", 3, "/nonexistent/prog: no such program"},
@@ -274,6 +285,7 @@ TEST_CASE("error table: bad targets") {
   CHECK(tracerPid(stripped.pid()) == 0);
   CHECK(stripped.alive());
   std::filesystem::remove(text);
+  ::unlink(fifo.c_str());
 }
 
 TEST_CASE("error table: bad symbols, expressions and dlv options on a live counter") {
