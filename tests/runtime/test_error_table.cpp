@@ -300,6 +300,8 @@ TEST_CASE("error table: bad symbols, expressions and dlv options on a live count
                 {"read --strategy delve -p {P} main.counter --dlv-arg=--listen=0.0.0.0:4444", 2, "refusing dlv option --listen"},
                 {"read --strategy delve -p {P} main.counter --dlv-arg=--only-same-user=false", 2, "refusing dlv option --only-same-user"},
                 {"read --strategy delve -p {P} main.counter --dlv-arg=--accept-multiclient", 2, "refusing dlv option --accept-multiclient"},
+                {"read --strategy delve -p {P} main.counter --dlv-arg=--log-dest=/tmp/goscope-dlv.log", 2, "refusing dlv option --log-dest"},
+                {"read --strategy delve -p {P} main.counter --dlv-arg=--init=/tmp/goscope-dlv.init", 2, "refusing dlv option --init"},
                 {"read --strategy delve -p {P} main.counter --dlv-arg=--frob", 2, "dlv refused an option given with --dlv-arg: Error: unknown flag: --frob"},
             },
             vars);

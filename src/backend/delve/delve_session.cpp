@@ -98,6 +98,14 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
       return fail(ErrorKind::Usage, "refusing dlv option " + a +
                                         ": dlv's API port stays on 127.0.0.1 and refuses other users (docs/security.md)");
     }
+    // goscope learns the port from dlv's "API server listening at" line and
+    // claims it at once: an option that moves that line elsewhere left the
+    // target frozen while goscope waited, with the port open to any local
+    // root client. --init runs dlv commands goscope does not see.
+    if (a.starts_with("--log-dest") || a.starts_with("--init")) {
+      return fail(ErrorKind::Usage, "refusing dlv option " + a +
+                                        ": goscope reads dlv's port line and drives dlv alone (docs/security.md)");
+    }
   }
   if (pid <= 0 || !processIsAlive(pid)) return fail(ErrorKind::NotFound, "no process " + std::to_string(pid));
   auto path = DlvProcess::locate(options.dlvPath);
@@ -126,7 +134,10 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
     s->state_ = SessionState::Dead;
     return fail(e);  // the destructor hands a dlv that is still there to the guardian
   };
-  auto port = s->dlv_->waitForPort(options.startTimeout);
+  // The port line comes before dlv attaches (and before it reads DWARF):
+  // seconds at most, not the start timeout, and dlv is never left listening
+  // unclaimed (startFailed hands it to the guardian, which ends it).
+  auto port = s->dlv_->waitForPort(std::min(options.startTimeout, options.listenTimeout));
   if (!port) return startFailed(port.error());
   s->timings_.listenMs = msSince(t0);
   s->stoppedSince_ = Clock::now();  // dlv is about to stop the target

@@ -38,6 +38,7 @@ struct DelveOptions {
   std::string dlvPath;                 // empty: $GOSCOPE_DLV, then dlv on $PATH
   std::vector<std::string> extraArgs;  // appended to `dlv attach` (e.g. --check-go-version=false)
   Millis startTimeout{30'000};         // spawn to first reply (DWARF loading of a big binary)
+  Millis listenTimeout{10'000};        // spawn to dlv's port line (printed before it attaches)
   Millis callTimeout{10'000};          // each RPC
   Millis detachTimeout{10'000};
   // Refuse (and detach) a target whose Go version this Delve does not
