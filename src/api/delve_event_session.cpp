@@ -5,10 +5,12 @@
 // XMM registers). Every hit stops the whole process for a round trip to dlv.
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 
 #include "api/delve_capture.hpp"
 #include "api/event_sessions.hpp"
 #include "probe/pattern.hpp"
+#include "target/disasm.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::api {
@@ -38,13 +40,43 @@ Result<std::vector<std::string>> matchingFunctions(const GoBinary& bin, const Pr
   return names;
 }
 
+// A breakpoint at a raw address (`*0x4835c1`) writes an int3 there: inside
+// an instruction it corrupts the target (its displacement or immediate
+// changes for the whole session, and after it). The same disassembler that
+// places the BPF probes checks the address first.
+Result<void> checkRawAddress(TracedTarget& target, const std::string& location) {
+  char* end = nullptr;
+  const uint64_t addr = std::strtoull(location.c_str() + 1, &end, 0);
+  if (end == location.c_str() + 1 || *end != '\0')
+    return fail(ErrorKind::Usage, "break: " + location + " is not an address (*0x4835c0)");
+  auto bias = target.loadBias();
+  if (!bias) return bias.failure();
+  const uint64_t link = addr - *bias;
+  const GoBinary& bin = target.binary();
+  const GoFunction* fn = bin.pclntab().functionAt(link);
+  if (!fn)
+    return fail(ErrorKind::Usage, "break: " + location + " is not in any function of " + target.describe(),
+                "goscope list shows every function and its entry");
+  auto code = bin.analyze(*fn);
+  if (!code) return fail(ErrorKind::Usage, "break: " + location + ": " + fn->name + " cannot be disassembled: " + code.error().message);
+  if (!isInstructionBoundary(*code, link))
+    return fail(ErrorKind::Usage,
+                "break: " + location + " is inside an instruction of " + fn->name +
+                    ": a breakpoint there would corrupt the target",
+                "give the address of an instruction's first byte (objdump -d), or the function's name");
+  return {};
+}
+
 class DelveEventSession final : public EventSession {
  public:
   DelveEventSession(const ProbeRequest& r) : request_(r), pid_(*r.target.pid), t0_(std::chrono::steady_clock::now()) {}
 
-  Result<void> start(const TracedTarget& target) {
+  Result<void> start(TracedTarget& target) {
     const GoBinary& bin = target.binary();
     const bool isBreak = request_.action == Action::Break;
+    for (const auto& l : request_.locations)
+      if (l.starts_with("*"))
+        if (auto ok = checkRawAddress(target, l); !ok) return ok;
     std::vector<std::string> locations = request_.locations;
     if (!isBreak) {
       auto names = matchingFunctions(bin, request_);
@@ -137,7 +169,7 @@ class DelveEventSession final : public EventSession {
 
 }  // namespace
 
-Result<std::unique_ptr<EventSession>> startDelveEvents(const ProbeRequest& r, const TracedTarget& target) {
+Result<std::unique_ptr<EventSession>> startDelveEvents(const ProbeRequest& r, TracedTarget& target) {
   if (!r.target.pid) return fail(ErrorKind::Usage, std::string(actionName(r.action)) + ": the Delve path needs -p PID");
   auto s = std::make_unique<DelveEventSession>(r);
   if (auto ok = s->start(target); !ok) return ok.failure();

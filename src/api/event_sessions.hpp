@@ -15,7 +15,7 @@ namespace goscope::api {
 // held before exec until the probes are attached).
 Result<std::unique_ptr<EventSession>> startBpfEvents(const ProbeRequest& request, TracedTarget target);
 // A running process (-p) that dlv attaches to, as the command opened it.
-Result<std::unique_ptr<EventSession>> startDelveEvents(const ProbeRequest& request, const TracedTarget& target);
+Result<std::unique_ptr<EventSession>> startDelveEvents(const ProbeRequest& request, TracedTarget& target);
 
 // "goscope: 12 functions, 30 probes attached to PID 7 (...) in 4.1 ms (uprobe_multi); Ctrl-C to stop"
 std::string attachedLine(const Selection& selection, const bpf::AttachStats& stats, const std::string& target);

@@ -514,3 +514,23 @@ TEST_CASE("error table: two BPF sessions on one process both count and a second 
   CHECK(c.child.alive());
   std::filesystem::remove(errPath);
 }
+
+// A breakpoint at a raw address writes an int3 there: inside an instruction
+// it corrupted the target (issue #12 item 4). The disassembler refuses it
+// before dlv starts; the first byte of an instruction is accepted.
+TEST_CASE("error table: a Delve breakpoint inside an instruction is refused before dlv starts") {
+  Counter c;
+  double before = c.rate();
+  char inside[32];
+  std::snprintf(inside, sizeof inside, "*0x%llx", static_cast<unsigned long long>(c.doWork.value + 1));
+  auto r = runCli("break -p " + pidOf(c.pid()) + " '" + inside + "' -n 1 -d 2");
+  expectOneLine(r, 2, std::string("break: ") + inside + " is inside an instruction of main.doWork");
+  CHECK(dlvAttachedTo(c.pid()).empty());
+  char entry[32];
+  std::snprintf(entry, sizeof entry, "*0x%llx", static_cast<unsigned long long>(c.doWork.value));
+  auto ok = runCli("break -p " + pidOf(c.pid()) + " '" + entry + "' -n 1 -d 5");
+  INFO(ok.err);
+  CHECK(ok.exitCode == 0);
+  CHECK(ok.out.find("main.doWork") != std::string::npos);
+  checkUnharmed(c, before);
+}
