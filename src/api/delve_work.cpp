@@ -9,6 +9,7 @@
 
 #include "api/delve_capture.hpp"
 #include "api/goscope.hpp"
+#include "api/write_check.hpp"
 #include "backend/memory/direct_read.hpp"
 #include "util/stop_signals.hpp"
 #include "backend/delve/values_from_delve.hpp"
@@ -22,6 +23,18 @@ using Clock = std::chrono::steady_clock;
 // One-off reads can afford more than Delve's per-hit default: nested
 // structs two levels down and longer strings (the direct read's limits too).
 constexpr rpc::LoadConfig kReadLoad{true, 2, 256, 64, -1};
+
+WriteKind writeKindOf(const rpc::Variable& v) {
+  using rpc::GoKind;
+  const auto k = static_cast<GoKind>(v.kind);
+  if (!v.unreadable.empty()) return WriteKind::Other;
+  if (k >= GoKind::Int && k <= GoKind::Int64) return WriteKind::Signed;
+  if (k >= GoKind::Uint && k <= GoKind::Uintptr) return WriteKind::Unsigned;
+  if (k == GoKind::Float32 || k == GoKind::Float64) return WriteKind::Float;
+  if (k == GoKind::Bool) return WriteKind::Bool;
+  if (k == GoKind::Pointer || k == GoKind::UnsafePointer) return WriteKind::Pointer;
+  return WriteKind::Other;
+}
 
 void interruptSession(void* session) { static_cast<delve::DelveSession*>(session)->interrupt(); }
 
@@ -136,17 +149,37 @@ Result<WriteResult> write(const ProbeRequest& r, const TracedTarget* target) {
   if (!session) return session.failure();
   auto& s = **session;
   WriteResult out;
+  auto failWith = [&](const std::string& var, const std::string& value, Error e, bool nothingWritten) {
+    e.message = var + "=" + value + ": " + e.message + (nothingWritten ? "; nothing was written" : "");
+    out.failed = sessionError(*r.target.pid, e);
+  };
+  // Every assignment is checked before the first is written: all or nothing.
+  std::vector<rpc::Variable> befores;
   for (const auto& [var, value] : r.writes) {
     auto before = s.eval(var);
-    auto written = before ? s.set(var, value) : Result<void>(before.failure());
-    auto after = written ? s.eval(var) : Result<rpc::Variable>(written.failure());
-    if (!after) {
-      out.failed = after.error();
-      out.failed->message = var + "=" + value + ": " + out.failed->message;
-      out.failed = sessionError(*r.target.pid, *out.failed);
+    if (!before) {
+      failWith(var, value, before.error(), true);
       break;
     }
-    out.changes.push_back({var, valueFromDelve(*before), valueFromDelve(*after)});
+    auto name = checkWrite(writeKindOf(*before), valueFromDelve(*before).type, value);
+    if (name && *name) {
+      if (auto other = s.eval(**name); !other) name = other.failure();  // a variable that must exist
+    }
+    if (!name) {
+      failWith(var, value, name.error(), true);
+      break;
+    }
+    befores.push_back(std::move(*before));
+  }
+  for (size_t i = 0; !out.failed && i < r.writes.size(); i++) {
+    const auto& [var, value] = r.writes[i];
+    auto written = s.set(var, value);
+    auto after = written ? s.eval(var) : Result<rpc::Variable>(written.failure());
+    if (!after) {
+      failWith(var, value, after.error(), false);
+      break;
+    }
+    out.changes.push_back({var, valueFromDelve(befores[i]), valueFromDelve(*after)});
   }
   if (auto d = s.detach(); !d) out.detachFailed = d.error();
   out.costs = costsOf(s, t0);

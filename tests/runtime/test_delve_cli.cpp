@@ -369,6 +369,27 @@ TEST_CASE("set --json on a struct field — read sees it") {
   checkZooUnharmed(z, before);
 }
 
+// Values Delve would convert silently are refused, and several assignments
+// are all or nothing: checked together before the first is written.
+TEST_CASE("set refuses out-of-range and ill-typed values before writing anything") {
+  Zoo z;
+  double before = z.roundsPerSecond();
+  auto range = runCli("set" + pidArg(z.pid()) + "main.cfg.Workers=99999999999999999999999 --allow-write");
+  CHECK(range.exitCode == 2);
+  CHECK(range.err.find("is out of range for int") != std::string::npos);
+  auto expr = runCli("set" + pidArg(z.pid()) + "'main.cfg.Workers=1<<70' --allow-write");
+  CHECK(expr.exitCode == 2);
+  auto pair = runCli("set" + pidArg(z.pid()) + "main.cfg.Workers=3 main.cfg.Ratio=abc --allow-write");
+  INFO("stderr: " << pair.err);
+  CHECK(pair.exitCode == 5);
+  CHECK(pair.err.find("main.cfg.Ratio=abc") != std::string::npos);
+  CHECK(pair.err.find("nothing was written") != std::string::npos);
+  CHECK(pair.out.empty());
+  auto read = runCli("read" + pidArg(z.pid()) + "main.cfg.Workers");
+  CHECK(read.out == "main.cfg.Workers = 8 (int)\n");  // the first assignment was not written either
+  checkZooUnharmed(z, before);
+}
+
 // ---- goscope SIGKILLed in the middle of a break session ------------------------
 
 namespace {

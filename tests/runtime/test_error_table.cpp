@@ -312,6 +312,12 @@ TEST_CASE("error table: bad symbols, expressions and dlv options on a live count
            {"read -p {P} 'main.counter +'", 2, "main.counter +: Delve cannot parse the expression"},
            {"set -p {P} main.nosuch=1 --allow-write", 5, "main.nosuch=1: Delve Eval"},
            {"set -p {P} main.counter=abc --allow-write", 5, "could not find symbol value for abc"},
+           // Values Delve would convert silently are refused before anything is written.
+           {"set -p {P} main.counter=99999999999999999999999 --allow-write", 2,
+            "main.counter=99999999999999999999999: 99999999999999999999999 is out of range for int64 (-9223372036854775808 to 9223372036854775807); nothing was written"},
+           {"set -p {P} 'main.counter=1<<70' --allow-write", 2, "'1<<70' is not an integer literal or a variable name"},
+           // All or nothing: the second assignment's error keeps the first from being written.
+           {"set -p {P} main.counter=77 main.counter=abc --allow-write", 5, "could not find symbol value for abc; nothing was written"},
            {"break -p {P} main.doWork main.nosuch -n 3", 5, "main.nosuch: Delve Eval"},
        }) {
     auto r = run("timeout 60 " + cliPath() + " " + expand(row.args, vars));
