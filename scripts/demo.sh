@@ -5,7 +5,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GOSCOPE_BUILD_DIR:-$root/build}
 bash "$root/scripts/setup.sh"
-bash "$root/scripts/build.sh"
+bash "$root/scripts/build.sh" --target goscope  # the CLI alone: the demo does not wait for the tests
 bash "$root/scripts/build-fixtures.sh" "$build/fixtures" >/dev/null
 
 "$build/fixtures/default/counter" --report >/dev/null &
