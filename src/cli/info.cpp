@@ -6,6 +6,7 @@
 #include "cli/strategy_options.hpp"
 #include "cli/target_options.hpp"
 #include "output/output.hpp"
+#include "target/goid_offset.hpp"
 
 namespace goscope::cli {
 
@@ -51,7 +52,9 @@ int runInfo(const std::vector<std::string>& argv) {
   info.dwarf = dw != nullptr;
   info.pclntabFormat = bin.pclntab().goVersionFormat();
   info.functions = bin.pclntab().functions().size();
-  if (dw) info.goidOffset = dw->memberOffset("runtime.g", "goid");
+  GoidOffset goid = findGoidOffset(bin);
+  info.goidOffset = goid.offset;
+  info.goidOffsetHow = goid.how;
   auto out = output::makeOutput(args.has("json"));
   out->targetInfo(info);
   out->flush();

@@ -150,6 +150,7 @@ class JsonOutput final : public Output {
     o["pclntab_format"] = t.pclntabFormat;
     o["functions"] = t.functions;
     o["goid_offset"] = t.goidOffset ? boost::json::value(*t.goidOffset) : boost::json::value(nullptr);
+    o["goid_offset_source"] = t.goidOffsetHow;
     std::cout << jsonText(o) << '\n';
   }
 

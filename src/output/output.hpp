@@ -87,6 +87,7 @@ class Output {
     std::string pclntabFormat;
     size_t functions = 0;
     std::optional<uint64_t> goidOffset;
+    std::string goidOffsetHow;  // how it was found ("DWARF", "runtime.newproc1's store at 0x..."), or why not
   };
   virtual void targetInfo(const TargetInfo& info) = 0;
 

@@ -123,7 +123,8 @@ class TextOutput final : public Output {
     std::cout << "symbols:        " << (t.symtab ? ".symtab" : "stripped") << '\n';
     std::cout << "dwarf:          " << (t.dwarf ? "yes (signatures, types, Delve)" : "no (BPF path only)") << '\n';
     std::cout << "pclntab:        Go " << t.pclntabFormat << " format, " << t.functions << " functions\n";
-    if (t.goidOffset) std::cout << "runtime.g.goid: offset " << *t.goidOffset << '\n';
+    if (t.goidOffset) std::cout << "runtime.g.goid: offset " << *t.goidOffset << " (" << t.goidOffsetHow << ")\n";
+    else std::cout << "runtime.g.goid: not found (" << t.goidOffsetHow << "): goroutine ids may be wrong\n";
   }
 
   void flush() override {

@@ -1,17 +1,18 @@
 #include "target/go_runtime_facts.hpp"
 
+#include "target/goid_offset.hpp"
+
 #include <elf.h>
 #include <spdlog/spdlog.h>
 
 namespace goscope {
 
 uint32_t goidOffset(const GoBinary& bin) {
-  if (const DwarfInfo* d = bin.dwarf())
-    if (auto off = d->memberOffset("runtime.g", "goid")) return static_cast<uint32_t>(*off);
-  // Stripped: runtime.g has had goid at 152 from Go 1.17 (regabi) through
-  // 1.19; later releases may move it, and then goroutine ids read wrong but
-  // pairing (keyed by the g pointer) stays right.
-  spdlog::debug("{}: no DWARF for runtime.g; assuming goid at offset 152", bin.name());
+  GoidOffset found = findGoidOffset(bin);  // DWARF, else runtime.newproc1's code
+  if (found.offset) return *found.offset;
+  // Neither: goroutine ids may read wrong (pairing, keyed by the g pointer,
+  // stays right); `goscope info` says so.
+  spdlog::warn("{}: goroutine id offset not found ({}); assuming 152: goroutine ids may be wrong", bin.name(), found.how);
   return 152;
 }
 

@@ -9,6 +9,8 @@
 
 #include "support/run.hpp"
 #include "target/buildinfo.hpp"
+#include "target/go_binary.hpp"
+#include "target/goid_offset.hpp"
 #include "target/elf_file.hpp"
 #include "target/pclntab.hpp"
 
@@ -30,6 +32,20 @@ std::string_view expectedFormat(int minor) {
 }
 
 }  // namespace
+
+TEST_CASE("go versions: the goroutine id offset from runtime.newproc1 agrees with DWARF on every fixture") {
+  for (const auto& v : kVariants) {
+    auto bin = GoBinary::open(fixture("zoo", v));
+    REQUIRE(bin.has_value());
+    GoidOffset goid = findGoidOffset(**bin);
+    INFO(v << ": " << goid.how);
+    REQUIRE(goid.offset.has_value());
+    CHECK(*goid.offset == 152u);  // Go 1.19, the local toolchain
+    // With DWARF the code is the check ("DWARF, and runtime.newproc1's store ..."); without, the source.
+    CHECK(goid.how.find("runtime.newproc1's store at 0x") != std::string::npos);
+    CHECK(goid.how.find("says") == std::string::npos);  // no disagreement
+  }
+}
 
 TEST_CASE("go versions: esbuild binaries from npm, Go 1.16 to 1.26") {
   const char* dir = std::getenv("GOSCOPE_GO_SAMPLES");
@@ -132,6 +148,17 @@ TEST_CASE("go versions: esbuild binaries from npm, Go 1.16 to 1.26") {
     bool mainInlines = false;
     for (const auto& c : t->inlinedCalls(*mainMain)) mainInlines |= c.callFile.ends_with("cmd/esbuild/main.go");
     CHECK(mainInlines);
+
+    // runtime.g.goid, found in runtime.newproc1's code (these binaries are
+    // stripped): 160 in Go 1.23 and 1.24, 152 in every other release
+    // (issue #13: assuming 152 read the goroutine's status on 1.23/1.24).
+    auto bin = GoBinary::open(path);
+    REQUIRE(bin.has_value());
+    GoidOffset goid = findGoidOffset(**bin);
+    INFO(goid.how);
+    REQUIRE(goid.offset.has_value());
+    CHECK(*goid.offset == ((minor == 23 || minor == 24) ? 160u : 152u));
+    CHECK(goid.how.starts_with("runtime.newproc1's store at 0x"));
 
     MESSAGE(sample.filename().string()
             << ": " << bi->goVersion << " (build info from " << bi->source << "), pclntab " << t->goVersionFormat()
