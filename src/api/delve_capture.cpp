@@ -65,6 +65,10 @@ Result<std::unique_ptr<delve::DelveSession>> attachDelve(pid_t pid, const std::v
   return std::move(*s);
 }
 
+StopHookScope interruptOnStop(delve::DelveSession& session) {
+  return StopHookScope([](void* s) { static_cast<delve::DelveSession*>(s)->interrupt(); }, &session);
+}
+
 delve::BreakpointSpec captureSpec(const std::string& location, const CaptureParts& parts) {
   delve::BreakpointSpec spec;
   spec.location = location;

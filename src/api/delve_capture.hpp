@@ -19,6 +19,7 @@
 #include "api/delve_work.hpp"
 #include "backend/delve/delve_session.hpp"
 #include "target/traced_target.hpp"
+#include "util/stop_signals.hpp"
 
 namespace goscope::api {
 
@@ -36,6 +37,10 @@ struct CaptureParts {
 // process as the command opened it already (its binary is not read again).
 Result<std::unique_ptr<delve::DelveSession>> attachDelve(pid_t pid, const std::vector<std::string>& dlvArgs,
                                                         const TracedTarget* target = nullptr);
+
+// While the returned scope lives, a stop signal (Ctrl-C, SIGTERM) cuts the
+// session's blocking call short (DelveSession::interrupt is async-signal-safe).
+StopHookScope interruptOnStop(delve::DelveSession& session);
 
 // The breakpoint that captures `parts` at `location` (Delve's stack depth
 // counts callers: N frames need depth N, the extra one is dropped).

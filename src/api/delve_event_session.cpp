@@ -19,8 +19,6 @@ namespace {
 
 constexpr int kTraceStackFrames = 16;
 
-void interruptSession(void* session) { static_cast<delve::DelveSession*>(session)->interrupt(); }
-
 Result<std::vector<std::string>> matchingFunctions(const GoBinary& bin, const ProbeRequest& r) {
   auto patterns = patternsOf(r);
   if (!patterns) return patterns.failure();
@@ -129,7 +127,7 @@ class DelveEventSession final : public EventSession {
   }
 
   EventTotals run(const std::function<bool(const Call&)>& sink) override {
-    StopHookScope hook(interruptSession, session_.get());
+    StopHookScope hook = interruptOnStop(*session_);
     HitLoopResult loop = runHitLoop(*session_, ids_, request_.maxHits, request_.durationS,
                                     [&](const delve::BreakpointHit& h) { return sink(callFromHit(h, parts_, pid_)); },
                                     &stopAsked_);

@@ -24,19 +24,18 @@ using Clock = std::chrono::steady_clock;
 // structs two levels down and longer strings (the direct read's limits too).
 constexpr rpc::LoadConfig kReadLoad{true, 2, 256, 64, -1};
 
-WriteKind writeKindOf(const rpc::Variable& v) {
-  using rpc::GoKind;
-  const auto k = static_cast<GoKind>(v.kind);
-  if (!v.unreadable.empty()) return WriteKind::Other;
-  if (k >= GoKind::Int && k <= GoKind::Int64) return WriteKind::Signed;
-  if (k >= GoKind::Uint && k <= GoKind::Uintptr) return WriteKind::Unsigned;
-  if (k == GoKind::Float32 || k == GoKind::Float64) return WriteKind::Float;
-  if (k == GoKind::Bool) return WriteKind::Bool;
-  if (k == GoKind::Pointer || k == GoKind::UnsafePointer) return WriteKind::Pointer;
-  return WriteKind::Other;
+// What `set` may write into a variable, from its value as loaded.
+WriteKind writeKindOf(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::Int: return WriteKind::Signed;
+    case Value::Kind::Uint: return WriteKind::Unsigned;
+    case Value::Kind::Float: return WriteKind::Float;
+    case Value::Kind::Bool: return WriteKind::Bool;
+    case Value::Kind::Pointer:
+    case Value::Kind::UnsafePointer: return WriteKind::Pointer;
+    default: return WriteKind::Other;
+  }
 }
-
-void interruptSession(void* session) { static_cast<delve::DelveSession*>(session)->interrupt(); }
 
 DelveCosts costsOf(const delve::DelveSession& s, Clock::time_point t0) {
   auto t = s.timings();
@@ -154,14 +153,15 @@ Result<WriteResult> write(const ProbeRequest& r, const TracedTarget* target) {
     out.failed = sessionError(*r.target.pid, e);
   };
   // Every assignment is checked before the first is written: all or nothing.
-  std::vector<rpc::Variable> befores;
+  std::vector<Value> befores;
   for (const auto& [var, value] : r.writes) {
-    auto before = s.eval(var);
-    if (!before) {
-      failWith(var, value, before.error(), true);
+    auto loaded = s.eval(var);
+    if (!loaded) {
+      failWith(var, value, loaded.error(), true);
       break;
     }
-    auto name = checkWrite(writeKindOf(*before), valueFromDelve(*before).type, value);
+    Value before = valueFromDelve(*loaded);
+    auto name = checkWrite(writeKindOf(before), before.type, value);
     if (name && *name) {
       if (auto other = s.eval(**name); !other) name = other.failure();  // a variable that must exist
     }
@@ -169,7 +169,7 @@ Result<WriteResult> write(const ProbeRequest& r, const TracedTarget* target) {
       failWith(var, value, name.error(), true);
       break;
     }
-    befores.push_back(std::move(*before));
+    befores.push_back(std::move(before));
   }
   for (size_t i = 0; !out.failed && i < r.writes.size(); i++) {
     const auto& [var, value] = r.writes[i];
@@ -179,7 +179,7 @@ Result<WriteResult> write(const ProbeRequest& r, const TracedTarget* target) {
       failWith(var, value, after.error(), false);
       break;
     }
-    out.changes.push_back({var, valueFromDelve(befores[i]), valueFromDelve(*after)});
+    out.changes.push_back({var, std::move(befores[i]), valueFromDelve(*after)});
   }
   if (auto d = s.detach(); !d) out.detachFailed = d.error();
   out.costs = costsOf(s, t0);
@@ -196,7 +196,7 @@ Result<SampleTotals> sample(const ProbeRequest& r, double timeoutS, const std::f
   auto attached = attachDelve(pid, r.dlvArgs, target);
   if (!attached) return attached.failure();
   auto& s = **attached;
-  StopHookScope hook(interruptSession, &s);
+  StopHookScope hook = interruptOnStop(s);
   CaptureParts parts;
   parts.exprs = r.capture.exprs;
   parts.args = r.capture.args;
