@@ -49,6 +49,7 @@ bool anyFunctionMatches(const GoBinary& bin, const std::vector<Pattern>& pattern
 struct MatchFacts {
   size_t functions = 0;
   bool floats = false;
+  Placement entry = Placement::Emulated;  // the dearest entry placement among them
 };
 
 MatchFacts matchFacts(const GoBinary& bin, const std::vector<Pattern>& patterns, bool wantFloats) {
@@ -58,7 +59,9 @@ MatchFacts matchFacts(const GoBinary& bin, const std::vector<Pattern>& patterns,
     bool match = false;
     for (const auto& p : patterns) match = match || p.matches(fn.name);
     if (!match) continue;
-    if (++m.functions > 256 || !d || m.floats) continue;
+    if (++m.functions > 256) continue;
+    if (auto code = bin.analyze(fn); code && code->probe.kind == ProbeSite::Kind::SteppedEntry) m.entry = Placement::Stepped;
+    if (!d || m.floats) continue;
     const DwarfFunction* df = d->functionAt(fn.entry);
     if (!df) continue;
     auto layout = layoutFunction(*d, *df, fn.args);
@@ -130,7 +133,9 @@ Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std:
       MatchFacts m = matchFacts(bin, patterns, (r.capture.args || r.capture.results) && f.hasDwarf);
       f.matchedFunctions = m.functions;
       f.floatArguments = m.floats;
+      f.entryPlacement = m.entry;
     }
+    f.costs = hostCosts();
   }
   return f;
 }
@@ -150,8 +155,7 @@ Result<Planned> factsAndPlan(const ProbeRequest& r, const GoBinary& bin, std::op
   if (!f) return f.failure();
   Planned out{std::move(*f)};
   out.plan = planRequest(r, out.facts);
-  const bool rateDecides = out.plan && out.plan->backend == Backend::Bpf && out.plan->fallback == Backend::Delve &&
-                           !out.plan->reasons.empty() && out.plan->reasons.back().starts_with("hit rate unknown");
+  const bool rateDecides = out.plan && out.plan->needsRate;
   if (isPerHit(r.action) && rateDecides && pid && !r.expectedRatePerS && out.facts.bpfPrivileges) {
     auto patterns = patternsOf(r);
     if (!patterns) return out;

@@ -154,17 +154,21 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
     case Action::Trace:
     case Action::Break: {
       // Capability first.
-      if (DelveOnly only = delveOnlyCapability(r, f); !only.why.empty()) {
-        const bool tooMany = f.matchedFunctions > kDelveMaxBreakpoints;
-        if (only.soft && (forcedBpf || !noDelve.empty() || tooMany)) {
-          std::string why = forcedBpf      ? std::string("--strategy bpf")
-                            : tooMany      ? std::to_string(f.matchedFunctions) + " functions match: too many for Delve breakpoints"
-                                           : "Delve cannot serve this target: " + noDelve;
-          auto pl = useBpf(why + "; float arguments print as <unavailable>");
-          return pl;
-        }
+      const DelveOnly only = delveOnlyCapability(r, f);
+      const bool floats = only.soft;
+      if (!only.why.empty() && !floats) {
         if (forcedBpf) return cannot(r, "--strategy bpf cannot: " + only.why, "drop --strategy, or use --strategy delve");
         return useDelve(only.why);
+      }
+      const std::string unavailable = floats ? "; float arguments print as <unavailable>" : "";
+      if (floats && !forcedDelve) {
+        const bool tooMany = f.matchedFunctions > kDelveMaxBreakpoints;
+        if (forcedBpf || !noDelve.empty() || tooMany) {
+          std::string why = forcedBpf ? std::string("--strategy bpf")
+                            : tooMany ? std::to_string(f.matchedFunctions) + " functions match: too many for Delve breakpoints"
+                                      : "Delve cannot serve this target: " + noDelve;
+          return useBpf(why + unavailable);
+        }
       }
       if (forcedDelve) {
         if (!noDelve.empty())
@@ -178,8 +182,9 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
         return p;
       }
       // Results at every return: BPF's return probes see them; a Delve
-      // breakpoint stops at the entry only.
-      if (r.capture.results && !forcedBpf) {
+      // breakpoint stops at the entry only. (Floats weigh more: only Delve
+      // reads them, so for them the rate decides below.)
+      if (r.capture.results && !forcedBpf && !floats) {
         auto pl = useBpf("results at each return are captured by BPF's return probes (a Delve breakpoint sees the entry only)");
         if (pl && noDelve.empty()) pl->fallback = Backend::Delve;
         return pl;
@@ -198,26 +203,37 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
         p.reasons.push_back("BPF is not available: " + noBpf);
         return p;
       }
-      // Both can: the rate decides.
+      // Both can: the rate decides, against what a hit costs on this host.
       std::optional<double> rate = f.measuredRatePerS ? f.measuredRatePerS : r.expectedRatePerS;
       const char* source = f.measuredRatePerS ? "measured by an in-kernel count" : "expected";
+      const double bpfHitNs = f.costs.perHitNs(f.entryPlacement) + (r.capture.results ? f.costs.returnNs : 0);
+      const std::string bpfCost = "BPF: ~" + describeNs(bpfHitNs) + " a hit here (" + placementName(f.entryPlacement) +
+                                  " entry probe" + (r.capture.results ? " and a RET probe" : "") + ")";
       if (!rate) {
         p.backend = Backend::Bpf;
-        p.reasons.push_back("hit rate unknown: BPF costs microseconds a hit, Delve about a millisecond");
+        p.reasons.push_back("hit rate unknown: " + bpfCost + ", Delve ~" + describeNs(f.costs.delveStopNs) +
+                            " a hit (the process stops)" + unavailable);
+        if (floats) p.reasons.push_back(only.why + ": --expect-rate N lets a slow function go to Delve");
         p.fallback = Backend::Delve;
+        p.needsRate = true;
         return p;
       }
-      double overheadPct = *rate * kDelvePerHitSeconds * 100.0;
-      char buf[200];
-      std::snprintf(buf, sizeof buf, "%.1f hits/s (%s) x ~1 ms per Delve hit = %.2f%% of the target's time, budget %.2f%%",
-                    *rate, source, overheadPct, r.maxOverheadPct);
+      const double overheadPct = *rate * f.costs.delveStopNs / 1e7;
+      const double bpfPct = *rate * bpfHitNs / 1e7;
+      char buf[300];
+      std::snprintf(buf, sizeof buf, "%.1f hits/s (%s) x ~%s per Delve hit = %.2f%% of the target's time, budget %.2f%%",
+                    *rate, source, describeNs(f.costs.delveStopNs).c_str(), overheadPct, r.maxOverheadPct);
       if (overheadPct <= r.maxOverheadPct) {
         p.backend = Backend::Delve;
-        p.reasons.push_back(std::string(buf) + ": Delve fits and gives full Go types");
+        p.reasons.push_back(std::string(buf) + ": Delve fits and gives full Go types" +
+                            (floats ? " (" + only.why + ")" : std::string()));
+        if (r.capture.results) p.reasons.push_back("Delve stops at the entry: arguments only, no results");
         p.fallback = Backend::Bpf;
       } else {
+        char bpfBuf[64];
+        std::snprintf(bpfBuf, sizeof bpfBuf, " = %.2f%%", bpfPct);
         p.backend = Backend::Bpf;
-        p.reasons.push_back(std::string(buf) + ": too much for Delve");
+        p.reasons.push_back(std::string(buf) + ": too much for Delve; " + bpfCost + bpfBuf + unavailable);
         p.fallback = Backend::Delve;
       }
       return p;
@@ -243,6 +259,9 @@ std::string explainFacts(const TargetFacts& f) {
     std::snprintf(buf, sizeof buf, ", measured rate %.1f hits/s", *f.measuredRatePerS);
     out += buf;
   }
+  out += "\n  costs: a hit here costs ~" + describeNs(f.costs.emulatedNs) + " (emulated probe), ~" +
+         describeNs(f.costs.steppedNs) + " (single-stepped), ~" + describeNs(f.costs.returnNs) + " (RET); " +
+         f.costs.source + "; a Delve hit ~" + describeNs(f.costs.delveStopNs) + ", " + f.costs.delveSource;
   return out + "\n";
 }
 

@@ -2,10 +2,11 @@
 // target to a Plan — which backend, and every reason behind the choice — so
 // `--explain` can print it and tests can cover the whole table.
 //
-// Capability first: writes, float arguments, Go expressions, locals and
-// conditions need Delve; stripped binaries, counts and latency need BPF.
-// Then rate: a per-hit capture both can do goes to Delve only when the
-// measured rate times Delve's per-hit cost fits the overhead budget.
+// Capability first: writes, Go expressions, locals and conditions need
+// Delve; stripped binaries, counts and latency need BPF. Then rate: a
+// per-hit capture both can do — float arguments included, which only Delve
+// reads but BPF serves as <unavailable> — goes to Delve only when the rate
+// times Delve's per-hit cost on this host fits the overhead budget.
 #pragma once
 
 #include <optional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "probe/probe_request.hpp"
+#include "strategy/host_costs.hpp"
 #include "util/result.hpp"
 
 namespace goscope {
@@ -37,6 +39,10 @@ struct TargetFacts {
   size_t matchedFunctions = 1;          // trace/break: how many functions the locations match
   bool locationsAreFunctions = true;    // break: FUNC names a function (not file:line, not an address)
   std::optional<double> measuredRatePerS;  // from a short in-kernel count
+  // What a hit costs here, by placement (calibrated, or the documented defaults).
+  HostCosts costs;
+  // The dearest entry placement among the matched functions (trace/break).
+  Placement entryPlacement = Placement::Emulated;
 };
 
 struct Plan {
@@ -45,11 +51,10 @@ struct Plan {
   // A backend that can also serve the request, tried when the chosen one
   // fails for a reason of its own (e.g. Delve cannot attach).
   std::optional<Backend> fallback;
+  // The hit rate would decide (it is unknown): measure it and plan again.
+  bool needsRate = false;
 };
 
-// Delve's cost per breakpoint hit, from docs/delve.md: a hit on every call
-// ran at 0.5-1.5 k hits/s, so about 1 ms of stopped target per hit.
-constexpr double kDelvePerHitSeconds = 1e-3;
 // The most breakpoints a Delve plan sets (one per matched function): beyond
 // it, every call of that many functions stopping the process is never cheap.
 constexpr size_t kDelveMaxBreakpoints = 16;
@@ -59,7 +64,7 @@ constexpr size_t kDelveMaxBreakpoints = 16;
 Result<Plan> planRequest(const ProbeRequest& request, const TargetFacts& facts);
 
 std::string explainPlan(const Plan& plan);
-// One line: the facts the plan was made from.
+// The facts the plan was made from, and (a second line) the per-hit costs it weighed.
 std::string explainFacts(const TargetFacts& facts);
 
 }  // namespace goscope

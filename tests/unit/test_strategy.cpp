@@ -72,14 +72,17 @@ TEST_CASE("strategy: invariants over the whole capability table") {
           if (a == Action::Count || a == Action::Latency) CHECK(p->backend == Backend::Bpf);
           if (a == Action::Set || a == Action::Sample) CHECK(p->backend == Backend::Delve);
           if ((a == Action::Trace || a == Action::Break) && (cap & 2)) CHECK(p->backend == Backend::Delve);
-          // Floats need Delve when it can serve; otherwise BPF shows them <unavailable>.
-          if ((a == Action::Trace || a == Action::Break) && (cap & 1) && f.floatArguments && delveUsable(f) &&
-              s != StrategyChoice::Bpf)
-            CHECK(p->backend == Backend::Delve);
+          // Floats are weighed like the rest: with the rate unknown (as here)
+          // BPF serves them as <unavailable> and asks for the rate.
+          if ((a == Action::Trace || a == Action::Break) && (cap & 1) && !(cap & 2) && f.floatArguments &&
+              s == StrategyChoice::Auto && f.bpfPrivileges) {
+            CHECK(p->backend == Backend::Bpf);
+            if (delveUsable(f)) CHECK(p->needsRate);
+          }
           // Results at return: only BPF's return probes see them, unless
           // something only Delve can do decides first, or Delve is forced.
-          if ((a == Action::Trace || a == Action::Break) && (cap & 4) && !(cap & 2) && !((cap & 5) && f.floatArguments && delveUsable(f)) &&
-              s == StrategyChoice::Auto)
+          if ((a == Action::Trace || a == Action::Break) && (cap & 4) && !(cap & 2) && s == StrategyChoice::Auto &&
+              f.bpfPrivileges)
             CHECK(p->backend == Backend::Bpf);
           if (a == Action::Read && p->backend == Backend::DirectRead) CHECK(f.readsArePlainVariables);
           if (a == Action::Read) CHECK(p->backend != Backend::Bpf);
@@ -169,14 +172,45 @@ TEST_CASE("strategy: results at return go to BPF whatever the rate — forced De
   CHECK(explainPlan(*d).find("no results") != std::string::npos);
 }
 
-TEST_CASE("strategy: floats prefer Delve, but BPF serves them (as <unavailable>) when Delve cannot") {
+TEST_CASE("strategy: float functions are weighed by their rate like the rest") {
   TargetFacts f;
   f.hasDwarf = true;
   f.floatArguments = true;
   ProbeRequest r;
   r.action = Action::Trace;
   r.capture.args = r.capture.results = true;
-  CHECK(planRequest(r, f)->backend == Backend::Delve);
+  // Rate unknown: BPF (floats <unavailable>), and the rate is to be measured.
+  auto unknown = planRequest(r, f);
+  REQUIRE(unknown);
+  CHECK(unknown->backend == Backend::Bpf);
+  CHECK(unknown->needsRate);
+  CHECK(explainPlan(*unknown).find("<unavailable>") != std::string::npos);
+  // ~100,000 calls a second: never Delve, whatever the floats.
+  f.measuredRatePerS = 92000;
+  auto hot = planRequest(r, f);
+  REQUIRE(hot);
+  CHECK(hot->backend == Backend::Bpf);
+  CHECK_FALSE(hot->needsRate);
+  CHECK(explainPlan(*hot).find("too much for Delve") != std::string::npos);
+  CHECK(explainPlan(*hot).find("<unavailable>") != std::string::npos);
+  // The issue's own case: --expect-rate 100000 --max-overhead 0.001 chose Delve.
+  f.measuredRatePerS.reset();
+  r.expectedRatePerS = 100000;
+  r.maxOverheadPct = 0.001;
+  CHECK(planRequest(r, f)->backend == Backend::Bpf);
+  // ~10 a second fits the default budget: Delve reads the floats.
+  r.expectedRatePerS.reset();
+  r.maxOverheadPct = 1;
+  f.measuredRatePerS = 10;
+  auto slow = planRequest(r, f);
+  REQUIRE(slow);
+  CHECK(slow->backend == Backend::Delve);
+  CHECK(explainPlan(*slow).find("XMM") != std::string::npos);
+  CHECK(explainPlan(*slow).find("no results") != std::string::npos);
+  // A dearer Delve stop on this host moves the line: 10 hits/s x 2 ms = 2 %.
+  f.costs.delveStopNs = 2e6;
+  CHECK(planRequest(r, f)->backend == Backend::Bpf);
+  f.costs.delveStopNs = 1e6;
   f.runningProcess = false;  // -c: Delve cannot attach to it
   auto p = planRequest(r, f);
   REQUIRE(p);
@@ -187,4 +221,23 @@ TEST_CASE("strategy: floats prefer Delve, but BPF serves them (as <unavailable>)
   CHECK(planRequest(r, f)->backend == Backend::Bpf);
   r.capture.exprs = {"x"};  // what only Delve can do stays Delve's
   CHECK(planRequest(r, f)->backend == Backend::Delve);
+}
+
+TEST_CASE("strategy: the BPF side of the weighing uses this host's per-hit cost of the placement") {
+  TargetFacts f;
+  f.hasDwarf = true;
+  f.costs.emulatedNs = 400;
+  f.costs.steppedNs = 5000;
+  f.costs.returnNs = 4000;
+  f.measuredRatePerS = 1000;
+  ProbeRequest r;
+  r.action = Action::Break;
+  r.capture.args = true;
+  auto cheap = planRequest(r, f);
+  REQUIRE(cheap);
+  CHECK(cheap->backend == Backend::Bpf);
+  CHECK(explainPlan(*cheap).find("~0.4 us a hit here (emulated entry probe)") != std::string::npos);
+  f.entryPlacement = Placement::Stepped;
+  CHECK(explainPlan(*planRequest(r, f)).find("~5 us a hit here (single-stepped entry probe)") != std::string::npos);
+  CHECK(explainFacts(f).find("costs: a hit here costs ~0.4 us (emulated probe)") != std::string::npos);
 }
