@@ -29,6 +29,10 @@ const volatile __u32 goid_offset = 152;      /* g.goid (Go 1.19; from DWARF) */
 const volatile __u32 stack_hi_offset = 8;    /* g.stack.hi */
 const volatile __u64 wakeup_bytes = 0;       /* 0: adaptive wakeups (libbpf default) */
 
+/* Written by user space (mmapped .bss) while attached: which generation of
+ * links counts (GS_COOKIE_GEN). */
+volatile __u32 active_gen = 0;
+
 #define BPF_F_USER_STACK_ (1ULL << 8)
 
 struct {
@@ -301,6 +305,9 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
   __u32 probe_id = GS_COOKIE_PROBE(cookie);
   __u32 site = GS_COOKIE_SITE(cookie);
 
+  /* A link being replaced (or its replacement, not yet live): not counted. */
+  if (GS_COOKIE_GEN(cookie) != active_gen) return 0;
+
   if (site == GS_SITE_ENTRY_STACKCHECK && (ctx->flags & (GS_EFLAGS_CF | GS_EFLAGS_ZF))) {
     /* This pass goes to morestack and comes back through the entry. */
     stat_inc(GS_STAT_MORESTACK);
@@ -328,6 +335,15 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
   int want_latency = actions & GS_ACT_LATENCY;
   int want_global = is_entry && (actions & GS_ACT_READ_GLOBAL);
   int want_stack_count = is_entry && (actions & GS_ACT_STACK_COUNT);
+  /* Sampling (the cost bound): about one call in N has its events. The
+   * entry decides; a sampled call leaves its key in "starts" (latency does
+   * that anyway) so that its RET knows. */
+  __u32 every = cfg->sample_every;
+  int sampling = every > 1 && want_event;
+  if (sampling && is_entry && (bpf_get_prandom_u32() % every) != 0) {
+    stat_inc(GS_STAT_SAMPLED_OUT);
+    want_event = 0;
+  }
   if (!want_event && !want_latency && !want_global && !want_stack_count) return 0;
   now = bpf_ktime_get_ns();
 
@@ -348,6 +364,22 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
   struct goroutine gr = {};
   __s64 duration = -1;
   if (want_latency || want_event) read_goroutine(ctx, &gr, want_event);
+
+  if (sampling && !want_latency && want_event) {
+    struct gs_start_key k = {};
+    k.tgid = bpf_get_current_pid_tgid() >> 32;
+    k.probe_id = probe_id;
+    k.g = gr.g;
+    k.frame = gr.frame;
+    if (is_entry) {
+      bpf_map_update_elem(&starts, &k, &now, BPF_ANY);
+    } else if (bpf_map_lookup_elem(&starts, &k)) {
+      bpf_map_delete_elem(&starts, &k);
+    } else {
+      want_event = 0; /* its entry was sampled out */
+    }
+    if (!want_event && !want_stack_count) return 0;
+  }
 
   if (want_latency) {
     struct gs_start_key k = {};

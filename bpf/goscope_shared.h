@@ -16,9 +16,15 @@
 /* ---- cookies ------------------------------------------------------------
  * Every attached address carries a 64-bit cookie: (probe id << 8) | site kind.
  */
+/* Bit 7 of the site byte is the link's generation: when probes are dropped
+ * while a session runs, the links without them are created in the other
+ * generation (their hits ignored), then "active_gen" flips in one write and
+ * the old links close, so no call is counted twice or missed. */
 #define GS_COOKIE(probe_id, site) ((((__u64)(probe_id)) << 8) | (__u64)(site))
 #define GS_COOKIE_PROBE(cookie) ((__u32)((cookie) >> 8))
-#define GS_COOKIE_SITE(cookie) ((__u32)((cookie)&0xff))
+#define GS_COOKIE_SITE(cookie) ((__u32)((cookie)&0x7f))
+#define GS_COOKIE_GEN(cookie) ((__u32)(((cookie) >> 7) & 1))
+#define GS_SITE_GEN_BIT 0x80
 
 enum gs_site_kind {
   /* Function entry, RSP as at the call (the return address at [RSP]). */
@@ -65,7 +71,7 @@ struct gs_probe_cfg {
   __u32 return_spec;   /* index into "capture_specs" for return events, 0 = none */
   __u64 global_addr;   /* GS_ACT_READ_GLOBAL: runtime address */
   __u32 global_len;    /* 1..8 bytes */
-  __u32 _pad;
+  __u32 sample_every;  /* events: 0 or 1 = every call; N = about one call in N (the cost bound) */
 };
 
 /* Register numbers used by capture steps: the Go ABIInternal integer argument
@@ -182,7 +188,8 @@ enum gs_stat {
   GS_STAT_READ_ERRORS = 5, /* failed user-memory reads */
   GS_STAT_MISMATCHES = 6,  /* returns without an entry, all probes */
   GS_STAT_HITS = 7,        /* program runs, all probes */
-  GS_STAT_COUNT = 8,
+  GS_STAT_SAMPLED_OUT = 8, /* calls whose events sampling left out (sample_every) */
+  GS_STAT_COUNT = 9,
 };
 
 /* ---- events ----------------------------------------------------------------

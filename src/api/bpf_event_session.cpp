@@ -9,7 +9,9 @@
 #include <map>
 #include <tuple>
 
+#include "api/cost_meter.hpp"
 #include "api/event_sessions.hpp"
+#include "api/goscope.hpp"
 #include "backend/bpf/bpf_engine.hpp"
 #include "target/stack_symbolizer.hpp"
 #include "backend/bpf/value_decode.hpp"
@@ -20,6 +22,7 @@
 #include "target/go_runtime_facts.hpp"
 #include "api/session_loop.hpp"
 #include "target/traced_target.hpp"
+#include "util/stop_signals.hpp"
 
 namespace goscope::api {
 
@@ -78,6 +81,7 @@ class BpfEventSession final : public EventSession {
 
     const bool stack = request_.capture.stack;
     bpf::EngineOptions eo{.goidOffset = goidOffset(bin)};
+    eo.measureProgramTime = true;
     if (!isBreak) eo.ringBytes = 16u << 20;
     if (stack) eo.stackTraceEntries = 16384;
     eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(sel_.functions.size()));
@@ -87,6 +91,7 @@ class BpfEventSession final : public EventSession {
     engine_ = std::move(*engine);
     for (size_t i = 0; i < sel_.functions.size(); i++) {
       bpf::ProbeConfig cfg;
+      cfg.count = true;  // the hit counts the cost meter reads
       cfg.eventAtEntry = true;
       cfg.eventAtReturn = !isBreak;
       cfg.userStack = stack;
@@ -94,9 +99,17 @@ class BpfEventSession final : public EventSession {
       if (request_.capture.results && !isBreak) cfg.returnReads = traces_[i].plan.returnReads;
       if (auto c = engine_->configureProbe(sel_.functions[i].probeId, cfg); !c) return c;
     }
+    if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; nothing was attached");
     auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), sel_.points);
     if (!stats) return stats.failure();
     attach_ = std::move(*stats);
+    {
+      const HostCosts costs = hostCosts();
+      std::vector<CostMeter::Probe> probes;
+      for (const auto& f : sel_.functions) probes.push_back({f.fn->name, perCallNs(costs, f.code.probe.kind, !isBreak)});
+      meter_ = std::make_unique<CostMeter>(std::move(probes), costs, request_.maxOverheadPct, request_.maxOverheadExplicit);
+      sampleEvery_.assign(sel_.functions.size(), 0);
+    }
     if (auto rel = target_.release(); !rel) return rel;
     if (!target_.isBinaryWide()) {
       if (auto bias = target_.loadBias()) setBias(*bias);
@@ -126,12 +139,21 @@ class BpfEventSession final : public EventSession {
 
   EventTotals run(const std::function<bool(const Call&)>& sink) override {
     const double t0 = monotonicSeconds();
+    t0_ = t0;
     auto onEvent = [&](const bpf::Event& e) { onEventOf(e, sink); };
     LoopOptions loop{0, request_.durationS, [this] { return done(); }};
-    EndReason why = runSessionLoop(target_, loop, [&](int ms) { (void)engine_->poll(std::min(ms, 100), onEvent); }, [] {});
+    EndReason why = runSessionLoop(target_, loop,
+                                   [&](int ms) {
+                                     (void)engine_->poll(std::min(ms, 100), onEvent);
+                                     govern(true);
+                                   },
+                                   [] {});
     if (!done()) (void)engine_->poll(0, onEvent);  // what is still in the ring
+    lastSampleS_ = -1;
+    govern(false);
     EventTotals t = totals();
     t.activeS = monotonicSeconds() - t0;
+    t.cost = meter_->totals(t.activeS);
     t.end = outputClosed_                 ? EventEnd::OutputClosed
             : stopAsked_                  ? EventEnd::Signal
             : why == EndReason::Finished  ? EventEnd::HitCount
@@ -150,6 +172,59 @@ class BpfEventSession final : public EventSession {
 
   bool done() const {
     return stopAsked_ || outputClosed_ || (request_.maxHits > 0 && delivered_ >= request_.maxHits);
+  }
+
+  // The overhead bound (api/cost_meter.hpp), at most every 250 ms: when the
+  // probes have taken more than the budget for a second, the dearest
+  // function's events are sampled (1 in N: the program's work shrinks), and
+  // if it is sampled already its probes are dropped (the trap itself costs
+  // too much). Without --max-overhead it only warns, once.
+  void govern(bool act) {
+    const double now = monotonicSeconds() - t0_;
+    if (now - lastSampleS_ < 0.25) return;
+    lastSampleS_ = now;
+    auto counts = engine_->counts();
+    if (!counts) return;
+    meter_->sample(*counts, now, engine_->programRunNs());
+    if (!act || !meter_->overBudget()) return;
+    const double share = meter_->recentPct();
+    if (!request_.maxOverheadExplicit) {
+      if (warned_) return;
+      warned_ = true;
+      meter_->addAction("warned");
+      bound({BoundAction::Kind::Warned, now, {}, 0, 0, share, meter_->budgetPct(), meter_->warning()});
+      return;
+    }
+    auto top = meter_->dearest();
+    if (!top) return;
+    const uint32_t id = top->first;
+    const std::string& func = sel_.functions[id].fn->name;
+    meter_->restartOverBudgetClock();
+    char text[512];
+    if (sampleEvery_[id] == 0 && request_.action == Action::Trace) {
+      uint32_t n = 2;
+      while (n < 1024 && n < share / std::max(0.01, meter_->budgetPct())) n *= 2;
+      if (engine_->setSampleEvery(id, n)) {
+        sampleEvery_[id] = n;
+        std::snprintf(text, sizeof text,
+                      "over budget (%.1f%% of the target's time > %.2f%%): %s's calls are now shown 1 in %u (sampled); "
+                      "counts of what was left out are at the end",
+                      share, meter_->budgetPct(), func.c_str(), n);
+        meter_->addAction(text);
+        bound({BoundAction::Kind::Sampled, now, func, 0, n, share, meter_->budgetPct(), text});
+        return;
+      }
+    }
+    auto d = engine_->detachPoints([&](const bpf::AttachPoint& p) { return p.probeId == id; });
+    if (!d) return;
+    meter_->dropped(id);
+    const uint64_t calls = id < counts->size() ? (*counts)[id] : 0;
+    std::snprintf(text, sizeof text,
+                  "over budget (%.1f%% of the target's time > %.2f%%): dropped the probes on %s after %llu calls%s",
+                  share, meter_->budgetPct(), func.c_str(), static_cast<unsigned long long>(calls),
+                  sampleEvery_[id] ? " (sampling was not enough: the traps themselves cost too much)" : "");
+    meter_->addAction(text);
+    bound({BoundAction::Kind::Dropped, now, func, calls, 0, share, meter_->budgetPct(), text});
   }
 
   void setBias(uint64_t b) {
@@ -251,6 +326,7 @@ class BpfEventSession final : public EventSession {
     t.lostBusy = st.lostBusy;
     t.unfinished = pending_.size() + dropped_;
     t.unmatched = unmatched_;
+    t.sampledOut = st.sampledOut;
     t.target = target_.describe();
     t.targetIsLaunched = target_.isLaunched();
     t.targetIsBinaryWide = target_.isBinaryWide();
@@ -272,6 +348,11 @@ class BpfEventSession final : public EventSession {
   uint64_t unmatched_ = 0;
   long long delivered_ = 0;
   bool outputClosed_ = false;
+  std::unique_ptr<CostMeter> meter_;
+  std::vector<uint32_t> sampleEvery_;  // by probe id: 0 = every call
+  double t0_ = 0;
+  double lastSampleS_ = 0;
+  bool warned_ = false;
   std::atomic<bool> stopAsked_{false};
 };
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "api/cost_meter.hpp"
 #include "api/goscope.hpp"
 #include "backend/bpf/bpf_engine.hpp"
 #include "backend/bpf/function_selection.hpp"
@@ -14,6 +15,7 @@
 #include "target/stack_symbolizer.hpp"
 #include "probe/pattern.hpp"
 #include "target/go_runtime_facts.hpp"
+#include "util/progress.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::api {
@@ -21,9 +23,12 @@ namespace goscope::api {
 std::string attachedLine(const Selection& sel, const bpf::AttachStats& stats, const std::string& target) {
   char line[512];
   std::string skipped = sel.skippedUnsafe ? ", " + std::to_string(sel.skippedUnsafe) + " unsafe to probe left out" : "";
-  std::snprintf(line, sizeof line, "goscope: %zu functions, %zu probes attached to %s in %.1f ms (%s)%s; Ctrl-C to stop",
+  std::snprintf(line, sizeof line,
+                "goscope: %zu functions, %zu probes attached to %s in %.1f ms (%s), %.0f ms after goscope started%s; "
+                "Ctrl-C to stop",
                 sel.functions.size(), stats.points, target.c_str(), stats.attachMs,
-                stats.uprobeMulti ? "uprobe_multi" : "perf-event uprobes", skipped.c_str());
+                stats.uprobeMulti ? "uprobe_multi" : "perf-event uprobes", secondsSinceProcessStart() * 1000,
+                skipped.c_str());
   return line;
 }
 
@@ -38,7 +43,67 @@ struct AggregateSession::Impl {
   bool latency_ = false;
   double startS_ = 0;
   bool detached_ = false;
+  // The live accounting and the overhead bound (api/cost_meter.hpp).
+  std::unique_ptr<CostMeter> meter_;
+  BoundCallback onBound_;
+  double lastSampleS_ = 0;
+  double endS_ = 0;  // when the probes came off
+  bool warned_ = false;
+  std::vector<std::optional<double>> droppedAt_;  // by probe id
+  std::vector<uint64_t> droppedCount_;
+
+  bool enforce_ = false;
+  bool enforce() const { return enforce_; }
+  void govern(bool act = true);
 };
+
+// Samples the counts (at most every 250 ms) into the meter; when the budget
+// has been exceeded for a second, drops the dearest probes (enforced) or
+// warns once (not enforced).
+void AggregateSession::Impl::govern(bool act) {
+  if (!meter_ || detached_) return;
+  const double now = monotonicSeconds() - startS_;
+  if (now - lastSampleS_ < 0.25) return;
+  lastSampleS_ = now;
+  auto counts = engine_->counts();
+  if (!counts) return;
+  meter_->sample(*counts, now, engine_->programRunNs());
+  if (!act || !meter_->overBudget()) return;
+  if (!enforce()) {
+    if (warned_) return;
+    warned_ = true;
+    BoundAction a{BoundAction::Kind::Warned, now, {}, 0, 0, meter_->recentPct(), meter_->budgetPct(), meter_->warning()};
+    meter_->addAction("warned at " + std::to_string(static_cast<int>(now)) + " s");
+    if (onBound_) onBound_(a);
+    return;
+  }
+  std::vector<uint32_t> ids = meter_->dearestToDrop();
+  if (ids.empty()) return;
+  std::vector<bool> drop(droppedAt_.size(), false);
+  for (uint32_t id : ids) drop[id] = true;
+  auto d = engine_->detachPoints([&](const bpf::AttachPoint& p) { return p.probeId < drop.size() && drop[p.probeId]; });
+  const double share = meter_->recentPct();
+  meter_->restartOverBudgetClock();
+  if (!d) {
+    if (onBound_) onBound_({BoundAction::Kind::Warned, now, {}, 0, 0, share, meter_->budgetPct(),
+                            "could not drop the dearest probes: " + d.error().message});
+    return;
+  }
+  auto after = engine_->counts();
+  for (uint32_t id : ids) {
+    meter_->dropped(id);
+    droppedAt_[id] = now;
+    droppedCount_[id] = after && id < after->size() ? (*after)[id] : 0;
+    const std::string& func = selection_.functions[id].fn->name;
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "over budget (%.1f%% of the target's time > %.2f%%): dropped the probe on %s after %llu calls; the "
+                  "others keep counting",
+                  share, meter_->budgetPct(), func.c_str(), static_cast<unsigned long long>(droppedCount_[id]));
+    meter_->addAction(text);
+    if (onBound_) onBound_({BoundAction::Kind::Dropped, now, func, droppedCount_[id], 0, share, meter_->budgetPct(), text});
+  }
+}
 
 AggregateSession::AggregateSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -83,6 +148,7 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   }
 
   bpf::EngineOptions eo{.goidOffset = goidOffset(bin)};
+  eo.measureProgramTime = true;
   if (r.capture.stack) eo.stackTraceEntries = 16384;
   if (latency) eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(s->selection_.functions.size()));
   s->latency_ = latency;
@@ -104,9 +170,22 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   const bool readAfterStart = read && s->target_.isLaunched() && bin.elf().isPie();
   if (read && !readAfterStart)
     if (auto c = configureRead(); !c) return fail(c.error());
+  if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; nothing was attached");
+  reportProgress("placing probes", 0, s->selection_.points.size());
   auto stats = s->engine_->attach(s->target_.attachPath(), s->target_.pidFilter(), s->selection_.points);
+  reportProgress("placing probes", s->selection_.points.size(), s->selection_.points.size());
   if (!stats) return fail(stats.error());
   s->attach_ = std::move(*stats);
+  {
+    const HostCosts costs = hostCosts();
+    std::vector<CostMeter::Probe> probes;
+    for (const auto& f : s->selection_.functions)
+      probes.push_back({f.fn->name, perCallNs(costs, f.code.probe.kind, latency)});
+    s->meter_ = std::make_unique<CostMeter>(std::move(probes), costs, r.maxOverheadPct, r.maxOverheadExplicit);
+    s->enforce_ = r.maxOverheadExplicit;
+    s->droppedAt_.assign(s->selection_.functions.size(), std::nullopt);
+    s->droppedCount_.assign(s->selection_.functions.size(), 0);
+  }
   if (auto rel = s->target_.release(); !rel) return fail(rel.error());
   if (readAfterStart)
     if (auto c = configureRead(); !c) return fail(c.error());
@@ -127,7 +206,11 @@ Result<CountSnapshot> AggregateSession::snapshot() const {
   CountSnapshot snap;
   snap.elapsedS = monotonicSeconds() - impl_->startS_;
   for (const auto& f : impl_->selection_.functions) {
-    FunctionCount fc{f.fn->name, f.probeId < counts->size() ? (*counts)[f.probeId] : 0, std::nullopt};
+    FunctionCount fc{f.fn->name, f.probeId < counts->size() ? (*counts)[f.probeId] : 0, std::nullopt, std::nullopt};
+    if (f.probeId < impl_->droppedAt_.size() && impl_->droppedAt_[f.probeId]) {
+      fc.droppedAtS = impl_->droppedAt_[f.probeId];
+      fc.count = impl_->droppedCount_[f.probeId];
+    }
     if (impl_->latency_)
       if (auto l = impl_->engine_->latency(f.probeId)) fc.latency = std::move(*l);
     snap.functions.push_back(std::move(fc));
@@ -153,7 +236,11 @@ Result<std::map<std::string, uint64_t>> AggregateSession::foldedStacks() {
 
 EndReason AggregateSession::run(const std::function<void(const CountSnapshot&)>& onInterval) {
   return runSessionLoop(
-      impl_->target_, impl_->loop_, [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); },
+      impl_->target_, impl_->loop_,
+      [&](int ms) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        impl_->govern();
+      },
       [&] {
         if (auto s = snapshot(); s && onInterval) onInterval(*s);
       });
@@ -161,8 +248,20 @@ EndReason AggregateSession::run(const std::function<void(const CountSnapshot&)>&
 
 void AggregateSession::stop() { requestStop(); }
 
+void AggregateSession::onBound(BoundCallback callback) { impl_->onBound_ = std::move(callback); }
+
+SessionCost AggregateSession::cost() const {
+  if (!impl_->meter_) return {};
+  const double elapsed = (impl_->detached_ ? impl_->endS_ : monotonicSeconds() - impl_->startS_);
+  return impl_->meter_->totals(elapsed);
+}
+
 Detached AggregateSession::detach() {
   if (!impl_ || impl_->detached_ || !impl_->engine_) return {};
+  // The last counts into the meter before they go.
+  impl_->lastSampleS_ = -1;
+  impl_->govern(false);
+  impl_->endS_ = monotonicSeconds() - impl_->startS_;
   impl_->detached_ = true;
   auto d = impl_->engine_->detachAll();
   return {d.points, d.detachMs};

@@ -9,6 +9,8 @@
 
 #include "api/delve_capture.hpp"
 #include "api/event_sessions.hpp"
+#include "api/goscope.hpp"
+#include "backend/bpf/stop_watch.hpp"
 #include "probe/pattern.hpp"
 #include "target/disasm.hpp"
 #include "util/stop_signals.hpp"
@@ -67,9 +69,18 @@ Result<void> checkRawAddress(TracedTarget& target, const std::string& location) 
 
 class DelveEventSession final : public EventSession {
  public:
-  DelveEventSession(const ProbeRequest& r) : request_(r), pid_(*r.target.pid), t0_(std::chrono::steady_clock::now()) {}
+  DelveEventSession(const ProbeRequest& r, bool mayMove)
+      : request_(r), pid_(*r.target.pid), t0_(std::chrono::steady_clock::now()), mayMove_(mayMove) {}
+
+  // True when run() ended because the stops took more than the budget and
+  // the session may go on on BPF (startEventSession does that).
+  bool wantsToMove() const { return moveAsked_; }
 
   Result<void> start(TracedTarget& target) {
+    // The true stopped time, every hit included (bpf/stopwatch.bpf.c);
+    // without BPF privileges goscope's own view, a lower bound, is told.
+    if (auto w = bpf::StopWatch::start(pid_)) watch_ = std::move(*w);
+    costs_ = hostCosts();
     const GoBinary& bin = target.binary();
     const bool isBreak = request_.action == Action::Break;
     for (const auto& l : request_.locations)
@@ -121,6 +132,51 @@ class DelveEventSession final : public EventSession {
     return line;
   }
 
+  double stoppedMs() const { return watch_ ? watch_->stoppedMs() : session_->timings().stoppedMs; }
+  // Enforced: --max-overhead given, or the path chosen by auto (a forced
+  // --strategy delve only warns unless a budget is given too).
+  bool enforce() const { return request_.maxOverheadExplicit || request_.strategy != StrategyChoice::Delve; }
+
+  // After each hit: over windows of a second, the peak rate and the share of
+  // the target's time spent stopped; above the budget for a whole window the
+  // session asks to move to BPF (when it may), or warns once.
+  void govern() {
+    ++windowHits_;
+    const auto now = std::chrono::steady_clock::now();
+    const double windowS = std::chrono::duration<double>(now - windowT0_).count();
+    if (windowS < 1.0) return;
+    const double rate = windowHits_ / windowS;
+    peakRate_ = std::max(peakRate_, rate);
+    const double stopped = stoppedMs();
+    const double share = (stopped - windowStoppedMs0_) / (windowS * 10);
+    windowT0_ = now;
+    windowHits_ = 0;
+    windowStoppedMs0_ = stopped;
+    if (share <= request_.maxOverheadPct || moveAsked_) return;
+    const double at = std::chrono::duration<double>(now - runT0_).count();
+    char text[512];
+    if (enforce() && mayMove_) {
+      std::snprintf(text, sizeof text,
+                    "over budget (the target was stopped %.0f%% of the last second at %.0f hits/s > %.2f%%): moving the "
+                    "probe from Delve to BPF; the session goes on (floats print as <unavailable> there)",
+                    share, rate, request_.maxOverheadPct);
+      moveAsked_ = true;
+      stopAsked_ = true;
+      actions_.push_back(text);
+      bound({BoundAction::Kind::Moved, at, request_.locations.front(), 0, 0, share, request_.maxOverheadPct, text});
+      return;
+    }
+    if (warned_) return;
+    warned_ = true;
+    std::snprintf(text, sizeof text,
+                  "warning: the target was stopped %.0f%% of the last second (%.0f hits/s), above the %.2f%% budget; %s",
+                  share, rate, request_.maxOverheadPct,
+                  mayMove_ ? "--max-overhead PCT moves the probe to BPF when it is exceeded"
+                           : "BPF cannot serve what was asked (expressions, locals, --cond or a location that is not a function)");
+    actions_.push_back(text);
+    bound({BoundAction::Kind::Warned, at, request_.locations.front(), 0, 0, share, request_.maxOverheadPct, text});
+  }
+
   void stop() override {
     stopAsked_ = true;
     if (session_) session_->interrupt();  // async-signal-safe: it cuts a waiting continue short
@@ -128,8 +184,15 @@ class DelveEventSession final : public EventSession {
 
   EventTotals run(const std::function<bool(const Call&)>& sink) override {
     StopHookScope hook = interruptOnStop(*session_);
+    runT0_ = std::chrono::steady_clock::now();
+    windowT0_ = runT0_;
+    windowStoppedMs0_ = stoppedMs();
     HitLoopResult loop = runHitLoop(*session_, ids_, request_.maxHits, request_.durationS,
-                                    [&](const delve::BreakpointHit& h) { return sink(callFromHit(h, parts_, pid_)); },
+                                    [&](const delve::BreakpointHit& h) {
+                                      const bool more = sink(callFromHit(h, parts_, pid_));
+                                      govern();
+                                      return more;
+                                    },
                                     &stopAsked_);
     // Clear before detaching when we can (stopped); detach clears them otherwise.
     if (session_->state() == delve::SessionState::Stopped)
@@ -150,6 +213,24 @@ class DelveEventSession final : public EventSession {
     if (!detached) t.detachFailed = detached.error();
     auto times = session_->timings();
     t.costs = {pid_, times.stoppedMs, times.attachMs, times.detachMs, msSince(t0_)};
+    if (moveAsked_ && !loop.failed) t.end = EventEnd::OverBudget;
+    // What it cost: the stops, measured by the kernel when it could be.
+    t.cost.elapsedS = msSince(t0_) / 1000;
+    t.cost.stoppedMeasured = watch_ != nullptr;
+    t.cost.stoppedMs = watch_ ? watch_->stoppedMs() : times.stoppedMs;
+    if (watch_) t.costs.stoppedMs = t.cost.stoppedMs;
+    t.cost.peakRate = peakRate_;
+    t.cost.peakFunction = ids_.size() == 1 ? request_.locations.front() : std::string();
+    t.cost.budgetPct = request_.maxOverheadPct;
+    t.cost.enforced = enforce();
+    t.cost.figures = watch_ ? "stops measured by the kernel's scheduler events" : "stops as goscope saw them (a lower bound)";
+    t.cost.actions = actions_;
+    if (watch_ && loop.hits >= 20) {
+      char how[160];
+      std::snprintf(how, sizeof how, "measured here: %lld Delve hits stopped the target %.0f ms", loop.hits,
+                    t.cost.stoppedMs);
+      recordDelveStopCost(t.cost.stoppedMs * 1e6 / static_cast<double>(loop.hits), how);
+    }
     return t;
   }
 
@@ -163,13 +244,28 @@ class DelveEventSession final : public EventSession {
   std::string firstFile_;
   int64_t firstLine_ = 0;
   std::atomic<bool> stopAsked_{false};
+  bool mayMove_ = false;
+  bool moveAsked_ = false;
+  bool warned_ = false;
+  std::unique_ptr<bpf::StopWatch> watch_;
+  HostCosts costs_;
+  std::chrono::steady_clock::time_point runT0_, windowT0_;
+  double windowStoppedMs0_ = 0;
+  long long windowHits_ = 0;
+  double peakRate_ = 0;
+  std::vector<std::string> actions_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<EventSession>> startDelveEvents(const ProbeRequest& r, TracedTarget& target) {
+bool wantsToMove(const EventSession& s) {
+  auto* d = dynamic_cast<const DelveEventSession*>(&s);
+  return d && d->wantsToMove();
+}
+
+Result<std::unique_ptr<EventSession>> startDelveEvents(const ProbeRequest& r, TracedTarget& target, bool mayMove) {
   if (!r.target.pid) return fail(ErrorKind::Usage, std::string(actionName(r.action)) + ": the Delve path needs -p PID");
-  auto s = std::make_unique<DelveEventSession>(r);
+  auto s = std::make_unique<DelveEventSession>(r, mayMove);
   if (auto ok = s->start(target); !ok) return ok.failure();
   return std::unique_ptr<EventSession>(std::move(s));
 }

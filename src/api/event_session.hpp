@@ -13,6 +13,7 @@
 #include "api/call.hpp"
 #include "api/delve_work.hpp"
 #include "api/fallback.hpp"
+#include "api/session_cost.hpp"
 #include "target/traced_target.hpp"
 #include "probe/probe_request.hpp"
 #include "strategy/strategy.hpp"
@@ -20,7 +21,7 @@
 
 namespace goscope::api {
 
-enum class EventEnd { Duration, Signal, TargetExited, TargetExeced, HitCount, OutputClosed, Failed };
+enum class EventEnd { Duration, Signal, TargetExited, TargetExeced, HitCount, OutputClosed, Failed, OverBudget };
 const char* describe(EventEnd e);
 
 // How a session went, for the lines printed after it.
@@ -41,8 +42,12 @@ struct EventTotals {
   size_t detachedPoints = 0;
   double detachMs = 0;
 
+  uint64_t sampledOut = 0;                  // calls whose events the overhead bound's sampling left out
+
   // Delve path: how long the target was stopped, and the session's costs.
   DelveCosts costs;
+  // Every path: what the session cost the target, and what the bound did.
+  SessionCost cost;
   std::optional<Error> failed;  // what ended the session early (already phrased for the user)
   std::optional<Error> detachFailed;
 };
@@ -59,6 +64,16 @@ class EventSession {
   virtual EventTotals run(const std::function<bool(const Call&)>& sink) = 0;
   // Asks run() to end soon (EventEnd::Signal); safe from another thread.
   virtual void stop() = 0;
+  // Told whenever the overhead bound acts (request.maxOverheadPct). Set before run().
+  void onBound(BoundCallback callback) { onBound_ = std::move(callback); }
+
+ protected:
+  void bound(const BoundAction& a) const {
+    if (onBound_) onBound_(a);
+  }
+
+ private:
+  BoundCallback onBound_;
 };
 
 // Starts the session `plan` chose for `request` (Action::Trace or

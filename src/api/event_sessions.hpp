@@ -15,7 +15,11 @@ namespace goscope::api {
 // held before exec until the probes are attached).
 Result<std::unique_ptr<EventSession>> startBpfEvents(const ProbeRequest& request, TracedTarget target);
 // A running process (-p) that dlv attaches to, as the command opened it.
-Result<std::unique_ptr<EventSession>> startDelveEvents(const ProbeRequest& request, TracedTarget& target);
+// `mayMove`: BPF can serve the request, so a session whose stops exceed the
+// budget ends with EventEnd::OverBudget for the caller to go on on BPF.
+Result<std::unique_ptr<EventSession>> startDelveEvents(const ProbeRequest& request, TracedTarget& target, bool mayMove);
+// A Delve session that ended to move to BPF (see above).
+bool wantsToMove(const EventSession& session);
 
 // "goscope: 12 functions, 30 probes attached to PID 7 (...) in 4.1 ms (uprobe_multi); Ctrl-C to stop"
 std::string attachedLine(const Selection& selection, const bpf::AttachStats& stats, const std::string& target);

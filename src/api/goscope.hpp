@@ -31,6 +31,7 @@
 #include "api/call.hpp"
 #include "api/delve_work.hpp"
 #include "api/event_session.hpp"
+#include "api/session_cost.hpp"
 #include "probe/latency_stats.hpp"
 #include "probe/probe_request.hpp"
 #include "api/session_loop.hpp"
@@ -54,6 +55,16 @@ Result<TracedTarget> openTarget(const ProbeRequest& request);
 Result<void> checkBpfPrivileges();
 
 // ---- planning ---------------------------------------------------------------
+
+// What a probe hit costs on this host, by placement, and a Delve stop: the
+// figures every plan, cost line and the overhead demo use. Calibrated once
+// per kernel and CPU (~0.3 s, a note on stderr) and cached in
+// $XDG_CACHE_HOME/goscope/host-costs.json; the documented defaults (saying
+// so in `source`) without BPF privileges or with GOSCOPE_NO_CALIBRATION set.
+HostCosts hostCosts();
+// A Delve session measured what its stops cost per hit (`how` says where):
+// later plans in this process, and in later runs through the cache, use it.
+void recordDelveStopCost(double perHitNs, const std::string& how);
 
 // The facts about `request`'s target that the planner weighs. `binary` is
 // the target's executable (already opened by the caller, e.g. from a
@@ -80,6 +91,9 @@ struct FunctionCount {
   // Action::Latency: goroutine-aware latency of the calls (entry and every
   // RET probed, paired by goroutine in the kernel).
   std::optional<LatencyStats> latency;
+  // The overhead bound removed its probe this many seconds in: `count` is
+  // what it had counted by then.
+  std::optional<double> droppedAtS;
 };
 
 struct CountSnapshot {
@@ -128,6 +142,12 @@ class AggregateSession {
   // snapshot every request.intervalS (0: never).
   EndReason run(const std::function<void(const CountSnapshot&)>& onInterval);
   void stop();
+
+  // Told whenever the overhead bound acts (request.maxOverheadPct): a
+  // warning once when not enforced, else each probe dropped.
+  void onBound(BoundCallback callback);
+  // What the session has cost the target so far (also after detach()).
+  SessionCost cost() const;
 
   // Removes every probe (also done by the destructor).
   Detached detach();

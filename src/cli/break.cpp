@@ -83,12 +83,18 @@ int runBreak(const std::vector<std::string>& argv) {
   const output::HitShape shape{!request.capture.exprs.empty(), request.capture.args, request.capture.locals,
                                request.capture.stackFrames};
   long long hits = 0;
+  session->onBound([&](const api::BoundAction& a) { out->bound(a); });
   api::EventTotals totals = session->run([&](const api::Call& c) {
     StopSignalsHeld held;  // a Ctrl-C must not cut a line (stdout would drop the rest)
     out->breakHit(c, ++hits, shape);
     return out->open();  // false when nobody reads any more (`| head`): stop holding the target
   });
   printTotals(totals, request.capture.cond.has_value());
+  {
+    StopSignalsHeld held;
+    out->sessionCost(totals.cost);
+    out->flush();
+  }
   raiseIfSessionFailed(totals);
   return 0;
 }

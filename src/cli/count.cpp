@@ -49,10 +49,10 @@ class CountReporter {
 
   void totals(const api::CountSnapshot& snap) {
     StopSignalsHeld held;
-    std::vector<std::pair<std::string, uint64_t>> rows;
+    std::vector<output::Output::CountTotal> rows;
     for (const auto& f : snap.functions)
-      if (f.count > 0 || snap.functions.size() == 1) rows.push_back({f.func, f.count});
-    std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+      if (f.count > 0 || snap.functions.size() == 1) rows.push_back({f.func, f.count, f.droppedAtS});
+    std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.count != b.count ? a.count > b.count : a.func < b.func; });
     out_.countTotals(rows);
     if (readVar_ && json_) printRead(snap);
     out_.flush();
@@ -90,7 +90,7 @@ class CountReporter {
 int runCount(const std::vector<std::string>& argv) {
   auto specs = traceOptionSpecs({{"read", 0, true, "read this global (e.g. main.counter) on each hit of the first function"},
                                  {"entry", 0, false, "probe the plain function entry, not the cheaper stack-check branch"}});
-  for (auto& o : strategyOptionSpecs(false)) specs.push_back(o);
+  for (auto& o : strategyOptionSpecs(false, true)) specs.push_back(o);
   auto args = orRaise(parseArgs("count", specs, argv));
   if (args.has("help")) {
     std::cout << usageOf("goscope count (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS] [-d SECS] [--read VAR] [--json] PATTERN...", specs);
@@ -110,6 +110,7 @@ int runCount(const std::vector<std::string>& argv) {
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   auto out = output::makeOutput(json);
   CountReporter reporter(*out, session->readVariable(), json);
+  session->onBound([&](const api::BoundAction& a) { out->bound(a); });
   EndReason why = session->run([&](const api::CountSnapshot& s) {
     reporter.interval(s);
     if (!out->open()) session->stop();  // nobody reads any more (`| head`): the probes come off now
@@ -118,6 +119,8 @@ int runCount(const std::vector<std::string>& argv) {
   if (!json) std::fprintf(stderr, "goscope: %s; %zu functions probed\n", describe(why).c_str(), session->functionCount());
   auto detached = session->detach();
   std::fprintf(stderr, "goscope: detached %zu probes in %.1f ms\n", detached.points, detached.ms);
+  out->sessionCost(session->cost());
+  out->flush();
   raiseIfTargetGone(session->target(), why);
   return 0;
 }

@@ -33,7 +33,7 @@ void report(output::Output& out, const api::CountSnapshot& snap, bool finalRepor
 }  // namespace
 
 int runLatency(const std::vector<std::string>& argv) {
-  auto specs = traceOptionSpecs(strategyOptionSpecs(false));
+  auto specs = traceOptionSpecs(strategyOptionSpecs(false, true));
   auto args = orRaise(parseArgs("latency", specs, argv));
   if (args.has("help")) {
     std::cout << usageOf("goscope latency (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS] [-d SECS] [--json] PATTERN...", specs);
@@ -49,6 +49,7 @@ int runLatency(const std::vector<std::string>& argv) {
   auto session = orRaise(api::AggregateSession::start(std::move(target), request));
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   auto out = output::makeOutput(json);
+  session->onBound([&](const api::BoundAction& a) { out->bound(a); });
   EndReason why = session->run([&](const api::CountSnapshot& snap) {
     report(*out, snap, false);
     if (!out->open()) session->stop();  // nobody reads any more (`| head`): the probes come off now
@@ -56,6 +57,8 @@ int runLatency(const std::vector<std::string>& argv) {
   if (auto snap = session->snapshot()) report(*out, *snap, true);
   std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
   session->detach();
+  out->sessionCost(session->cost());
+  out->flush();
   raiseIfTargetGone(session->target(), why);
   return 0;
 }

@@ -1,9 +1,14 @@
 #include "cli/probe_options.hpp"
 
+#include <unistd.h>
+
+#include <chrono>
+
 #include <cstdio>
 
 #include "api/goscope.hpp"
 #include "target/target.hpp"
+#include "util/progress.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::cli {
@@ -41,7 +46,27 @@ TracedTarget openTracedTarget(ProbeRequest& request) {
     orRaise(parseLocations(request));
   TracedTarget t = orRaise(api::openTarget(request));
   installStopSignals();
+  showProgressOnTerminal();
   return t;
+}
+
+void showProgressOnTerminal() {
+  if (!::isatty(STDERR_FILENO)) return;
+  // One line, rewritten in place at most ten times a second, erased when done.
+  setProgressHook([last = std::chrono::steady_clock::time_point{}, shown = false](
+                      const std::string& what, size_t done, size_t total) mutable {
+    const auto now = std::chrono::steady_clock::now();
+    if (done >= total) {
+      if (shown) std::fprintf(stderr, "\r\033[K");
+      shown = false;
+      return;
+    }
+    if (now - last < std::chrono::milliseconds(100)) return;
+    last = now;
+    shown = true;
+    std::fprintf(stderr, "\rgoscope: %s: %zu of %zu... (Ctrl-C stops, nothing is left attached)\033[K", what.c_str(),
+                 done, total);
+  });
 }
 
 void printNotice(const std::string& line) { std::fprintf(stderr, "goscope: %s\n", line.c_str()); }

@@ -23,6 +23,8 @@ ProbeRequest requestFromTraceArgs(const Args& args, Action action);
 // target once for the whole command (for -c: started, held before exec) and
 // installs the stop signals. Throws FatalError.
 TracedTarget openTracedTarget(ProbeRequest& request);
+// On a terminal, a line on stderr shows how far setting up has got.
+void showProgressOnTerminal();
 
 // A line goscope says while it works (a fallback): "goscope: LINE" on stderr.
 void printNotice(const std::string& line);

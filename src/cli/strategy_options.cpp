@@ -7,15 +7,17 @@
 
 namespace goscope::cli {
 
-std::vector<OptionSpec> strategyOptionSpecs(bool perHit) {
+std::vector<OptionSpec> strategyOptionSpecs(bool perHit, bool budget) {
   std::vector<OptionSpec> specs = {
       {"strategy", 0, true, "auto (default), delve or bpf: which path serves the request"},
       {"explain", 0, false, "print the plan, and every reason behind it, on stderr"},
   };
-  if (perHit) {
-    specs.push_back({"max-overhead", 0, true, "overhead budget in % of the target's time (default 1): Delve only within it"});
-    specs.push_back({"expect-rate", 0, true, "hits per second you expect (skips measuring the rate)"});
-  }
+  if (perHit || budget)
+    specs.push_back({"max-overhead", 0, true,
+                     "the share of the target's time the probes may take, in % (default 1: Delve only within it, BPF warns "
+                     "once above it); given, it is enforced live: hot probes are sampled, dropped or moved off Delve, "
+                     "and said so; 100 keeps every hit"});
+  if (perHit) specs.push_back({"expect-rate", 0, true, "hits per second you expect (skips measuring the rate)"});
   return specs;
 }
 
@@ -44,7 +46,10 @@ void applyStrategyOptions(const Args& args, ProbeRequest& r) {
     else if (*s == "bpf") r.strategy = StrategyChoice::Bpf;
     else raise({ErrorKind::Usage, "--strategy wants auto, delve or bpf, not '" + *s + "'"});
   }
-  if (args.has("max-overhead")) r.maxOverheadPct = positiveNumber(args, "max-overhead", 100);
+  if (args.has("max-overhead")) {
+    r.maxOverheadPct = positiveNumber(args, "max-overhead", 100);
+    r.maxOverheadExplicit = true;
+  }
   if (args.has("expect-rate")) r.expectedRatePerS = positiveNumber(args, "expect-rate", 1e9);
 }
 

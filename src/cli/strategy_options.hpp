@@ -15,7 +15,7 @@
 namespace goscope::cli {
 
 // `perHit`: trace and break, where the rate and budget options mean something.
-std::vector<OptionSpec> strategyOptionSpecs(bool perHit);
+std::vector<OptionSpec> strategyOptionSpecs(bool perHit, bool budget = false);
 
 // Reads the options into `request`; Usage errors for bad values.
 void applyStrategyOptions(const Args& args, ProbeRequest& request);

@@ -53,6 +53,7 @@ int printFolded(api::AggregateSession& session) {
   }
   std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
   session.detach();
+  std::fprintf(stderr, "goscope: %s\n", api::describe(session.cost()).c_str());
   raiseIfTargetGone(session.target(), why);
   return 0;
 }
@@ -71,6 +72,9 @@ void printTotals(const api::EventTotals& t) {
                  static_cast<unsigned long long>(lost), static_cast<unsigned long long>(t.lostRingFull),
                  static_cast<unsigned long long>(t.lostBusy));
   if (t.unfinished) std::fprintf(stderr, "goscope: %zu calls had not returned when tracing ended\n", t.unfinished);
+  if (t.sampledOut)
+    std::fprintf(stderr, "goscope: %llu calls not shown: the overhead bound sampled their events (see above)\n",
+                 static_cast<unsigned long long>(t.sampledOut));
   if (t.unmatched)
     std::fprintf(stderr, "goscope: %llu returns of calls already running when probes were attached\n",
                  static_cast<unsigned long long>(t.unmatched));
@@ -122,6 +126,7 @@ int runTrace(const std::vector<std::string>& argv) {
   // session (the probes come off at once). Each Delve hit stopped the
   // process: it is shown at once.
   auto lastFlush = std::chrono::steady_clock::now();
+  session->onBound([&](const api::BoundAction& a) { out->bound(a); });
   api::EventTotals totals = session->run([&](const api::Call& c) {
     StopSignalsHeld held;  // a Ctrl-C must not cut a line (stdout would drop the rest)
     out->traceCall(c, stack);
@@ -133,6 +138,11 @@ int runTrace(const std::vector<std::string>& argv) {
     return out->open();
   });
   printTotals(totals);
+  {
+    StopSignalsHeld held;
+    out->sessionCost(totals.cost);
+    out->flush();
+  }
   raiseIfSessionFailed(totals);
   return 0;
 }

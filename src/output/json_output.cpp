@@ -1,6 +1,7 @@
 // One JSON object per line for programs. Keys are part of goscope's
 // contract: they are only ever added to.
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include "output/call_parts.hpp"
@@ -89,9 +90,43 @@ class JsonOutput final : public Output {
     }
   }
 
-  void countTotals(const std::vector<std::pair<std::string, uint64_t>>& rows) override {
-    for (const auto& [func, count] : rows)
-      std::cout << jsonText(boost::json::object{{"func", func}, {"count", count}, {"final", true}}) << '\n';
+  void countTotals(const std::vector<CountTotal>& rows) override {
+    for (const auto& r : rows) {
+      boost::json::object o{{"func", r.func}, {"count", r.count}, {"final", true}};
+      if (r.droppedAtS) o["dropped_at_ms"] = std::llround(*r.droppedAtS * 1000);
+      std::cout << jsonText(o) << '\n';
+    }
+  }
+
+  void bound(const api::BoundAction& a) override {
+    std::fprintf(stderr, "goscope: %s\n", a.text.c_str());
+    boost::json::object o{{"action", api::kindName(a.kind)},
+                          {"elapsed_ms", std::llround(a.elapsedS * 1000)},
+                          {"share_pct", a.sharePct},
+                          {"budget_pct", a.budgetPct},
+                          {"message", a.text}};
+    if (!a.func.empty()) o["func"] = a.func;
+    if (a.kind == api::BoundAction::Kind::Dropped) o["count"] = a.count;
+    if (a.kind == api::BoundAction::Kind::Sampled) o["sample_every"] = a.sampleEvery;
+    std::cout << jsonText(boost::json::object{{"overhead_bound", o}}) << '\n';
+  }
+
+  void sessionCost(const api::SessionCost& c) override {
+    std::fprintf(stderr, "goscope: %s\n", api::describe(c).c_str());
+    boost::json::object o{{"elapsed_ms", std::llround(c.elapsedS * 1000)},
+                          {"cpu_ms", c.cpuMs},
+                          {"stopped_ms", c.stoppedMs},
+                          {"stopped_measured", c.stoppedMeasured},
+                          {"share_pct", c.sharePct()},
+                          {"budget_pct", c.budgetPct},
+                          {"enforced", c.enforced},
+                          {"peak_rate", std::llround(c.peakRate)},
+                          {"figures", c.figures}};
+    if (!c.peakFunction.empty()) o["peak_func"] = c.peakFunction;
+    boost::json::array actions;
+    for (const auto& a : c.actions) actions.push_back(boost::json::value(a));
+    o["bound_actions"] = std::move(actions);
+    std::cout << jsonText(boost::json::object{{"session_cost", o}}) << '\n';
   }
 
   void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate) override {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "api/call.hpp"
+#include "api/session_cost.hpp"
 #include "probe/latency_stats.hpp"
 #include "value/value.hpp"
 
@@ -58,7 +59,12 @@ class Output {
   };
   virtual void countInterval(const std::vector<CountRow>& rows) = 0;
   // goscope count, at the end: every function called, most called first.
-  virtual void countTotals(const std::vector<std::pair<std::string, uint64_t>>& rows) = 0;
+  struct CountTotal {
+    std::string func;
+    uint64_t count = 0;
+    std::optional<double> droppedAtS;  // the overhead bound removed its probe then; count is up to that moment
+  };
+  virtual void countTotals(const std::vector<CountTotal>& rows) = 0;
   // count --read VAR: its value at the last hit (none yet: no hit) and its own rate of change.
   virtual void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate) = 0;
   // goscope latency: one function's aggregate (each interval, and `final`).
@@ -90,6 +96,11 @@ class Output {
     std::string goidOffsetHow;  // how it was found ("DWARF", "runtime.newproc1's store at 0x..."), or why not
   };
   virtual void targetInfo(const TargetInfo& info) = 0;
+
+  // What the overhead bound did, as it happens (text: a stderr line; JSON: an object too).
+  virtual void bound(const api::BoundAction& action) = 0;
+  // What the session cost the target (text: a stderr line; JSON: an object too).
+  virtual void sessionCost(const api::SessionCost& cost) = 0;
 
   // Everything written so far reaches stdout now.
   virtual void flush() = 0;

@@ -77,10 +77,20 @@ class TextOutput final : public Output {
                   r.rate);
   }
 
-  void countTotals(const std::vector<std::pair<std::string, uint64_t>>& rows) override {
+  void countTotals(const std::vector<CountTotal>& rows) override {
     std::printf("\n%-48s %12s\n", "FUNC", "COUNT");
-    for (const auto& [func, count] : rows) std::printf("%-48s %12llu\n", func.c_str(), static_cast<unsigned long long>(count));
+    for (const auto& r : rows) {
+      std::printf("%-48s %12llu", r.func.c_str(), static_cast<unsigned long long>(r.count));
+      if (r.droppedAtS) std::printf("  [dropped at %.1f s: over the overhead budget]", *r.droppedAtS);
+      std::printf("\n");
+    }
     if (rows.empty()) std::printf("(no calls)\n");
+  }
+
+  void bound(const api::BoundAction& a) override { std::fprintf(stderr, "goscope: %s\n", a.text.c_str()); }
+
+  void sessionCost(const api::SessionCost& c) override {
+    std::fprintf(stderr, "goscope: %s\n", api::describe(c).c_str());
   }
 
   void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate) override {

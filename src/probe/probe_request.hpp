@@ -48,7 +48,8 @@ struct ProbeRequest {
   std::optional<std::string> readVariable;  // count --read: a global read on each hit of the first function
   bool plainEntry = false;                  // count --entry: the function's first instruction, not the jbe
   std::optional<double> expectedRatePerS;  // hits per second, if the user knows
-  double maxOverheadPct = 1.0;             // --max-overhead PCT
+  double maxOverheadPct = 1.0;             // --max-overhead PCT: share of the target's time the probes may take
+  bool maxOverheadExplicit = false;        // given: the session enforces it live (else BPF only warns)
   double rateWindowS = 0.25;               // how long the in-kernel count that measures the rate runs
   double durationS = 0;
   double intervalS = 0;

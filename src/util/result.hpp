@@ -19,6 +19,7 @@ enum class ErrorKind {
   Permission,  // missing privileges or capabilities
   External,    // a helper program (dlv, go, bpftrace) is missing or failed
   TargetGone,  // the target exited during the session
+  Interrupted, // Ctrl-C (or SIGTERM) before the session started: nothing left attached; exit 0 like any stop
 };
 
 struct Error {
@@ -37,6 +38,7 @@ inline int exitCodeFor(ErrorKind kind) {
     case ErrorKind::Permission: return 6;
     case ErrorKind::External: return 7;
     case ErrorKind::TargetGone: return 8;
+    case ErrorKind::Interrupted: return 0;
   }
   return 1;
 }

@@ -109,6 +109,7 @@ struct Attachment {
   std::string path;
   pid_t pid = 0;
   size_t points = 0;
+  std::vector<AttachPoint> attached;  // what is attached (refused points left out): detachPoints re-links from it
   std::optional<UprobeMultiLink> multi;
   std::vector<PerfUprobeLink> perf;
 };
@@ -144,6 +145,7 @@ struct Engine::Impl {
     attachments.clear();
     if (rb) ring_buffer__free(rb);
     if (skel) goscope_bpf__destroy(skel);
+    if (statsFd >= 0) ::close(statsFd);
   }
 
   int fd(bpf_map* m) const { return bpf_map__fd(m); }
@@ -223,6 +225,8 @@ struct Engine::Impl {
   }
 
   int multiFd() const { return bpf_program__fd(skel->progs.gs_uprobe_multi); }
+  // BPF_ENABLE_STATS(RUN_TIME), held while the engine lives (programRunNs).
+  int statsFd = -1;
   int perfFd() const { return bpf_program__fd(skel->progs.gs_uprobe_perf); }
 
   // Which offsets does the kernel refuse in a uprobe_multi link it refused
@@ -417,6 +421,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
   spdlog::debug("bpf: programs loaded in {:.1f} ms (uprobe_multi {}, perf fallback {}, {} CPUs)", msSince(t0),
                 wantMulti, wantPerf, impl->ncpus);
   impl->multiLoaded = wantMulti;
+  if (o.measureProgramTime) impl->statsFd = bpf_enable_stats(BPF_STATS_RUN_TIME);
   impl->perfLoaded = wantPerf;
 
   impl->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), &Impl::onSample, impl.get(), nullptr);
@@ -472,10 +477,21 @@ Result<void> Engine::configureProbe(uint32_t probeId, const ProbeConfig& c) {
     cfg.global_addr = c.readGlobal->address;
     cfg.global_len = c.readGlobal->size;
   }
+  cfg.sample_every = c.sampleEvery;
   if (auto r = I.put(I.skel->maps.probe_cfg, probeId, cfg); !r) return r;
   ps.configured = true;
   I.highestProbe = std::max<int64_t>(I.highestProbe, probeId);
   return {};
+}
+
+Result<void> Engine::setSampleEvery(uint32_t probeId, uint32_t every) {
+  Impl& I = *impl_;
+  if (probeId >= I.opt.maxProbes) return fail(ErrorKind::Usage, "probe id " + std::to_string(probeId) + " out of range");
+  gs_probe_cfg cfg{};
+  if (bpf_map_lookup_elem(bpf_map__fd(I.skel->maps.probe_cfg), &probeId, &cfg) != 0)
+    return fail(ErrorKind::External, "probe_cfg lookup failed: " + std::string(std::strerror(errno)));
+  cfg.sample_every = every;
+  return I.put(I.skel->maps.probe_cfg, probeId, cfg);
 }
 
 Result<void> Engine::disableProbe(uint32_t probeId) {
@@ -549,8 +565,8 @@ Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::span
       return fail(kind, what + describePoints(refused) + ": " + refused.front().reason,
                   "leave those addresses out (AttachOptions::skipRefused does it), or choose other instructions");
     std::set<std::pair<uint64_t, uint64_t>> bad;
-    for (const auto& r : refused) bad.insert({r.point.fileOffset, cookieFor(r.point.probeId, r.point.site)});
-    std::erase_if(points, [&](const AttachPoint& p) { return bad.count({p.fileOffset, cookieFor(p.probeId, p.site)}) > 0; });
+    for (const auto& r : refused) bad.insert({r.point.fileOffset, cookieFor(r.point)});
+    std::erase_if(points, [&](const AttachPoint& p) { return bad.count({p.fileOffset, cookieFor(p)}) > 0; });
     for (auto& r : refused) stats.refused.push_back(std::move(r));
     if (points.empty())
       return fail(kind, "attach: every address in " + path + " was refused; the first: " + stats.refused.front().reason);
@@ -576,7 +592,7 @@ Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::span
       cookies.clear();
       for (const AttachPoint& p : points) {
         offsets.push_back(p.fileOffset);
-        cookies.push_back(cookieFor(p.probeId, p.site));
+        cookies.push_back(cookieFor(p));
       }
     };
     std::vector<uint64_t> offsets, cookies;
@@ -612,7 +628,7 @@ Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::span
     for (const AttachPoint& p : points) {
       int err = 0;
       auto l = PerfUprobeLink::attach(I.perfFd(), I.feat.uprobePmuType, path, p.fileOffset, pid,
-                                      cookieFor(p.probeId, p.site), &err);
+                                      cookieFor(p), &err);
       if (!l) {
         if (ao.skipRefused && err && !wholeLinkError(err)) {
           stats.refused.push_back({p, l.error().message});
@@ -628,6 +644,13 @@ Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::span
     if (a.perf.empty()) return fail(ErrorKind::External, "attach: the kernel refused every address in " + path);
   }
   a.points = stats.points;
+  a.attached = std::move(points);
+  if (!stats.refused.empty() && !useMulti)  // perf links: the refused ones were skipped one by one
+    std::erase_if(a.attached, [&](const AttachPoint& p) {
+      return std::any_of(stats.refused.begin(), stats.refused.end(), [&](const RefusedPoint& r) {
+        return r.point.fileOffset == p.fileOffset && cookieFor(r.point) == cookieFor(p);
+      });
+    });
   stats.id = I.nextAttachment++;
   spdlog::debug("bpf: attached {} address(es) of {} (pid {}) with {} in {:.2f} ms", stats.points, path, pid,
                 stats.uprobeMulti ? "uprobe_multi" : "perf-event uprobes", stats.attachMs);
@@ -717,6 +740,65 @@ DetachStats Engine::detachAll() {
   }
   closeAttachmentsOffProcess(impl_->attachments, ids);
   impl_->attachments.clear();
+  d.detachMs = msSince(t0);
+  return d;
+}
+
+std::optional<uint64_t> Engine::programRunNs() const {
+  const Impl& I = *impl_;
+  if (I.statsFd < 0) return std::nullopt;
+  uint64_t total = 0;
+  for (int fd : {I.multiLoaded ? I.multiFd() : -1, I.perfLoaded ? I.perfFd() : -1}) {
+    if (fd < 0) continue;
+    bpf_prog_info info{};
+    uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) return std::nullopt;
+    total += info.run_time_ns;
+  }
+  return total;
+}
+
+uint8_t Engine::activeGeneration() const { return static_cast<uint8_t>(impl_->skel->bss->active_gen); }
+
+Result<DetachStats> Engine::detachPoints(const std::function<bool(const AttachPoint&)>& drop) {
+  Impl& I = *impl_;
+  DetachStats d;
+  auto t0 = Clock::now();
+  const uint8_t next = activeGeneration() ? 0 : 1;
+  // 1. The replacements, in the other generation: attached but not counting.
+  std::vector<std::pair<AttachmentId, std::vector<AttachPoint>>> plans;
+  for (auto& [id, a] : I.attachments) {
+    std::vector<AttachPoint> keep;
+    for (AttachPoint p : a.attached)
+      if (!drop(p)) {
+        p.generation = next;
+        keep.push_back(p);
+      }
+    d.points += a.attached.size() - keep.size();
+    plans.push_back({id, std::move(keep)});
+  }
+  if (d.points == 0) return d;
+  std::vector<AttachmentId> old;
+  std::vector<AttachmentId> added;
+  for (auto& [id, keep] : plans) {
+    old.push_back(id);
+    if (keep.empty()) continue;
+    const Attachment& a = I.attachments.at(id);
+    auto stats = attach(a.path, a.pid, keep, AttachOptions{.checkHazards = false, .findRefused = false});
+    if (!stats) {
+      for (auto n : added) detach(n);  // nothing changed: the old links still count
+      return stats.failure();
+    }
+    added.push_back(stats->id);
+  }
+  // 2. One write: from now on the new links count and the old ones do not.
+  I.skel->bss->active_gen = next;
+  __sync_synchronize();
+  // 3. The old links go.
+  for (auto id : old) {
+    auto s = detach(id);
+    d.links += s.links;
+  }
   d.detachMs = msSince(t0);
   return d;
 }
@@ -849,6 +931,7 @@ EngineStats Engine::stats() const {
   s.noConfig = get(GS_STAT_NO_CONFIG);
   s.readErrors = get(GS_STAT_READ_ERRORS);
   s.mismatches = get(GS_STAT_MISMATCHES);
+  s.sampledOut = get(GS_STAT_SAMPLED_OUT);
   return s;
 }
 

@@ -40,6 +40,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -73,6 +74,10 @@ struct EngineOptions {
   uint32_t stackTraceEntries = 0;     // distinct stacks for stackCounts (0 = feature off)
   uint32_t stackCountEntries = 0;     // (probe, stack, caller) counters; 0 = 4 x stackTraceEntries
   AttachMode attachMode = AttachMode::Auto;
+  // Turn on the kernel's BPF run-time statistics while the engine lives
+  // (BPF_ENABLE_STATS: system-wide, a clock read more per program run) so
+  // that programRunNs() can tell what the programs cost.
+  bool measureProgramTime = false;
 };
 
 struct AttachOptions {
@@ -139,6 +144,7 @@ struct EngineStats {
   uint64_t noConfig = 0;      // hits of probe ids without a configuration
   uint64_t readErrors = 0;    // failed user-memory reads (g, goid, captures, globals)
   uint64_t mismatches = 0;    // returns without an entry, all probes
+  uint64_t sampledOut = 0;    // calls whose events sampling left out
   uint64_t lost() const { return lostRingFull + lostBusy; }
 };
 
@@ -160,6 +166,9 @@ class Engine {
   Result<void> configureProbe(uint32_t probeId, const ProbeConfig& config);
   // Stops a probe doing anything (its addresses stay attached).
   Result<void> disableProbe(uint32_t probeId);
+  // Events of `probeId` for about one call in `every` (0 or 1: all), from
+  // now on, its aggregates untouched (ProbeConfig::sampleEvery).
+  Result<void> setSampleEvery(uint32_t probeId, uint32_t every);
 
   // Attaches addresses of one file, all in one uprobe_multi link. pid 0 =
   // every process running the file, including ones started later; pid > 0 =
@@ -173,6 +182,15 @@ class Engine {
   DetachStats detach(AttachmentId id);
   DetachStats detachAll();
   size_t attachedPoints() const;
+  // Removes the attached points `drop` selects while the rest keep counting,
+  // exactly: every attachment is re-created without them in the other link
+  // generation (attached, not counting), the generation flips in one write,
+  // then the old links close — no call counted twice or missed. Attachment
+  // ids change. DetachStats::points: how many were removed.
+  Result<DetachStats> detachPoints(const std::function<bool(const AttachPoint&)>& drop);
+  uint8_t activeGeneration() const;
+  // The programs' total run time so far (ns), with measureProgramTime.
+  std::optional<uint64_t> programRunNs() const;
 
   // Aggregates. Counts are summed over CPUs.
   Result<uint64_t> count(uint32_t probeId) const;

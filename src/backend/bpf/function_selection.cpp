@@ -1,12 +1,23 @@
 #include "backend/bpf/function_selection.hpp"
 
+#include "util/progress.hpp"
+#include "util/stop_signals.hpp"
+
 namespace goscope {
 
 Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern>& patterns,
                                   const SelectionOptions& opt, const std::string& targetName) {
   Selection sel;
   std::string unsafeExample;
-  for (const auto& fn : bin.pclntab().functions()) {
+  const auto& all = bin.pclntab().functions();
+  size_t seen = 0;
+  for (const auto& fn : all) {
+    // A Ctrl-C while a big binary is read stops here, before anything is
+    // attached; a person at a terminal sees how far it got.
+    if (++seen % 1024 == 0) {
+      if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
+      reportProgress("choosing probe sites", seen, all.size());
+    }
     bool match = false;
     for (const auto& p : patterns) match = match || p.matches(fn.name);
     if (!match) continue;
@@ -36,6 +47,7 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
     }
     sel.functions.push_back({&fn, std::move(*code), id});
   }
+  reportProgress("choosing probe sites", all.size(), all.size());
   if (sel.functions.empty()) {
     std::string what;
     for (const auto& p : patterns) what += (what.empty() ? "'" : ", '") + p.text() + "'";

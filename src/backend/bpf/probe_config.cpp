@@ -122,8 +122,8 @@ uint32_t encodeActions(const ProbeConfig& c) {
   return a;
 }
 
-uint64_t cookieFor(uint32_t probeId, SiteKind site) {
-  return GS_COOKIE(probeId, static_cast<uint8_t>(site));
+uint64_t cookieFor(uint32_t probeId, SiteKind site, uint8_t generation) {
+  return GS_COOKIE(probeId, static_cast<uint8_t>(site) | (generation ? GS_SITE_GEN_BIT : 0));
 }
 
 }  // namespace goscope::bpf

@@ -91,18 +91,23 @@ struct ProbeConfig {
   std::vector<MemRead> entryReads;   // up to GS_MAX_STEPS
   std::vector<MemRead> returnReads;  // up to GS_MAX_STEPS
   std::optional<GlobalRead> readGlobal;  // read at every entry (`count --read VAR`)
+  // Events only: 0 or 1 = every call; N = about one call in N (random, decided
+  // at the entry; its RET follows it). The cost bound sets it live.
+  uint32_t sampleEvery = 0;
 };
 
 struct AttachPoint {
   uint64_t fileOffset = 0;  // offset in the ELF file (not a virtual address)
   uint32_t probeId = 0;
   SiteKind site = SiteKind::Entry;
+  uint8_t generation = 0;  // 0 or 1: counts only while it is the engine's active one (Engine::detachPoints)
 };
 
 // Encoding into the kernel-side structs. Usage errors for values out of range.
 Result<gs_read_step> encodeRead(const MemRead& r);
 Result<gs_capture_spec> encodeSpec(const std::vector<MemRead>& reads);
 uint32_t encodeActions(const ProbeConfig& c);
-uint64_t cookieFor(uint32_t probeId, SiteKind site);
+uint64_t cookieFor(uint32_t probeId, SiteKind site, uint8_t generation = 0);
+inline uint64_t cookieFor(const AttachPoint& p) { return cookieFor(p.probeId, p.site, p.generation); }
 
 }  // namespace goscope::bpf

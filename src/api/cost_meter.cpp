@@ -1,0 +1,171 @@
+#include "api/cost_meter.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+namespace goscope::api {
+
+namespace {
+constexpr double kSustainedS = 1.0;  // over budget this long before acting (or warning)
+}
+
+const char* kindName(BoundAction::Kind k) {
+  switch (k) {
+    case BoundAction::Kind::Warned: return "warned";
+    case BoundAction::Kind::Dropped: return "dropped";
+    case BoundAction::Kind::Sampled: return "sampled";
+    case BoundAction::Kind::Moved: return "moved";
+  }
+  return "?";
+}
+
+double perCallNs(const HostCosts& costs, ProbeSite::Kind entry, bool returns) {
+  const Placement p = entry == ProbeSite::Kind::SteppedEntry ? Placement::Stepped : Placement::Emulated;
+  return costs.perHitNs(p) + (returns ? costs.returnNs : 0);
+}
+
+std::string describe(const SessionCost& c) {
+  char buf[512];
+  std::string stopped;
+  if (c.stoppedMs > 0 || c.stoppedMeasured) {
+    char s[96];
+    std::snprintf(s, sizeof s, ", stopped %.1f ms%s", c.stoppedMs, c.stoppedMeasured ? "" : " (at least)");
+    stopped = s;
+  } else {
+    stopped = ", never stopped";
+  }
+  std::string peak;
+  if (c.peakRate > 0) {
+    char s[256];
+    std::snprintf(s, sizeof s, ", peak %.0f hits/s%s%s", c.peakRate, c.peakFunction.empty() ? "" : " in ",
+                  c.peakFunction.c_str());
+    peak = s;
+  }
+  std::snprintf(buf, sizeof buf, "cost to the target: ~%.1f ms of CPU in %.1f s%s (%.2f%% of one CPU, budget %.2f%%%s)%s",
+                c.cpuMs, c.elapsedS, stopped.c_str(), c.sharePct(), c.budgetPct, c.enforced ? ", enforced" : "",
+                peak.c_str());
+  return buf;
+}
+
+CostMeter::CostMeter(std::vector<Probe> probes, const HostCosts& costs, double budgetPct, bool enforce)
+    : probes_(std::move(probes)),
+      costs_(costs),
+      budgetPct_(budgetPct),
+      enforce_(enforce),
+      dropped_(probes_.size(), false),
+      last_(probes_.size(), 0),
+      rate_(probes_.size(), 0) {}
+
+void CostMeter::sample(const std::vector<uint64_t>& counts, double now, std::optional<uint64_t> programNs) {
+  const double dt = now - lastT_;
+  if (dt <= 0) return;
+  double costNs = 0;
+  double topRate = 0;
+  std::string topFunc;
+  for (size_t i = 0; i < probes_.size(); i++) {
+    const uint64_t c = i < counts.size() ? counts[i] : last_[i];
+    const uint64_t delta = c >= last_[i] ? c - last_[i] : 0;
+    last_[i] = c;
+    rate_[i] = static_cast<double>(delta) / dt;
+    costNs += static_cast<double>(delta) * probes_[i].perCallNs;
+    if (rate_[i] > topRate) {
+      topRate = rate_[i];
+      topFunc = probes_[i].func;
+    }
+  }
+  if (programNs) {
+    // What the BPF program itself ran (the per-hit figures include a count
+    // program too: tens of ns a hit counted twice, on the safe side).
+    if (programLast_ && *programNs >= *programLast_) costNs += static_cast<double>(*programNs - *programLast_);
+    programLast_ = programNs;
+  }
+  cpuNs_ += costNs;
+  recentPct_ = costNs / (dt * 1e9) * 100.0;
+  lastT_ = now;
+  const double total = std::accumulate(rate_.begin(), rate_.end(), 0.0);
+  // The peak over windows of about a second (samples come every ~250 ms).
+  windowNs_ += dt;
+  if (total > peakRate_ && dt >= 0.2) {
+    peakRate_ = total;
+    peakFunc_ = topRate >= total * 0.5 ? topFunc : std::string();
+  }
+  if (recentPct_ > budgetPct_) {
+    if (!overSince_) overSince_ = now - dt;
+  } else {
+    overSince_.reset();
+  }
+}
+
+bool CostMeter::overBudget() const { return overSince_ && lastT_ - *overSince_ >= kSustainedS; }
+
+std::optional<std::pair<uint32_t, double>> CostMeter::dearest() const {
+  std::optional<std::pair<uint32_t, double>> best;
+  double bestNs = 0;
+  for (size_t i = 0; i < probes_.size(); i++) {
+    if (dropped_[i]) continue;
+    const double ns = rate_[i] * probes_[i].perCallNs;
+    if (ns > bestNs) {
+      bestNs = ns;
+      best = {static_cast<uint32_t>(i), rate_[i]};
+    }
+  }
+  return best;
+}
+
+std::vector<uint32_t> CostMeter::dearestToDrop() const {
+  std::vector<uint32_t> ids;
+  for (size_t i = 0; i < probes_.size(); i++)
+    if (!dropped_[i] && rate_[i] > 0) ids.push_back(static_cast<uint32_t>(i));
+  auto nsPerS = [&](uint32_t i) { return rate_[i] * probes_[i].perCallNs; };
+  std::sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) { return nsPerS(a) > nsPerS(b); });
+  double pct = 0;
+  for (uint32_t i : ids) pct += nsPerS(i) / 1e7;
+  std::vector<uint32_t> out;
+  for (uint32_t i : ids) {
+    if (pct <= budgetPct_) break;
+    out.push_back(i);
+    pct -= nsPerS(i) / 1e7;
+  }
+  return out;
+}
+
+void CostMeter::dropped(uint32_t id) {
+  if (id < dropped_.size()) {
+    dropped_[id] = true;
+    rate_[id] = 0;
+  }
+}
+
+std::string CostMeter::warning() const {
+  char buf[512];
+  auto top = dearest();
+  std::string where;
+  if (top) {
+    char w[256];
+    std::snprintf(w, sizeof w, " (most in %s: %.0f calls/s x ~%s)", probes_[top->first].func.c_str(), top->second,
+                  describeNs(probes_[top->first].perCallNs).c_str());
+    where = w;
+  }
+  std::snprintf(buf, sizeof buf,
+                "warning: the probes take ~%.1f%% of the target's time (of one CPU), above the %.2f%% budget%s; "
+                "--max-overhead PCT bounds it (hot probes are then sampled or dropped, and said so), "
+                "--max-overhead 100 keeps every hit",
+                recentPct_, budgetPct_, where.c_str());
+  return buf;
+}
+
+SessionCost CostMeter::totals(double elapsedS) const {
+  SessionCost c;
+  c.elapsedS = elapsedS;
+  c.cpuMs = cpuNs_ / 1e6;
+  c.peakRate = peakRate_;
+  c.peakFunction = peakFunc_;
+  c.budgetPct = budgetPct_;
+  c.enforced = enforce_;
+  c.figures = costs_.source;
+  c.actions = actions_;
+  return c;
+}
+
+}  // namespace goscope::api

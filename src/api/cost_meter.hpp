@@ -1,0 +1,79 @@
+// The live accounting behind every BPF session: from the kernel's per-probe
+// hit counts (sampled a few times a second) and the host's per-hit costs it
+// knows the share of the target's time the probes take, the peak rate, and
+// whether the budget has been exceeded for longer than a second — which is
+// when the session acts (--max-overhead given) or warns once (not given).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/session_cost.hpp"
+#include "strategy/host_costs.hpp"
+#include "target/disasm.hpp"
+
+namespace goscope::api {
+
+// What one call of a function costs the target: its entry probe's placement,
+// and one RET when RETs are probed (latency, trace).
+double perCallNs(const HostCosts& costs, ProbeSite::Kind entry, bool returns);
+
+class CostMeter {
+ public:
+  struct Probe {
+    std::string func;
+    double perCallNs = 0;  // what one call costs the target: its entry placement, plus a RET when RETs are probed
+  };
+  // `probes` by probe id.
+  CostMeter(std::vector<Probe> probes, const HostCosts& costs, double budgetPct, bool enforce);
+
+  // Cumulative hit counts by probe id at `nowS` (seconds since the start);
+  // `programNs`: the BPF program's own cumulative run time, when measured
+  // (bpf_prog_info.run_time_ns), else nullopt (the per-hit figures include a
+  // count program). Cheap; call it every ~250 ms.
+  void sample(const std::vector<uint64_t>& counts, double nowS, std::optional<uint64_t> programNs = std::nullopt);
+
+  // The share of one CPU the probes took over the last second, in %.
+  double recentPct() const { return recentPct_; }
+  // Over budget for more than a second, now.
+  bool overBudget() const;
+  // The probe ids, dearest first over the last window, whose removal brings
+  // the recent share under the budget (all of them if nothing else does).
+  std::vector<uint32_t> dearestToDrop() const;
+  // The dearest probe over the last window and its rate.
+  std::optional<std::pair<uint32_t, double>> dearest() const;
+  // Dropped probes cost nothing from now on (their counts stay as they were).
+  void dropped(uint32_t probeId);
+
+  // The one-line warning for a session that does not enforce the budget.
+  std::string warning() const;
+
+  const HostCosts& costs() const { return costs_; }
+  double budgetPct() const { return budgetPct_; }
+  SessionCost totals(double elapsedS) const;
+  void addAction(std::string what) { actions_.push_back(std::move(what)); }
+  void restartOverBudgetClock() { overSince_.reset(); }
+
+ private:
+  std::vector<Probe> probes_;
+  HostCosts costs_;
+  double budgetPct_;
+  bool enforce_;
+  std::vector<bool> dropped_;
+  std::vector<uint64_t> last_;      // counts at the last sample
+  std::vector<double> rate_;        // hits/s over the last window
+  double lastT_ = 0;
+  double cpuNs_ = 0;                // estimated so far
+  std::optional<uint64_t> programBase_, programLast_;
+  double recentPct_ = 0;
+  double windowStartT_ = 0;
+  double windowNs_ = 0;             // cost inside the current 1 s window
+  std::optional<double> overSince_;
+  double peakRate_ = 0;
+  std::string peakFunc_;
+  std::vector<std::string> actions_;
+};
+
+}  // namespace goscope::api
