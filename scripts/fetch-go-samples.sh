@@ -12,6 +12,7 @@ set -uo pipefail
 
 out=${1:?usage: fetch-go-samples.sh OUTDIR}
 mkdir -p "$out/npm"
+out=$(cd "$out" && pwd)  # absolute: npm pack runs in $out/npm
 
 # package@version   Go version it was built with (`go version BINARY`), what it covers
 samples=(

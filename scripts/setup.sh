@@ -18,7 +18,7 @@ packages=(
   # linear-time regular expressions for /regex/ patterns
   libre2-dev
   # ELF, DWARF, disassembly
-  libelf-dev libdw-dev libcapstone-dev zlib1g-dev
+  libelf-dev libdw-dev libzydis-dev zlib1g-dev
   # BPF: objects compiled by clang, skeletons by bpftool, loaded by libbpf
   clang llvm libbpf-dev bpftool
   # fuzzing (scripts/fuzz.sh): libFuzzer and the sanitizer runtimes of clang 14

@@ -23,13 +23,13 @@ namespace goscope::api {
 std::string attachedLine(const Selection& sel, const bpf::AttachStats& stats, const std::string& target) {
   char line[512];
   std::string skipped = sel.skippedUnsafe ? ", " + std::to_string(sel.skippedUnsafe) + " unsafe to probe left out" : "";
-  std::snprintf(line, sizeof line,
-                "goscope: %zu functions, %zu probes attached to %s in %.1f ms (%s), %.0f ms after goscope started%s; "
-                "Ctrl-C to stop",
+  if (sel.skippedReturnsUnknown)
+    skipped += ", " + std::to_string(sel.skippedReturnsUnknown) + " left out whose returns are unknown (" +
+               sel.returnsUnknownExample + ")";
+  std::snprintf(line, sizeof line, "goscope: %zu functions, %zu probes attached to %s in %.1f ms (%s), %.0f ms after goscope started",
                 sel.functions.size(), stats.points, target.c_str(), stats.attachMs,
-                stats.uprobeMulti ? "uprobe_multi" : "perf-event uprobes", secondsSinceProcessStart() * 1000,
-                skipped.c_str());
-  return line;
+                stats.uprobeMulti ? "uprobe_multi" : "perf-event uprobes", secondsSinceProcessStart() * 1000);
+  return line + skipped + "; Ctrl-C to stop";
 }
 
 struct AggregateSession::Impl {

@@ -34,6 +34,7 @@ output::Output::FunctionRow rowOf(const GoFunction& fn, const Result<FunctionCod
   r.line = fn.line;
   const FunctionCode* c = code ? &*code : nullptr;
   if (c) r.returns = c->returns;
+  if (c) r.returnsReason = returnsUnknownReason(*c);
   if (c && c->probe.kind != ProbeSite::Kind::None) r.probe = c->probe.address;
   r.probeKind = kindName(c ? c->probe.kind : ProbeSite::Kind::None);
   r.probeReason = c ? c->probe.reason : code.error().message;

@@ -161,9 +161,14 @@ class JsonOutput final : public Output {
     o["file"] = r.file;
     o["line"] = r.line;
     o["signature"] = r.signature ? boost::json::value(*r.signature) : boost::json::value(nullptr);
-    boost::json::array rets;
-    for (uint64_t a : r.returns) rets.emplace_back(hex(a));
-    o["returns"] = std::move(rets);
+    if (r.returnsReason) {
+      o["returns"] = nullptr;  // unknown: an empty list would read as "no RET"
+      o["returns_reason"] = *r.returnsReason;
+    } else {
+      boost::json::array rets;
+      for (uint64_t a : r.returns) rets.emplace_back(hex(a));
+      o["returns"] = std::move(rets);
+    }
     o["probe"] = r.probe ? boost::json::value(hex(*r.probe)) : boost::json::value(nullptr);
     o["probe_kind"] = r.probeKind;
     if (!r.probeReason.empty()) o["probe_reason"] = r.probeReason;

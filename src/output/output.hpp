@@ -78,6 +78,9 @@ class Output {
     std::string file;
     int64_t line = 0;
     std::vector<uint64_t> returns;   // RET instructions
+    // Set when `returns` is not known to be complete (the function does not
+    // decode to its end): JSON prints "returns": null and this as returns_reason.
+    std::optional<std::string> returnsReason;
     std::optional<uint64_t> probe;   // where the entry probe goes; none: not probe-able
     std::string probeKind;           // "stack-check-branch", "entry", "none"
     std::string probeReason;         // why that placement, or why none

@@ -119,6 +119,7 @@ class TextOutput final : public Output {
   void function(const FunctionRow& r) override {
     std::cout << (r.signature ? *r.signature : r.name);
     if (!r.probe) std::cout << "  [not probe-able: " << r.probeReason << "]";
+    else if (r.returnsReason) std::cout << "  [entry only, " << *r.returnsReason << "]";
     std::cout << '\n';
   }
 

@@ -1,6 +1,6 @@
 #include "target/disasm.hpp"
 
-#include <capstone/capstone.h>
+#include <Zydis/Zydis.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -11,40 +11,43 @@ namespace goscope {
 
 namespace {
 
-// One capstone handle and instruction buffer per thread, opened on first use:
-// cs_open costs more than decoding a small function. Detail mode stays off
-// (it costs ~25% more); the facts we need are parsed from the bytes.
-class Capstone {
- public:
-  Capstone() {
-    if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle_) != CS_ERR_OK) return;
-    insn_ = cs_malloc(handle_);
-  }
-  ~Capstone() {
-    if (insn_) cs_free(insn_, 1);
-    if (handle_) cs_close(&handle_);
-  }
-  Capstone(const Capstone&) = delete;
-  Capstone& operator=(const Capstone&) = delete;
-  bool ok() const { return insn_ != nullptr; }
-  // Decodes one instruction at *code, advancing code/size/address like cs_disasm_iter.
-  bool next(const uint8_t** code, size_t* size, uint64_t* address) {
-    return cs_disasm_iter(handle_, code, size, address, insn_);
-  }
-
- private:
-  csh handle_ = 0;
-  cs_insn* insn_ = nullptr;
-};
-
-Capstone& capstone() {
-  thread_local Capstone cs;
-  return cs;
+// One Zydis decoder for the whole process: a small constant struct (the
+// 64-bit long mode, every ISA extension Zydis knows), shared by all threads.
+// Only ZydisDecoderDecodeInstruction runs per instruction: no operand
+// decoding and no text formatting (Capstone 4 formatted every instruction as
+// AT&T text, which this code never read, and stopped at AVX-512 and other
+// instructions it did not know: docs/disassembly.md).
+const ZydisDecoder& decoder() {
+  static const ZydisDecoder d = [] {
+    ZydisDecoder x;
+    ZydisDecoderInit(&x, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+    return x;
+  }();
+  return d;
 }
 
-bool isRet(const x86::InsnView& v) {
-  return v.encoding == x86::Encoding::Legacy && v.map == x86::OpMap::Primary &&
-         (v.opcode == 0xc3 || v.opcode == 0xc2);
+// Why Zydis refused the bytes, in words (ZYDIS_STATUS_*, Status.h).
+std::string_view statusText(ZyanStatus s) {
+  switch (s) {
+    case ZYDIS_STATUS_NO_MORE_DATA: return "the function ends inside an instruction";
+    case ZYDIS_STATUS_DECODING_ERROR: return "no x86-64 instruction has this encoding";
+    case ZYDIS_STATUS_INSTRUCTION_TOO_LONG: return "longer than 15 bytes";
+    case ZYDIS_STATUS_BAD_REGISTER: return "invalid register operand";
+    case ZYDIS_STATUS_ILLEGAL_LOCK: return "lock prefix on an instruction that cannot take it";
+    case ZYDIS_STATUS_ILLEGAL_LEGACY_PFX: return "legacy prefix before a VEX/EVEX/XOP escape";
+    case ZYDIS_STATUS_ILLEGAL_REX: return "REX prefix before a VEX/EVEX/XOP escape";
+    case ZYDIS_STATUS_INVALID_MAP: return "invalid opcode map";
+    case ZYDIS_STATUS_MALFORMED_EVEX: return "malformed EVEX prefix";
+    case ZYDIS_STATUS_MALFORMED_MVEX: return "malformed MVEX prefix";
+    case ZYDIS_STATUS_INVALID_MASK: return "invalid mask register";
+    default: return "the decoder refused it";
+  }
+}
+
+// A near RET (c3, c2 imm16), any prefixes; not the far retf (cb, ca).
+bool isRet(const ZydisDecodedInstruction& in) {
+  return in.mnemonic == ZYDIS_MNEMONIC_RET && in.encoding == ZYDIS_INSTRUCTION_ENCODING_LEGACY &&
+         in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && (in.opcode == 0xc3 || in.opcode == 0xc2);
 }
 
 UprobeVerdict verdictOf(const std::optional<x86::InsnView>& view) {
@@ -67,8 +70,7 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
   if (code.empty()) return fail(ErrorKind::Usage, "analyzeFunction: no code at " + hex(entry));
   if (entry + code.size() < entry)
     return fail(ErrorKind::Usage, "analyzeFunction: code at " + hex(entry) + " wraps around");
-  Capstone& cs = capstone();
-  if (!cs.ok()) return fail(ErrorKind::Internal, "capstone: cannot open an x86-64 decoder");
+  const ZydisDecoder& zydis = decoder();
 
   FunctionCode fn;
   fn.entry = entry;
@@ -85,14 +87,17 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
     // Trailing int3 is padding to the next function, not code (an int3
     // followed by anything else is an instruction of the body).
     if (*p == 0xcc && std::all_of(p, p + left, [](uint8_t b) { return b == 0xcc; })) break;
-    const uint8_t* start = p;
     const uint64_t at = addr;
-    if (!cs.next(&p, &left, &addr)) {
+    ZydisDecodedInstruction in;
+    const ZyanStatus status = ZydisDecoderDecodeInstruction(&zydis, nullptr, p, left, &in);
+    if (!ZYAN_SUCCESS(status)) {
       fn.undecodable = at;
+      fn.undecodableWhy = statusText(status);
       fn.unsafe.push_back(at), fn.unsafeWhy.push_back(Hazard::Undecodable);
       break;
     }
-    const std::span<const uint8_t> bytes(start, static_cast<size_t>(p - start));
+    const std::span<const uint8_t> bytes(p, in.length);
+    p += in.length, left -= in.length, addr += in.length;
     setBit(fn.boundaryBits, at - entry);
     ++fn.instructionCount;
     if (head.size() < kPrologueWindow) head.push_back(DecodedInsn{at, bytes});
@@ -100,7 +105,7 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
     auto view = x86::parseInsn(bytes);
     const UprobeVerdict verdict = verdictOf(view);
     if (!verdict.safe()) fn.unsafe.push_back(at), fn.unsafeWhy.push_back(verdict.hazard);
-    if (view && isRet(*view)) fn.returns.push_back(at);
+    if (isRet(in)) fn.returns.push_back(at);
   }
   fn.bodyEnd = fn.undecodable.value_or(addr);
   fn.boundaryBits.resize((fn.bodyEnd - entry + 63) / 64);
@@ -119,6 +124,13 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
   }
   fn.probe = chooseProbeSite(entry, prologue, entryVerdict, branchVerdict);
   return fn;
+}
+
+std::optional<std::string> returnsUnknownReason(const FunctionCode& fn) {
+  if (!fn.undecodable) return std::nullopt;
+  return "returns unknown: the bytes at " + hex(*fn.undecodable) + " (entry+" +
+         std::to_string(*fn.undecodable - fn.entry) + ") do not decode (" + std::string(fn.undecodableWhy) +
+         "), so a RET after them cannot be found";
 }
 
 bool isInstructionBoundary(const FunctionCode& fn, uint64_t addr) {

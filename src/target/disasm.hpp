@@ -4,8 +4,8 @@
 //
 // A linear sweep from the entry is exact for Go: the toolchain puts no data
 // in .text, and pads between functions with int3 (cc), which is not part of
-// the body. Decoding is capstone's; what the kernel does with each
-// instruction is uprobe_rules.hpp; the prologue is go_prologue.hpp.
+// the body. Decoding is Zydis's (docs/disassembly.md); what the kernel does
+// with each instruction is uprobe_rules.hpp; the prologue is go_prologue.hpp.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +48,7 @@ struct FunctionCode {
   std::vector<uint64_t> unsafe;               // addresses never to probe, ascending
   std::vector<Hazard> unsafeWhy;              // parallel to `unsafe`
   std::optional<uint64_t> undecodable;        // where the sweep stopped on bad bytes
+  std::string_view undecodableWhy;            // the decoder's reason, in words (static text)
   ProbeSite probe;                            // the entry probe to use
 
   // One bit per byte of [entry, bodyEnd): set where an instruction starts.
@@ -58,6 +59,13 @@ struct FunctionCode {
 // Errors: Usage (empty code, address overflow). Bytes that do not decode are
 // not an error: the sweep stops there and FunctionCode::undecodable says where.
 Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t entry);
+
+// Why the RETs of this function are not known (nullopt: `returns` is
+// complete). The sweep stopped on bytes the decoder rejects before the end of
+// the function, so a RET after them would be missed: a latency or trace that
+// probed `returns` would see calls that never complete. One line, for `list`
+// (returns_reason) and the refusal of latency/trace.
+std::optional<std::string> returnsUnknownReason(const FunctionCode& fn);
 
 bool isInstructionBoundary(const FunctionCode& fn, uint64_t addr);
 // Hazard::None when addr is a boundary and not in `unsafe`; Undecodable when it

@@ -41,7 +41,7 @@ enum class Hazard : uint8_t {
   PushfLeaksTrapFlag,  // single-stepped pushf saves TF; the later popf raises SIGTRAP
   SyscallStepped,   // single-stepped syscall: a clone child inherits TF and dies of SIGTRAP
   XopEncoding,      // the kernel's decoder has no XOP support
-  Undecodable,      // capstone could not decode the bytes here
+  Undecodable,      // the decoder (Zydis) rejects the bytes here
 };
 
 struct UprobeVerdict {

@@ -1,9 +1,11 @@
 // InsnView: the encoding facts of one already-decoded x86-64 instruction
 // (legacy prefixes, REX, VEX/EVEX/XOP escape, opcode map and byte, ModRM),
-// read from its raw bytes. Capstone gives us instruction lengths; the uprobe
-// rules and the Go prologue matcher need exactly these facts, in the terms
-// the kernel's own decoder uses, so they are parsed here by hand. Pure: no
-// capstone, so unit tests can feed it hand-assembled bytes.
+// read from its raw bytes. Zydis gives us instruction lengths (and whether
+// the bytes are an instruction at all); the uprobe rules and the Go prologue
+// matcher need exactly these facts in the terms the kernel's own decoder
+// (arch/x86/lib/insn.c) uses -- OPCODE1 after a VEX escape, a REX that counts
+// only right before the opcode -- so they are read here from the bytes Zydis
+// delimited. Pure: no decoder library, so unit tests feed it hand-assembled bytes.
 #pragma once
 
 #include <cstdint>

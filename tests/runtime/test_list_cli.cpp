@@ -2,12 +2,17 @@
 // facts it prints checked against objdump and the Go source, on every variant.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "support/run.hpp"
+#include "target/elf_file.hpp"
 
 using namespace goscope::test;
 
@@ -105,4 +110,53 @@ TEST_CASE("list: the probe sits on the stack check's branch where there is one")
   CHECK(fns["runtime.gcWriteBarrierR8"]["probe"].is_null());
   auto plain = runCli("list -b " + fixture("zoo") + " runtime.gcWriteBarrierR8");
   CHECK(plain.exitCode == 5);
+}
+
+// A function whose bytes stop decoding before its end (here: its first RET
+// overwritten with 06, invalid in 64-bit mode) has unknown RETs: list says so
+// instead of printing a short list that looks complete, and latency refuses
+// it rather than report "no completed calls" (docs/disassembly.md).
+TEST_CASE("list and latency on a function that does not decode to its end") {
+  const std::string bin = fixture("counter");
+  auto before = listJson(bin, "main.doWork");
+  REQUIRE(before.count("main.doWork"));
+  auto& fn = before["main.doWork"];
+  REQUIRE(!fn["returns"].as_array().empty());
+  const uint64_t ret = hexv(fn["returns"].as_array()[0]);
+  CHECK(fn.if_contains("returns_reason") == nullptr);
+
+  const std::string dir = std::filesystem::temp_directory_path() / ("goscope-undecodable-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string patched = dir + "/counter";
+  std::filesystem::copy_file(bin, patched, std::filesystem::copy_options::overwrite_existing);
+  {
+    auto elf = goscope::ElfFile::open(patched);
+    REQUIRE(elf.has_value());
+    auto off = (*elf)->vaddrToOffset(ret);
+    REQUIRE(off.has_value());
+    std::fstream f(patched, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(*off));
+    f.put(static_cast<char>(0x06));
+  }
+
+  auto after = listJson(patched, "main.doWork");
+  auto& o = after["main.doWork"];
+  CHECK(o["returns"].is_null());
+  REQUIRE(o.if_contains("returns_reason"));
+  std::ostringstream at;
+  at << "returns unknown: the bytes at 0x" << std::hex << ret;
+  CHECK(std::string(o["returns_reason"].as_string()).starts_with(at.str()));
+  CHECK_FALSE(o["probe"].is_null());  // the entry is still probe-able (count works)
+
+  auto text = runCli("list -b " + patched + " main.doWork");
+  CHECK(text.exitCode == 0);
+  CHECK(text.out.find("[entry only, returns unknown: the bytes at") != std::string::npos);
+
+  auto latency = runCli("latency -b " + patched + " main.doWork -d 0.1");
+  CHECK(latency.exitCode == 5);
+  CHECK(latency.err.find("'main.doWork' matches only functions that cannot be probed safely (main.doWork: "
+                         "returns unknown: the bytes at") != std::string::npos);
+  CHECK(latency.err.find("no completed calls") == std::string::npos);
+  CHECK(latency.out.empty());
+  std::filesystem::remove_all(dir);
 }

@@ -252,6 +252,83 @@ TEST_CASE("undecodable bytes end the sweep and are reported") {
   }
 }
 
+// Instructions of Go 1.26 assembly (esbuild 0.28.2 from npm, go1.26.5; bytes
+// and lengths from `objdump -d --insn-width=16`) that Capstone 4.0.2 did not
+// decode: the sweep stopped there and every RET after them was missed.
+TEST_CASE("AVX-512, mask and AVX2 broadcast instructions Capstone 4 stopped at decode to their lengths") {
+  struct Case {
+    const char* text;
+    Bytes bytes;
+    Hazard hazard;  // the same kernel rules as for any VEX/EVEX instruction
+  };
+  const std::vector<Case> cases = {
+      {"kmovq %rax,%k1 (runtime.scanSpanPacked*)", {0xc4, 0xe1, 0xfb, 0x92, 0xc8}, Hazard::None},
+      {"kmovq %k0,0x800(%rax) (runtime.asyncPreempt)", {0xc4, 0xe1, 0xf8, 0x91, 0x80, 0x00, 0x08, 0x00, 0x00}, Hazard::None},
+      // VEX opcode 90: kernel 6.18 would emulate it as a NOP.
+      {"kmovq 0x838(%rax),%k7 (runtime.asyncPreempt)", {0xc4, 0xe1, 0xf8, 0x90, 0xb8, 0x38, 0x08, 0x00, 0x00},
+       Hazard::VexRunAsBranch},
+      {"vbroadcasti128 0x10(%r8),%ymm14 (chacha20poly1305 AVX2)", {0xc4, 0x42, 0x7d, 0x5a, 0x70, 0x10}, Hazard::None},
+      {"vbroadcasti128 0x30(%r8),%ymm4", {0xc4, 0xc2, 0x7d, 0x5a, 0x60, 0x30}, Hazard::None},
+      {"vbroadcasti128 (%rax),%ymm0", {0xc4, 0xe2, 0x7d, 0x5a, 0x00}, Hazard::None},
+      {"vpclmulhqhqdq %zmm0,%zmm1,%zmm5 (hash/crc32 ieeeCLMUL)", {0x62, 0xf3, 0x75, 0x48, 0x44, 0xe8, 0x11}, Hazard::None},
+      {"vpclmullqlqdq %zmm0,%zmm1,%zmm1", {0x62, 0xf3, 0x75, 0x48, 0x44, 0xc8, 0x00}, Hazard::None},
+      {"vpternlogd $0x96,%zmm11,%zmm5,%zmm1", {0x62, 0xd3, 0x55, 0x48, 0x25, 0xcb, 0x96}, Hazard::None},
+      {"vpermb %zmm4,%zmm0,%zmm0", {0x62, 0xf2, 0x7d, 0x48, 0x8d, 0xc4}, Hazard::None},
+      // EVEX opcode ce: OPCODE1 is in the kernel's bad table (into).
+      {"vgf2p8affineqb $0x0,%zmm1,%zmm0,%zmm0", {0x62, 0xf3, 0xfd, 0x48, 0xce, 0xc1, 0x00}, Hazard::RefusedOpcode},
+      {"vpermi2b %zmm4,%zmm0,%zmm1", {0x62, 0xf2, 0x7d, 0x48, 0x75, 0xcc}, Hazard::VexRunAsBranch},
+      {"vpopcntb %zmm1,%zmm3", {0x62, 0xf2, 0x7d, 0x48, 0x54, 0xd9}, Hazard::None},
+  };
+  Bytes all;
+  std::vector<uint64_t> starts;
+  for (const Case& c : cases) {
+    const std::string text = c.text;
+    CAPTURE(text);
+    const FunctionCode fn = analyze(cat({c.bytes, {0xc3}}));
+    const uint64_t ret = kEntry + c.bytes.size();
+    CHECK_FALSE(fn.undecodable.has_value());
+    CHECK_FALSE(returnsUnknownReason(fn).has_value());
+    CHECK(fn.instructionCount == 2);
+    CHECK(fn.returns == std::vector<uint64_t>{ret});
+    CHECK(fn.bodyEnd == ret + 1);
+    for (uint64_t a = kEntry + 1; a < ret; ++a) CHECK_FALSE(isInstructionBoundary(fn, a));
+    CHECK(hazardAt(fn, kEntry) == c.hazard);
+    starts.push_back(kEntry + all.size());
+    all.insert(all.end(), c.bytes.begin(), c.bytes.end());
+  }
+  // All of them in one function, then its RET.
+  starts.push_back(kEntry + all.size());
+  all.push_back(0xc3);
+  const FunctionCode fn = analyze(all);
+  CHECK(fn.instructionCount == starts.size());
+  CHECK(fn.returns == std::vector<uint64_t>{starts.back()});
+  for (uint64_t a = kEntry; a < kEntry + all.size(); ++a)
+    CHECK(isInstructionBoundary(fn, a) == std::binary_search(starts.begin(), starts.end(), a));
+}
+
+TEST_CASE("a function that does not decode to its end has unknown returns, with the reason") {
+  SUBCASE("bad bytes after a RET: the RET found is not all there may be") {
+    const FunctionCode fn = analyze({0x90, 0xc3, 0x06, 0xc3});  // nop; ret; (06: invalid); ret
+    CHECK(fn.returns == std::vector<uint64_t>{kEntry + 1});
+    REQUIRE(fn.undecodable == kEntry + 2);
+    auto why = returnsUnknownReason(fn);
+    REQUIRE(why.has_value());
+    CHECK(why->find("returns unknown") == 0);
+    CHECK(why->find("0x401002 (entry+2)") != std::string::npos);
+    CHECK(why->find("no x86-64 instruction has this encoding") != std::string::npos);
+    CHECK(fn.probe.kind == Kind::EmulatedEntry);  // the entry probe itself is fine
+  }
+  SUBCASE("truncated at the end") {
+    const FunctionCode fn = analyze({0xc3, 0x62, 0xf3, 0x75});
+    auto why = returnsUnknownReason(fn);
+    REQUIRE(why.has_value());
+    CHECK(why->find("the function ends inside an instruction") != std::string::npos);
+  }
+  SUBCASE("decoded to the end, padding included: returns are complete") {
+    CHECK_FALSE(returnsUnknownReason(analyze(kSmallFrame)).has_value());
+  }
+}
+
 TEST_CASE("bad input is a Usage error") {
   CHECK_FALSE(analyzeFunction({}, kEntry).has_value());
   const Bytes one = {0xc3};
@@ -415,7 +492,7 @@ TEST_CASE("chooseProbeSite: pure decision") {
   CHECK(kindName(Kind::StackCheckBranch) == "stack-check-branch");
 }
 
-TEST_CASE("recognisePrologue on decoded instructions, without capstone") {
+TEST_CASE("recognisePrologue on decoded instructions, without a decoder library") {
   const Bytes cmp = {0x49, 0x3b, 0x66, 0x10}, jbe = {0x76, 0x10}, sub = {0x48, 0x83, 0xec, 0x18};
   const DecodedInsn head[] = {{kEntry, cmp}, {kEntry + 4, jbe}, {kEntry + 6, sub}};
   const GoPrologue p = recognisePrologue(head, kEntry);

@@ -28,6 +28,16 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
         unsafeExample = fn.name + ": " + (code ? code->probe.reason : code.error().message);
       continue;
     }
+    // Returns wanted but not all known (the sweep stopped on bytes the
+    // decoder rejects): probing the RETs found would report calls that never
+    // complete, a silent wrong answer. Left out, with the reason.
+    if (opt.returns) {
+      if (auto why = returnsUnknownReason(*code)) {
+        if (sel.skippedReturnsUnknown++ == 0) sel.returnsUnknownExample = fn.name + ": " + *why;
+        if (unsafeExample.empty()) unsafeExample = fn.name + ": " + *why;
+        continue;
+      }
+    }
     uint32_t id = static_cast<uint32_t>(sel.functions.size());
     uint64_t at = code->probe.address;
     bpf::SiteKind kind = code->probe.kind == ProbeSite::Kind::StackCheckBranch ? bpf::SiteKind::EntryStackCheck

@@ -23,6 +23,10 @@ struct Selection {
   std::vector<SelectedFunction> functions;  // probe id = index
   std::vector<bpf::AttachPoint> points;
   size_t skippedUnsafe = 0;  // matched, but no safe entry: left out (listed by `list --all`)
+  // Matched with returns wanted, but the function does not decode to its end,
+  // so its RETs are not all known (list shows returns_reason): left out.
+  size_t skippedReturnsUnknown = 0;
+  std::string returnsUnknownExample;  // "name: reason" of the first
 };
 
 struct SelectionOptions {
@@ -34,7 +38,8 @@ struct SelectionOptions {
 };
 
 // Errors: NoMatch when no pattern matches a probe-able function (the message
-// names unsafe matches when that is why).
+// names unsafe matches when that is why, and a function whose RETs are
+// unknown when returns are wanted).
 Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern>& patterns,
                                   const SelectionOptions& options, const std::string& targetName);
 

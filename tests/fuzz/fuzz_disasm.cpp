@@ -1,0 +1,43 @@
+// Fuzz target: the disassembly every probe address comes from. Zydis decodes
+// the bytes, x86_insn re-reads each instruction as the kernel's decoder does,
+// uprobe_rules classifies it and go_prologue matches the stack check. Input:
+// a function's bytes (the target binary's .text is untrusted input).
+// Checked: the boundaries, RETs, unsafe addresses and the chosen probe are
+// consistent with each other, whatever the bytes.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "target/disasm.hpp"
+#include "target/x86_insn.hpp"
+
+using namespace goscope;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  constexpr uint64_t kEntry = 0x401000;
+  auto r = analyzeFunction(std::span<const uint8_t>(data, size), kEntry);
+  if (!r) return 0;  // empty input: a Usage error
+  const FunctionCode& fn = *r;
+  if (fn.end != kEntry + size || fn.bodyEnd > fn.end || fn.bodyEnd < fn.entry) __builtin_trap();
+  size_t starts = 0;
+  for (uint64_t a = fn.entry; a < fn.bodyEnd; ++a) {
+    if (!isInstructionBoundary(fn, a)) continue;
+    ++starts;
+    uint64_t next = a + 1;
+    while (next < fn.bodyEnd && !isInstructionBoundary(fn, next)) ++next;
+    if (next - a > 15) __builtin_trap();  // no x86 instruction is longer
+    (void)x86::parseInsn(std::span<const uint8_t>(data + (a - fn.entry), next - a));
+    (void)hazardAt(fn, a);
+  }
+  if (starts != fn.instructionCount) __builtin_trap();
+  for (uint64_t ret : fn.returns)
+    if (!isInstructionBoundary(fn, ret)) __builtin_trap();
+  if (!std::is_sorted(fn.returns.begin(), fn.returns.end()) || !std::is_sorted(fn.unsafe.begin(), fn.unsafe.end()))
+    __builtin_trap();
+  if (fn.unsafe.size() != fn.unsafeWhy.size()) __builtin_trap();
+  if (fn.probe.kind != ProbeSite::Kind::None && !isSafeToProbe(fn, fn.probe.address)) __builtin_trap();
+  if (fn.undecodable.has_value() != returnsUnknownReason(fn).has_value()) __builtin_trap();
+  if (fn.undecodable && (*fn.undecodable != fn.bodyEnd || fn.undecodableWhy.empty())) __builtin_trap();
+  return 0;
+}
