@@ -12,6 +12,7 @@
 #include <string>
 
 #include "api/call.hpp"
+#include "api/doctor.hpp"
 #include "probe/latency_stats.hpp"
 #include "value/value.hpp"
 
@@ -90,6 +91,8 @@ class Output {
     std::string goidOffsetHow;  // how it was found ("DWARF", "runtime.newproc1's store at 0x..."), or why not
   };
   virtual void targetInfo(const TargetInfo& info) = 0;
+  // goscope doctor: the process's code against its file.
+  virtual void doctor(const api::DoctorReport& report) = 0;
 
   // Everything written so far reaches stdout now.
   virtual void flush() = 0;
