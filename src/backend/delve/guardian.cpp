@@ -293,8 +293,11 @@ void restoreAfterDlv(const Plan& plan) {
   // A SIGSTOP of Delve's (it stops every other thread at each hit) that it
   // had not collected yet is delivered once the tracer is gone: the target
   // group-stops. Resume it, unless the user had stopped it.
+  // (Delivered as the threads were released, before dlv could be reaped: a
+  // target running now stays running; goscope's clean exit waits for this.)
   for (int i = 0; i < 5 && !plan.stoppedBefore; ++i) {
     if (processStopped(plan.target)) ::kill(plan.target, SIGCONT);
+    else if (i == 0) break;
     sleepMs(10);
   }
 }
