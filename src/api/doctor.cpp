@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -43,7 +44,9 @@ Result<DoctorReport> doctor(pid_t pid, bool fix) {
   DoctorReport r;
   r.pid = pid;
   r.fix = fix;
-  r.exe = target ? target->process->exePath() : "/proc/" + std::to_string(pid) + "/exe";
+  std::error_code ec;
+  r.exe = target ? target->process->exePath()
+                 : std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec).string();
   r.mappings = maps->size();
   for (const auto& m : *maps) r.bytesCompared += m.end - m.start;
   auto diffs = compareExeText(pid, *maps);

@@ -13,6 +13,14 @@
 // on that connection, it does what DelveSession::detach() does: halt only a
 // running target, drain a pending SIGTRAP, Detach with Kill=false.
 //
+// It also outlives dlv: if dlv dies without detaching (SIGKILL, OOM), the
+// kernel releases the target with Delve's int3 bytes in its code, and the
+// next hit kills it. goscope tells the guardian every such address with the
+// file's byte there, and dlv's tracer thread; the guardian wakes as that
+// thread exits (a PIDFD_THREAD pidfd) and writes the bytes back at once
+// (docs/delve.md, "When dlv dies"). Its process name is gs-guardian, so that
+// `pkill goscope` leaves it alive to do its job.
+//
 // It runs in the child of a fork() that may come from a threaded process, so
 // it uses raw system calls and fixed buffers only: no allocation, no locks.
 #pragma once
