@@ -30,6 +30,7 @@
 
 #include "api/call.hpp"
 #include "api/delve_work.hpp"
+#include "api/doctor.hpp"
 #include "api/event_session.hpp"
 #include "api/session_cost.hpp"
 #include "probe/latency_stats.hpp"

@@ -14,6 +14,7 @@ const std::vector<Command>& commands() {
       {"sample", "sample expressions at a function once per interval (Delve)", runSample},
       {"break", "capture arguments, locals, stacks at every hit of a breakpoint (Delve)", runBreak},
       {"set", "write a variable of a running program (Delve, needs --allow-write)", runSet},
+      {"doctor", "find (and --fix) int3 bytes a dead debugger left in a process's code", runDoctor},
   };
   return table;
 }

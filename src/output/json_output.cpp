@@ -194,6 +194,42 @@ class JsonOutput final : public Output {
     std::cout << jsonText(o) << '\n';
   }
 
+  void doctor(const api::DoctorReport& r) override {
+    boost::json::object o;
+    o["pid"] = r.pid;
+    o["exe"] = r.exe;
+    o["mappings"] = r.mappings;
+    o["bytes_compared"] = r.bytesCompared;
+    boost::json::array fns;
+    for (const auto& f : r.functions) {
+      boost::json::array bytes;
+      for (const auto& b : f.bytes) {
+        boost::json::object x;
+        x["addr"] = hex(b.addr);
+        x["file_offset"] = hex(b.fileOffset);
+        x["memory"] = b.memory;
+        x["file"] = b.file;
+        x["int3"] = b.int3;
+        x["uprobe_link"] = b.uprobeLink ? boost::json::value(b.uprobeLink) : boost::json::value(nullptr);
+        x["restored"] = b.restored;
+        bytes.push_back(std::move(x));
+      }
+      fns.push_back(boost::json::object{{"function", f.name}, {"entry", f.entry ? boost::json::value(hex(f.entry)) : boost::json::value(nullptr)}, {"bytes", std::move(bytes)}});
+    }
+    o["functions"] = std::move(fns);
+    o["differing"] = r.differing;
+    o["int3"] = r.int3;
+    o["live_uprobe"] = r.liveUprobe;
+    o["fix"] = r.fix;
+    o["restored"] = r.restored;
+    o["stopped"] = r.stopped;
+    o["remaining"] = r.remaining();
+    boost::json::array links;
+    for (auto id : r.uprobeLinks) links.push_back(id);
+    o["uprobe_links"] = std::move(links);
+    std::cout << jsonText(o) << '\n';
+  }
+
   void flush() override { std::cout.flush(); }
 
   bool open() const override { return static_cast<bool>(std::cout); }

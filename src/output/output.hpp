@@ -12,6 +12,7 @@
 #include <string>
 
 #include "api/call.hpp"
+#include "api/doctor.hpp"
 #include "api/session_cost.hpp"
 #include "probe/latency_stats.hpp"
 #include "value/value.hpp"
@@ -99,6 +100,8 @@ class Output {
     std::string goidOffsetHow;  // how it was found ("DWARF", "runtime.newproc1's store at 0x..."), or why not
   };
   virtual void targetInfo(const TargetInfo& info) = 0;
+  // goscope doctor: the process's code against its file.
+  virtual void doctor(const api::DoctorReport& report) = 0;
 
   // What the overhead bound did, as it happens (text: a stderr line; JSON: an object too).
   virtual void bound(const api::BoundAction& action) = 0;

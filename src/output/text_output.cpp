@@ -138,6 +138,39 @@ class TextOutput final : public Output {
     else std::cout << "runtime.g.goid: not found (" << t.goidOffsetHow << "): goroutine ids may be wrong\n";
   }
 
+  void doctor(const api::DoctorReport& r) override {
+    std::cout << "PID " << r.pid << " (" << r.exe << "): " << r.bytesCompared << " bytes of code in " << r.mappings
+              << (r.mappings == 1 ? " mapping" : " mappings") << " compared with the file\n";
+    if (r.differing == 0) {
+      std::cout << "the code equals the file: nothing to do\n";
+      return;
+    }
+    auto byteHex = [](uint8_t b) {
+      char s[4];
+      std::snprintf(s, sizeof s, "%02x", b);
+      return std::string(s);
+    };
+    for (const auto& f : r.functions) {
+      std::cout << f.name;
+      if (f.entry) std::cout << " (" << hex(f.entry) << ")";
+      std::cout << ": " << f.bytes.size() << (f.bytes.size() == 1 ? " byte differs\n" : " bytes differ\n");
+      for (const auto& b : f.bytes) {
+        std::cout << "  " << hex(b.addr) << " (file offset " << hex(b.fileOffset) << "): " << byteHex(b.memory)
+                  << ", the file has " << byteHex(b.file);
+        if (b.uprobeLink) std::cout << ": a live uprobe (BPF link " << b.uprobeLink << "), left alone";
+        else if (b.int3) std::cout << ": an int3 left behind" << (b.restored ? ", restored" : r.fix ? ", NOT restored" : "");
+        else std::cout << ": not an int3, left alone";
+        std::cout << '\n';
+      }
+    }
+    std::cout << r.differing << (r.differing == 1 ? " byte differs" : " bytes differ") << ": " << r.int3
+              << " leftover int3, " << r.liveUprobe << " live uprobe, " << (r.differing - r.int3 - r.liveUprobe)
+              << " other";
+    if (r.fix) std::cout << "; " << r.restored << " restored" << (r.stopped ? " (the process was stopped meanwhile)" : "");
+    else if (r.int3) std::cout << "; goscope doctor -p " << r.pid << " --fix restores the int3 bytes";
+    std::cout << '\n';
+  }
+
   void flush() override {
     std::cout.flush();
     std::fflush(stdout);

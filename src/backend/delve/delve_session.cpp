@@ -1,5 +1,9 @@
 #include "backend/delve/delve_session.hpp"
+#include "target/exe_text.hpp"
 #include "target/process.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -46,6 +50,17 @@ std::string imageIdentity(pid_t pid) {
   for (int n = 3; n <= 26 && fields >> f; ++n)
     if (n == 26) startcode = f;
   return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + startcode;
+}
+
+// One byte of the target's memory, through /proc/PID/mem.
+std::optional<uint8_t> readByte(pid_t pid, uint64_t addr) {
+  int fd = ::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  uint8_t b = 0;
+  ssize_t n = ::pread(fd, &b, 1, static_cast<off_t>(addr));
+  ::close(fd);
+  if (n != 1) return std::nullopt;
+  return b;
 }
 
 std::string exePath(pid_t pid) {
@@ -161,6 +176,7 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
   }
   s->state_ = SessionState::Stopped;
   s->image_ = imageIdentity(pid);
+  s->noteDelveOwnBreakpoints();
   if (options.checkGoVersion &&
       std::find(options.extraArgs.begin(), options.extraArgs.end(), "--check-go-version=false") == options.extraArgs.end()) {
     auto v = s->client_->getVersion();
@@ -173,6 +189,31 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
   spdlog::debug("delve: attached to {} in {:.0f} ms (dlv pid {}, port {})", pid, s->timings_.attachMs,
                 s->dlv_->pid(), *port);
   return s;
+}
+
+void DelveSession::noteDelveOwnBreakpoints() {
+  // The target's TracerPid is dlv's ptrace thread (a tid of dlv).
+  std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("TracerPid:", 0) != 0) continue;
+    pid_t tid = static_cast<pid_t>(std::atol(line.c_str() + 10));
+    std::error_code ec;
+    if (tid > 0 && std::filesystem::exists("/proc/" + std::to_string(dlv_->pid()) + "/task/" + std::to_string(tid), ec))
+      dlv_->noteTracer(tid);
+    break;
+  }
+  // Delve sets its own at attach (unrecovered-panic, runtime-fatal-throw:
+  // negative ids); they are int3 bytes like ours if dlv dies.
+  auto all = client_->listBreakpoints(true, /*interruptible=*/false);
+  auto maps = exeTextMappings(pid_);
+  if (!all || !maps) return;
+  for (const auto& b : *all) {
+    if (b.id >= 0) continue;
+    std::vector<uint64_t> set = b.addrs;
+    if (set.empty() && b.addr) set.push_back(b.addr);
+    for (uint64_t a : set)
+      if (auto byte = exeFileByte(pid_, *maps, a)) dlv_->notePatch(a, *byte);
+  }
 }
 
 DelveSession::~DelveSession() {
@@ -202,6 +243,7 @@ Failure DelveSession::lost(const Error& e) {
     return fail(ErrorKind::TargetGone, "the target (PID " + std::to_string(pid_) + ") exited during the session");
   }
   if (dlv_ && dlv_->waitExit(Millis(500))) {
+    dlv_->restoreIfOrphaned();  // dlv and its guardian both gone: nobody else will
     std::string err = dlv_->errors();
     return fail(ErrorKind::External, "dlv exited unexpectedly" + (err.empty() ? std::string() : ": " + err.substr(0, err.find('\n'))));
   }
@@ -397,9 +439,30 @@ Result<rpc::Breakpoint> DelveSession::createBreakpoint(const BreakpointSpec& spe
   in.breakpoint.cond = spec.cond;
   in.breakpoint.hitCond = spec.hitCond;
   in.locExpr = spec.location;
+  // The bytes Delve is about to replace, as memory and the file have them:
+  // the guardian writes the file's byte back if dlv dies without detaching.
+  // An address whose memory already differs from the file (someone else's
+  // uprobe) is not ours to restore.
+  std::vector<std::pair<uint64_t, uint8_t>> originals;
+  if (auto maps = exeTextMappings(pid_)) {
+    std::vector<uint64_t> pcs = in.breakpoint.addrs;
+    if (pcs.empty()) pcs.push_back(in.breakpoint.addr);
+    for (uint64_t pc : pcs) {
+      auto file = exeFileByte(pid_, *maps, pc);
+      auto mem = readByte(pid_, pc);
+      if (file && mem && *file == *mem) originals.emplace_back(pc, *file);
+    }
+  }
   auto bp = client_->createBreakpoint(in);
   if (!bp && !client_->transport().connected()) return lost(bp.error());
-  if (bp) dlv_->noteBreakpoint(bp->id);
+  if (bp) {
+    dlv_->noteBreakpoint(bp->id);
+    std::vector<uint64_t> set = bp->addrs;
+    if (set.empty()) set.push_back(bp->addr);
+    for (uint64_t a : set)
+      for (const auto& [pc, byte] : originals)
+        if (pc == a) dlv_->notePatch(pc, byte);
+  }
   return bp;
 }
 

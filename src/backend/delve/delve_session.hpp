@@ -151,6 +151,9 @@ class DelveSession {
   // nothing into the new program; the kernel detaches it.
   Result<void> abandon();
   void setState(SessionState s);
+  // Tells the guardian where Delve's own breakpoints are (their bytes too
+  // must go back if dlv dies without detaching).
+  void noteDelveOwnBreakpoints();
 
   pid_t pid_ = -1;
   DelveOptions options_;

@@ -82,6 +82,11 @@ Result<std::unique_ptr<DlvProcess>> DlvProcess::spawn(const std::string& path, c
     plan.exeDev = exe.st_dev;
     plan.exeIno = exe.st_ino;
   }
+  plan.stoppedBefore = processStopped(target);
+  p->target_ = target;
+  p->targetStoppedBefore_ = plan.stoppedBefore;
+  p->exeDev_ = plan.exeDev;
+  p->exeIno_ = plan.exeIno;
 
   const pid_t g = ::fork();
   if (g < 0) return fail(ErrorKind::Internal, std::string("fork failed: ") + std::strerror(errno));
@@ -172,6 +177,32 @@ void DlvProcess::send(char type, const void* payload, size_t len, int fd) {
 void DlvProcess::guard(int connectionFd) { send(guardian::kConnection, nullptr, 0, connectionFd); }
 
 void DlvProcess::noteBreakpoint(int64_t id) { send(guardian::kBreakpoint, &id, sizeof id); }
+
+void DlvProcess::notePatch(uint64_t addr, uint8_t original) {
+  for (const auto& p : patches_)
+    if (p.addr == addr) return;
+  patches_.push_back(TextPatch{addr, original, 0xCC});
+  char payload[9];
+  std::memcpy(payload, &addr, sizeof addr);
+  payload[8] = static_cast<char>(original);
+  send(guardian::kPatch, payload, sizeof payload);
+}
+
+void DlvProcess::noteTracer(pid_t tid) { send(guardian::kTracer, &tid, sizeof tid); }
+
+void DlvProcess::restoreIfOrphaned() {
+  if (patches_.empty() || running()) return;
+  if (guardian_ > 0) {
+    int st = 0;
+    if (::waitpid(guardian_, &st, WNOHANG) == 0) return;  // alive: it restores (and we would race it)
+    guardian_ = -1;  // reaped here
+  }
+  auto r = restoreText(target_, patches_.data(), static_cast<int>(patches_.size()), targetStoppedBefore_, exeDev_,
+                       exeIno_);
+  if (r.found > 0)
+    spdlog::warn("delve: dlv and its guardian died without detaching; goscope restored {} of {} breakpoint bytes in PID {}",
+                 r.restored, r.found, target_);
+}
 
 void DlvProcess::standDown() {
   send(guardian::kStandDown, nullptr, 0);

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "target/text_restore.hpp"
 #include "util/result.hpp"
 #include "util/unique_fd.hpp"
 
@@ -57,6 +58,16 @@ class DlvProcess {
   // after connecting), and tells it each breakpoint goscope creates.
   void guard(int connectionFd);
   void noteBreakpoint(int64_t id);
+  // An address where Delve wrote an int3, and the executable file's byte
+  // there: the guardian restores it if dlv dies without detaching.
+  void notePatch(uint64_t addr, uint8_t original);
+  // dlv's thread that traces the target: its exit is when the kernel lets
+  // the target run again, before dlv as a whole is reported gone.
+  void noteTracer(pid_t tid);
+  // dlv died without detaching and the guardian is gone too (killed with
+  // it): goscope puts the file's bytes back itself. A no-op when nothing is
+  // left to restore.
+  void restoreIfOrphaned();
   // goscope detached cleanly: the guardian reaps dlv and exits.
   void standDown();
   // goscope could not detach cleanly: the guardian does it (halt, drain,
@@ -76,6 +87,10 @@ class DlvProcess {
   pid_t guardian_ = -1;
   UniqueFd out_, err_, pidfd_, control_;
   bool stoodDown_ = false;
+  pid_t target_ = -1;
+  bool targetStoppedBefore_ = false;
+  uint64_t exeDev_ = 0, exeIno_ = 0;
+  std::vector<TextPatch> patches_;
 };
 
 }  // namespace goscope::delve

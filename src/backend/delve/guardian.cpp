@@ -2,8 +2,11 @@
 // allocation (see guardian.hpp for why).
 #include "backend/delve/guardian.hpp"
 
+#include "target/text_restore.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -23,6 +26,7 @@ namespace {
 
 constexpr uint64_t kFirstId = uint64_t(1) << 40;  // far from goscope's ids
 constexpr int kReplyTimeoutMs = 10'000;
+constexpr unsigned kPidfdThread = O_EXCL;  // PIDFD_THREAD (Linux 6.9)
 
 long nowMs() {
   timespec ts{};
@@ -231,18 +235,6 @@ bool targetExeced(const Plan& plan) {
   return st.st_ino != plan.exeIno || st.st_dev != plan.exeDev;
 }
 
-// State T or t in /proc/PID/stat (the character after the last ')').
-bool targetStopped(pid_t target) {
-  char stat[1024];
-  Text path;
-  path.add("/proc/").num(static_cast<uint64_t>(target)).add("/stat");
-  size_t n = readFile(path.data, stat, sizeof stat);
-  size_t rp = n;
-  for (size_t i = 0; i < n; ++i)
-    if (stat[i] == ')') rp = i;
-  return rp + 2 < n && (stat[rp + 2] == 'T' || stat[rp + 2] == 't');
-}
-
 // ---- the careful detach, as DelveSession::detach() does it ----
 
 void carefulDetach(int sock, pid_t target, int64_t maxBreakpoint) {
@@ -274,6 +266,47 @@ void carefulDetach(int sock, pid_t target, int64_t maxBreakpoint) {
     if (r == 1 && !halt()) return;
   }
   if (c.send("Detach", "{\"Kill\":false}", ++id)) c.await(id, kReplyTimeoutMs);
+}
+
+// ---- Delve's int3 bytes, when dlv is gone without detaching ----
+
+// Where Delve wrote an int3 (goscope's breakpoints and Delve's own), with
+// the executable file's byte there; sent by goscope as each is created.
+constexpr int kMaxPatches = 1024;
+TextPatch gPatches[kMaxPatches];
+int gPatchCount = 0;
+
+void notePatch(uint64_t addr, uint8_t original) {
+  for (int i = 0; i < gPatchCount; ++i)
+    if (gPatches[i].addr == addr) return;
+  if (gPatchCount < kMaxPatches) gPatches[gPatchCount++] = TextPatch{addr, original, 0xCC};
+}
+
+// dlv died (SIGKILL, OOM, a crash) without its Detach: the kernel has
+// detached its tracees and they run again with Delve's int3 bytes in their
+// code; the next hit is an untraced SIGTRAP that kills the target. Put the
+// file's bytes back at once (a no-op when Delve restored them itself).
+int gTargetMem = -1;  // /proc/TARGET/mem, opened at the start (its writes fail once the target exec'd)
+
+void restoreAfterDlv(const Plan& plan) {
+  restoreText(plan.target, gPatches, gPatchCount, plan.stoppedBefore, plan.exeDev, plan.exeIno);
+  // A SIGSTOP of Delve's (it stops every other thread at each hit) that it
+  // had not collected yet is delivered once the tracer is gone: the target
+  // group-stops. Resume it, unless the user had stopped it.
+  // (Delivered as the threads were released, before dlv could be reaped: a
+  // target running now stays running; goscope's clean exit waits for this.)
+  for (int i = 0; i < 5 && !plan.stoppedBefore; ++i) {
+    if (processStopped(plan.target)) ::kill(plan.target, SIGCONT);
+    else if (i == 0) break;
+    sleepMs(10);
+  }
+}
+
+// The moment dlv's tracer thread is gone: the target already runs, and the
+// next hit kills it. Write at once; restoreAfterDlv() checks again later.
+void restoreNow(const Plan& plan) {
+  if (gTargetMem >= 0) restoreText(plan.target, gPatches, gPatchCount, plan.stoppedBefore, 0, 0, /*stopFirst=*/false, gTargetMem);
+  else restoreAfterDlv(plan);
 }
 
 // ---- the process ----
@@ -344,6 +377,7 @@ void run(const Plan& plan) {
   // Its own process group and deaf to the usual signals: a Ctrl-C or a
   // SIGTERM meant for goscope must not take the guardian down with it.
   ::setpgid(0, 0);
+  ::prctl(PR_SET_NAME, kProcessName);
   struct sigaction ign {};
   ign.sa_handler = SIG_IGN;
   for (int sig : {SIGINT, SIGHUP, SIGTERM, SIGPIPE, SIGQUIT}) ::sigaction(sig, &ign, nullptr);
@@ -354,7 +388,7 @@ void run(const Plan& plan) {
 
   // Whether the target was stopped (kill -STOP) before we came: only a stop
   // of our making is undone below.
-  const bool stoppedBefore = targetStopped(plan.target);
+  const bool stoppedBefore = plan.stoppedBefore;
   const pid_t self = ::getpid();
   const pid_t dlv = ::fork();
   if (dlv == 0) spawnDlv(plan, self);
@@ -364,18 +398,53 @@ void run(const Plan& plan) {
     ::_exit(1);
   }
   sendMessage(plan.controlFd, kDlvPid, &dlv, sizeof dlv);
+  {
+    char path[64] = "/proc/";
+    char digits[16];
+    int n = 0;
+    for (unsigned v = static_cast<unsigned>(plan.target); n == 0 || v != 0; v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
+    size_t len = 6;
+    while (n > 0) path[len++] = digits[--n];
+    ::memcpy(path + len, "/mem", 5);
+    gTargetMem = ::open(path, O_RDWR | O_CLOEXEC);
+  }
+  // Woken by dlv's death, the guardian must run before the target's next
+  // hit: on a loaded machine a normal thread waits milliseconds for a CPU,
+  // which is several hits of a hot breakpoint. Real-time priority (when
+  // allowed: root), not inherited by anything it forks; it only ever runs
+  // briefly between blocking calls.
+  {
+    sched_param sp{};
+    sp.sched_priority = 1;
+    ::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp);
+  }
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, dlv, 0));
 
   int sock = -1;
   int64_t maxBreakpoint = 0;
   bool dlvGone = false;
+  // A pidfd on dlv's tracer thread (PIDFD_THREAD, Linux 6.9+): the kernel
+  // detaches the tracee and lets it run as that thread exits, but reports
+  // the process's exit (the pidfd above, SIGCHLD) only once every thread is
+  // gone and dlv's large address space is torn down: tens of ms later under
+  // load, during which zoo hit the breakpoint ~2 of 3 times. The thread's
+  // pidfd fires right after the detach.
+  int tracerFd = -1;
   for (;;) {
-    pollfd fds[2] = {{plan.controlFd, POLLIN, 0}, {dlvGone ? -1 : pidfd, POLLIN, 0}};
-    int r = ::poll(fds, 2, pidfd < 0 && !dlvGone ? 100 : -1);
+    pollfd fds[3] = {{plan.controlFd, POLLIN, 0}, {dlvGone ? -1 : pidfd, POLLIN, 0}, {tracerFd, POLLIN, 0}};
+    int r = ::poll(fds, 3, pidfd < 0 && !dlvGone ? 100 : -1);
     if (r < 0 && errno != EINTR) break;
+    if (tracerFd >= 0 && (fds[2].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ::close(tracerFd);
+      tracerFd = -1;
+      restoreNow(plan);  // dlv is dying (or detached cleanly: then nothing is left to restore)
+    }
     if (!dlvGone && (fds[1].revents & POLLIN || pidfd < 0)) {
       int st;
-      if (::waitpid(dlv, &st, WNOHANG) == dlv) dlvGone = true;  // nothing left to guard
+      if (::waitpid(dlv, &st, WNOHANG) == dlv) {
+        dlvGone = true;
+        restoreAfterDlv(plan);  // whatever killed dlv, goscope may still live: do not wait for it
+      }
     }
     if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
 
@@ -395,9 +464,14 @@ void run(const Plan& plan) {
           ::kill(dlv, SIGKILL);  // the kernel detaches; nothing is written
           waitDlvExit(dlv, pidfd, 5'000);
           dlvGone = true;
-          if (targetStopped(plan.target)) ::kill(plan.target, SIGCONT);  // a halt's SIGSTOP delivered on detach
+          if (processStopped(plan.target)) ::kill(plan.target, SIGCONT);  // a halt's SIGSTOP delivered on detach
         } else if (sock >= 0) {
           carefulDetach(sock, plan.target, maxBreakpoint);
+          // dlv exits after its Detach; if it died instead (killed with
+          // goscope, or in the middle), its int3 bytes are still there.
+          waitDlvExit(dlv, pidfd, 5'000);
+          dlvGone = true;
+          restoreAfterDlv(plan);
         } else {
           ::kill(dlv, SIGTERM);  // still starting: no breakpoint can exist yet
           // ... but PTRACE_ATTACH queues a SIGSTOP per thread: a dlv that dies
@@ -407,7 +481,7 @@ void run(const Plan& plan) {
           waitDlvExit(dlv, pidfd, 5'000);
           dlvGone = true;
           for (int i = 0; i < 10 && !stoppedBefore; ++i) {
-            if (targetStopped(plan.target)) ::kill(plan.target, SIGCONT);
+            if (processStopped(plan.target)) ::kill(plan.target, SIGCONT);
             sleepMs(20);
           }
         }
@@ -427,6 +501,14 @@ void run(const Plan& plan) {
       int64_t bp;
       ::memcpy(&bp, buf + 1, sizeof bp);
       if (bp > maxBreakpoint) maxBreakpoint = bp;
+    } else if (buf[0] == kTracer && n >= 1 + static_cast<ssize_t>(sizeof(pid_t))) {
+      pid_t tid;
+      ::memcpy(&tid, buf + 1, sizeof tid);
+      if (tracerFd < 0) tracerFd = static_cast<int>(::syscall(SYS_pidfd_open, tid, kPidfdThread));
+    } else if (buf[0] == kPatch && n >= 10) {
+      uint64_t addr;
+      ::memcpy(&addr, buf + 1, sizeof addr);
+      notePatch(addr, static_cast<uint8_t>(buf[9]));
     } else if (buf[0] == kStandDown) {
       break;
     }

@@ -13,6 +13,14 @@
 // on that connection, it does what DelveSession::detach() does: halt only a
 // running target, drain a pending SIGTRAP, Detach with Kill=false.
 //
+// It also outlives dlv: if dlv dies without detaching (SIGKILL, OOM), the
+// kernel releases the target with Delve's int3 bytes in its code, and the
+// next hit kills it. goscope tells the guardian every such address with the
+// file's byte there, and dlv's tracer thread; the guardian wakes as that
+// thread exits (a PIDFD_THREAD pidfd) and writes the bytes back at once
+// (docs/delve.md, "When dlv dies"). Its process name is gs-guardian, so that
+// `pkill goscope` leaves it alive to do its job.
+//
 // It runs in the child of a fork() that may come from a threaded process, so
 // it uses raw system calls and fixed buffers only: no allocation, no locks.
 #pragma once
@@ -20,6 +28,8 @@
 #include <sys/types.h>
 
 #include <cstdint>
+
+#include "target/text_restore.hpp"
 
 namespace goscope::delve::guardian {
 
@@ -29,6 +39,8 @@ enum Message : char {
   kSpawnFailed = 'E', // guardian -> goscope: int errno of fork()
   kConnection = 'S',  // goscope -> guardian: the connection to dlv, as SCM_RIGHTS
   kBreakpoint = 'B',  // goscope -> guardian: int64_t id of a breakpoint it created
+  kTracer = 'T',      // goscope -> guardian: pid_t, dlv's tracer thread (the target's TracerPid)
+  kPatch = 'A',       // goscope -> guardian: uint64_t address of a Delve int3, uint8_t the file's byte there
   kStandDown = 'Q',   // goscope -> guardian: detached cleanly; reap dlv and exit
 };
 // EOF on the control socket means goscope is gone (or handed over on purpose).
@@ -47,9 +59,16 @@ struct Plan {
   // when goscope is gone, the target exec'd: dlv is SIGKILLed, not told to
   // detach, so it cannot restore the old program's bytes into the new one.
   uint64_t exeDev = 0, exeIno = 0;
+  // The target was stopped (kill -STOP) before goscope came: a stop the
+  // guardian makes is undone with SIGCONT only when this is false.
+  bool stoppedBefore = false;
 };
 
 // Runs in the forked child; never returns.
 [[noreturn]] void run(const Plan& plan);
+
+// The process name the guardian gives itself (prctl PR_SET_NAME): without
+// "goscope" in it, so that `pkill goscope` does not take it too.
+inline constexpr char kProcessName[] = "gs-guardian";
 
 }  // namespace goscope::delve::guardian
