@@ -4,11 +4,14 @@
  *
  * A thread enters a ptrace stop by scheduling out in state __TASK_TRACED
  * (sched_switch's prev_state) and leaves it when its tracer resumes it
- * (sched_wakeup). The process counts as stopped while at least one of its
- * threads is in such a stop: from the first thread that traps (a breakpoint
- * hit; Delve then stops every other thread) to the last one resumed. A
+ * (sched_wakeup). An episode lasts while at least one thread is in such a
+ * stop: from the first thread that traps (a breakpoint hit; Delve then stops
+ * every other thread) to the last one resumed. Two sums: the episodes
+ * (some thread stopped), and the time the episode's first thread — the one
+ * that hit the breakpoint — spent stopped in it, its single-step over the
+ * breakpoint aside: what the code that called the probed function lost. A
  * group stop (SIGSTOP without a tracer) is __TASK_STOPPED and not counted:
- * it is not ours. docs/delve.md has the measurements.
+ * it is not ours. docs/overhead.md has the facts.
  */
 #include "vmlinux.h"
 
@@ -26,6 +29,8 @@ __u64 stopped_ns = 0; /* completed process-level stops, summed */
 __u64 stops = 0;      /* how many */
 __u64 since_ns = 0;   /* start of the stop in progress (nstopped > 0) */
 __s64 nstopped = 0;   /* threads in a ptrace stop now */
+__u32 leader = 0;     /* the thread that began the episode in progress */
+__u64 leader_ns = 0;  /* its stopped time, summed over episodes */
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -42,6 +47,7 @@ int BPF_PROG(gs_stop_begin, bool preempt, struct task_struct *prev, struct task_
   if (bpf_map_update_elem(&stopped_threads, &tid, &now, BPF_NOEXIST) != 0) return 0;
   if (__sync_fetch_and_add(&nstopped, 1) == 0) {
     since_ns = now;
+    leader = tid;
     __sync_fetch_and_add(&stops, 1);
   }
   return 0;
@@ -51,9 +57,11 @@ SEC("tp_btf/sched_wakeup")
 int BPF_PROG(gs_stop_end, struct task_struct *p) {
   if (p->tgid != target_tgid) return 0;
   __u32 tid = p->pid;
-  if (!bpf_map_lookup_elem(&stopped_threads, &tid)) return 0;
-  bpf_map_delete_elem(&stopped_threads, &tid);
+  __u64 *began = bpf_map_lookup_elem(&stopped_threads, &tid);
+  if (!began) return 0;
   __u64 now = bpf_ktime_get_ns();
+  if (tid == leader && now > *began) __sync_fetch_and_add(&leader_ns, now - *began);
+  bpf_map_delete_elem(&stopped_threads, &tid);
   if (__sync_fetch_and_add(&nstopped, -1) == 1) {
     __u64 since = since_ns;
     if (now > since) __sync_fetch_and_add(&stopped_ns, now - since);

@@ -68,7 +68,10 @@ class BpfEventSession final : public EventSession {
     const bool isBreak = request_.action == Action::Break;
     auto patterns = patternsOf(request_);
     if (!patterns) return patterns.failure();
-    auto sel = selectFunctions(bin, *patterns, {.returns = !isBreak}, target_.describe());
+    if (std::string why = stackAbiRefusal(bin); !why.empty())
+      return fail(ErrorKind::BadTarget, std::string(actionName(request_.action)) + ": " + target_.describe() + " was " + why,
+                  "goscope count works on it (counts need neither)");
+    auto sel = selectFunctions(bin, *patterns, {.returns = !isBreak, .ignoreMissing = request_.ignoreMissing}, target_.describe());
     if (!sel) return sel.failure();
     sel_ = std::move(*sel);
     if (!isBreak && sel_.functions.size() > kMaxTracedFunctions)
@@ -201,7 +204,10 @@ class BpfEventSession final : public EventSession {
     const std::string& func = sel_.functions[id].fn->name;
     meter_->restartOverBudgetClock();
     char text[512];
-    if (sampleEvery_[id] == 0 && request_.action == Action::Trace) {
+    // Sampling shrinks the program's work, not the traps: when the traps
+    // alone exceed the budget, only dropping helps.
+    const double trapsPct = top->second * meter_->perCallNs(id) / 1e7;
+    if (sampleEvery_[id] == 0 && request_.action == Action::Trace && trapsPct <= meter_->budgetPct()) {
       uint32_t n = 2;
       while (n < 1024 && n < share / std::max(0.01, meter_->budgetPct())) n *= 2;
       if (engine_->setSampleEvery(id, n)) {
@@ -222,7 +228,9 @@ class BpfEventSession final : public EventSession {
     std::snprintf(text, sizeof text,
                   "over budget (%.1f%% of the target's time > %.2f%%): dropped the probes on %s after %llu calls%s",
                   share, meter_->budgetPct(), func.c_str(), static_cast<unsigned long long>(calls),
-                  sampleEvery_[id] ? " (sampling was not enough: the traps themselves cost too much)" : "");
+                  sampleEvery_[id] || trapsPct > meter_->budgetPct()
+                      ? " (sampling could not help: the traps themselves cost too much)"
+                      : "");
     meter_->addAction(text);
     bound({BoundAction::Kind::Dropped, now, func, calls, 0, share, meter_->budgetPct(), text});
   }

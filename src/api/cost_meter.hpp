@@ -3,6 +3,7 @@
 // knows the share of the target's time the probes take, the peak rate, and
 // whether the budget has been exceeded for longer than a second — which is
 // when the session acts (--max-overhead given) or warns once (not given).
+// The facts behind the figures: docs/overhead.md.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +45,8 @@ class CostMeter {
   std::vector<uint32_t> dearestToDrop() const;
   // The dearest probe over the last window and its rate.
   std::optional<std::pair<uint32_t, double>> dearest() const;
+  // What one call of probe `id` costs in traps alone (its placement).
+  double perCallNs(uint32_t id) const { return id < probes_.size() ? probes_[id].perCallNs : 0; }
   // Dropped probes cost nothing from now on (their counts stay as they were).
   void dropped(uint32_t probeId);
 

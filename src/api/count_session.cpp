@@ -53,6 +53,7 @@ struct AggregateSession::Impl {
   std::vector<uint64_t> droppedCount_;
 
   bool enforce_ = false;
+  uint64_t lostStacks_ = 0;
   bool enforce() const { return enforce_; }
   void govern(bool act = true);
 };
@@ -128,11 +129,16 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   const std::string sub = actionName(r.action);
   const bool latency = r.action == Action::Latency;
   if (patterns.empty()) return fail(ErrorKind::Usage, sub + ": name at least one function pattern, e.g. 'main.*'");
+  if (latency)
+    if (std::string why = stackAbiRefusal(target.binary()); !why.empty())
+      return fail(ErrorKind::BadTarget, "latency: " + target.describe() + " was " + why,
+                  "goscope count works on it (counts need neither)");
   std::unique_ptr<AggregateSession> session(new AggregateSession(std::make_unique<Impl>(std::move(target))));
   Impl* s = session->impl_.get();
   s->loop_ = LoopOptions{r.intervalS, r.durationS};
   const GoBinary& bin = s->target_.binary();
-  auto sel = selectFunctions(bin, patterns, {.returns = latency, .plainEntry = r.plainEntry}, s->target_.describe());
+  auto sel = selectFunctions(bin, patterns, {.returns = latency, .plainEntry = r.plainEntry, .ignoreMissing = r.ignoreMissing},
+                             s->target_.describe());
   if (!sel) return fail(sel.error());
   s->selection_ = std::move(*sel);
 
@@ -226,10 +232,16 @@ Result<std::map<std::string, uint64_t>> AggregateSession::foldedStacks() {
   if (!counts) return counts.failure();
   auto bias = impl_->target_.isBinaryWide() ? Result<uint64_t>(uint64_t{0}) : impl_->target_.loadBias();
   std::map<std::string, uint64_t> lines;
+  impl_->lostStacks_ = 0;
   for (const auto& sc : *counts) {
-    std::vector<uint64_t> pcs = sc.frames;
-    if (pcs.empty() && sc.caller) pcs = {sc.caller};  // the stack was lost: the direct caller was kept
-    lines[foldedLine(symbolizeStack(impl_->target_.binary().pclntab(), pcs, bias ? *bias : 0))] += sc.count;
+    // A stack the kernel could not record is counted, not shown: its direct
+    // caller alone would make a line that holds neither the probed function
+    // nor its ancestors (docs/kernel.md, "Stacks").
+    if (sc.frames.empty()) {
+      impl_->lostStacks_ += sc.count;
+      continue;
+    }
+    lines[foldedLine(symbolizeStack(impl_->target_.binary().pclntab(), sc.frames, bias ? *bias : 0))] += sc.count;
   }
   return lines;
 }
@@ -247,6 +259,8 @@ EndReason AggregateSession::run(const std::function<void(const CountSnapshot&)>&
 }
 
 void AggregateSession::stop() { requestStop(); }
+
+uint64_t AggregateSession::lostStacks() const { return impl_->lostStacks_; }
 
 void AggregateSession::onBound(BoundCallback callback) { impl_->onBound_ = std::move(callback); }
 

@@ -25,13 +25,18 @@ Result<std::vector<std::string>> matchingFunctions(const GoBinary& bin, const Pr
   auto patterns = patternsOf(r);
   if (!patterns) return patterns.failure();
   std::vector<std::string> names;
-  for (const auto& fn : bin.pclntab().functions())
-    for (const auto& p : *patterns)
-      if (p.matches(fn.name)) {
-        names.push_back(fn.name);
-        break;
-      }
+  std::vector<bool> matched(patterns->size(), false);
+  for (const auto& fn : bin.pclntab().functions()) {
+    bool any = false;
+    for (size_t i = 0; i < patterns->size(); i++)
+      if ((*patterns)[i].matches(fn.name)) matched[i] = any = true;
+    if (any) names.push_back(fn.name);
+  }
   if (names.empty()) return fail(ErrorKind::NoMatch, "trace: no function matches " + r.locations.front());
+  for (size_t i = 0; i < patterns->size() && !r.ignoreMissing; i++)
+    if (!matched[i])
+      return fail(ErrorKind::NoMatch, "trace: '" + (*patterns)[i].text() + "' matches no function (the other patterns do)",
+                  "check the spelling (goscope list shows every function), or --ignore-missing to go on without it");
   if (names.size() > kDelveMaxBreakpoints)
     return fail(ErrorKind::Usage,
                 "trace: " + std::to_string(names.size()) + " functions match; the Delve path sets at most " +
@@ -132,7 +137,9 @@ class DelveEventSession final : public EventSession {
     return line;
   }
 
-  double stoppedMs() const { return watch_ ? watch_->stoppedMs() : session_->timings().stoppedMs; }
+  // What the code that hits the breakpoint loses: the stops of the thread
+  // that hit (docs/overhead.md); goscope's own view without the stop watch.
+  double stoppedMs() const { return watch_ ? watch_->hitThreadStoppedMs() : session_->timings().stoppedMs; }
   // Enforced: --max-overhead given, or the path chosen by auto (a forced
   // --strategy delve only warns unless a budget is given too).
   bool enforce() const { return request_.maxOverheadExplicit || request_.strategy != StrategyChoice::Delve; }
@@ -187,6 +194,7 @@ class DelveEventSession final : public EventSession {
     runT0_ = std::chrono::steady_clock::now();
     windowT0_ = runT0_;
     windowStoppedMs0_ = stoppedMs();
+    const double stoppedBeforeHits = stoppedMs();
     HitLoopResult loop = runHitLoop(*session_, ids_, request_.maxHits, request_.durationS,
                                     [&](const delve::BreakpointHit& h) {
                                       const bool more = sink(callFromHit(h, parts_, pid_));
@@ -194,6 +202,7 @@ class DelveEventSession final : public EventSession {
                                       return more;
                                     },
                                     &stopAsked_);
+    const double stoppedAtHits = stoppedMs() - stoppedBeforeHits;
     // Clear before detaching when we can (stopped); detach clears them otherwise.
     if (session_->state() == delve::SessionState::Stopped)
       for (auto id : ids_) (void)session_->clearBreakpoint(id);
@@ -217,19 +226,22 @@ class DelveEventSession final : public EventSession {
     // What it cost: the stops, measured by the kernel when it could be.
     t.cost.elapsedS = msSince(t0_) / 1000;
     t.cost.stoppedMeasured = watch_ != nullptr;
-    t.cost.stoppedMs = watch_ ? watch_->stoppedMs() : times.stoppedMs;
+    t.cost.stoppedMs = stoppedMs();
     if (watch_) t.costs.stoppedMs = t.cost.stoppedMs;
+    t.cost.stoppedAtHitsMs = stoppedAtHits;
     t.cost.peakRate = peakRate_;
     t.cost.peakFunction = ids_.size() == 1 ? request_.locations.front() : std::string();
     t.cost.budgetPct = request_.maxOverheadPct;
     t.cost.enforced = enforce();
     t.cost.figures = watch_ ? "stops measured by the kernel's scheduler events" : "stops as goscope saw them (a lower bound)";
     t.cost.actions = actions_;
+    // What a hit costs here, for later plans: the stops while hits came
+    // (attach and detach are paid once, not per hit).
     if (watch_ && loop.hits >= 20) {
       char how[160];
       std::snprintf(how, sizeof how, "measured here: %lld Delve hits stopped the target %.0f ms", loop.hits,
-                    t.cost.stoppedMs);
-      recordDelveStopCost(t.cost.stoppedMs * 1e6 / static_cast<double>(loop.hits), how);
+                    stoppedAtHits);
+      recordDelveStopCost(stoppedAtHits * 1e6 / static_cast<double>(loop.hits), how);
     }
     return t;
   }

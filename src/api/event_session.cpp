@@ -87,6 +87,7 @@ class MovingEventSession final : public EventSession {
     t.cost.elapsedS += d.cost.elapsedS;
     t.cost.stoppedMs = d.cost.stoppedMs;
     t.cost.stoppedMeasured = d.cost.stoppedMeasured;
+    t.cost.stoppedAtHitsMs = d.cost.stoppedAtHitsMs;
     t.cost.peakRate = std::max(t.cost.peakRate, d.cost.peakRate);
     t.cost.figures = d.cost.figures + "; " + t.cost.figures;
     t.cost.actions.insert(t.cost.actions.begin(), d.cost.actions.begin(), d.cost.actions.end());

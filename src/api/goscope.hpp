@@ -137,6 +137,10 @@ class AggregateSession {
   // probes, as folded lines ("main.main;main.run;main.add", root first) —
   // what flame-graph tools read.
   Result<std::map<std::string, uint64_t>> foldedStacks();
+  // Hits whose stack the kernel could not record (its stack map had no room:
+  // a bucket held another stack) since the start: left out of foldedStacks,
+  // never attributed to a caller alone. Valid after foldedStacks().
+  uint64_t lostStacks() const;
 
   // Runs until request.durationS, a stop request (SIGINT/SIGTERM through
   // util/stop_signals, or stop()) or the target's exit; `onInterval` gets a

@@ -17,7 +17,7 @@ namespace goscope::api {
 Result<double> measureHitRate(const GoBinary& bin, pid_t pid, const std::vector<Pattern>& patterns, double windowS) {
   auto proc = Process::attach(pid);
   if (!proc) return fail(proc.error());
-  auto sel = selectFunctions(bin, patterns, {}, "PID " + std::to_string(pid));
+  auto sel = selectFunctions(bin, patterns, {.ignoreMissing = true}, "PID " + std::to_string(pid));
   if (!sel) return fail(sel.error());
   auto engine = bpf::Engine::load({.goidOffset = goidOffset(bin)});
   if (!engine) return fail(engine.error());

@@ -17,6 +17,7 @@ struct SessionCost {
   double cpuMs = 0;          // CPU time taken from the target by the probes (an estimate from measured figures)
   double stoppedMs = 0;      // time the target was stopped (Delve path; 0 on BPF: the process never stops)
   bool stoppedMeasured = false;  // by the kernel's scheduler events; false: goscope's own view, a lower bound
+  double stoppedAtHitsMs = 0;    // of stoppedMs, while breakpoints were hit (attach and detach aside)
   double peakRate = 0;       // hits per second, the highest one-second window
   std::string peakFunction;  // where that peak was
   double budgetPct = 1;      // --max-overhead

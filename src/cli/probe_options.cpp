@@ -21,6 +21,7 @@ std::vector<OptionSpec> traceOptionSpecs(std::vector<OptionSpec> extra) {
       {"interval", 'i', true, "print a report every SECS seconds"},
       {"duration", 'd', true, "stop after SECS seconds"},
       {"json", 0, false, "one JSON object per line"},
+      {"ignore-missing", 0, false, "go on when a pattern matches no function (by default that is an error, exit 5)"},
       {"help", 'h', false, "this help"},
   };
   specs.insert(specs.end(), extra.begin(), extra.end());
@@ -36,6 +37,7 @@ ProbeRequest requestFromTraceArgs(const Args& args, Action action) {
   r.target.commandStdoutToStderr = args.has("json");
   if (args.has("interval")) r.intervalS = orRaise(args.getSeconds("interval", 1));
   if (args.has("duration")) r.durationS = orRaise(args.getSeconds("duration", 0));
+  r.ignoreMissing = args.has("ignore-missing");
   return r;
 }
 

@@ -52,6 +52,11 @@ int printFolded(api::AggregateSession& session) {
     std::fflush(stdout);
   }
   std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
+  if (const uint64_t lost = session.lostStacks())
+    std::fprintf(stderr,
+                 "goscope: %llu hits whose stack the kernel could not record (its stack map had no room) are not in "
+                 "the folded lines\n",
+                 static_cast<unsigned long long>(lost));
   session.detach();
   std::fprintf(stderr, "goscope: %s\n", api::describe(session.cost()).c_str());
   raiseIfTargetGone(session.target(), why);
@@ -103,6 +108,7 @@ int runTrace(const std::vector<std::string>& argv) {
   // registers) or with --strategy delve, Delve breakpoints (arguments only).
   // --folded counts stacks in the kernel: that is a count.
   ProbeRequest request = requestFromTraceArgs(args, folded ? Action::Count : Action::Trace);
+  if (folded) request.target.commandStdoutToStderr = true;  // stdout holds the folded lines only
   addLocations(args, request);
   if (request.locations.empty()) raise({ErrorKind::Usage, "trace: name at least one function pattern, e.g. 'main.*'"});
   request.capture.args = request.capture.results = !folded;

@@ -117,6 +117,7 @@ class JsonOutput final : public Output {
                           {"cpu_ms", c.cpuMs},
                           {"stopped_ms", c.stoppedMs},
                           {"stopped_measured", c.stoppedMeasured},
+                          {"stopped_at_hits_ms", c.stoppedAtHitsMs},
                           {"share_pct", c.sharePct()},
                           {"budget_pct", c.budgetPct},
                           {"enforced", c.enforced},

@@ -1,5 +1,7 @@
 #include "target/go_runtime_facts.hpp"
 
+#include <cstdio>
+
 #include "target/goid_offset.hpp"
 
 #include <elf.h>
@@ -26,6 +28,20 @@ Result<GlobalVariable> findGlobal(const GoBinary& bin, const std::string& name) 
     return fail(ErrorKind::BadTarget, name + ": " + bin.name() + " is stripped: no DWARF or symbol table to find it");
   return fail(ErrorKind::NoMatch, "no package variable " + name + " in " + bin.name(),
               "qualify it with its package, e.g. main.counter");
+}
+
+}  // namespace goscope
+
+namespace goscope {
+
+std::string stackAbiRefusal(const GoBinary& bin) {
+  const BuildInfo* bi = bin.buildInfo();
+  if (!bi) return {};
+  int major = 0, minor = 0;
+  if (std::sscanf(bi->goVersion.c_str(), "go%d.%d", &major, &minor) != 2 || major != 1 || minor >= 17) return {};
+  return "built by " + bi->goVersion +
+         ", which passes arguments on the stack and keeps the goroutine in thread-local storage: goscope reads "
+         "arguments, results and goroutines the Go 1.17+ way (registers, R14) and would print garbage";
 }
 
 }  // namespace goscope

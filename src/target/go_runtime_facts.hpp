@@ -14,6 +14,14 @@ namespace goscope {
 // offsetof(runtime.g, goid).
 uint32_t goidOffset(const GoBinary& bin);
 
+// Go 1.17 brought the register ABI on amd64: arguments and results in RAX,
+// RBX, ..., the current g in R14 (docs/go-runtime.md). A target built by an
+// older Go passes them on the stack and keeps g in thread-local storage, so
+// what goscope reads as arguments, results and goroutines would be garbage.
+// Empty when the target has the register ABI (or its version is unknown);
+// else the reason, for a refusal.
+std::string stackAbiRefusal(const GoBinary& bin);
+
 struct GlobalVariable {
   std::string name;
   uint64_t address = 0;  // link-time

@@ -167,3 +167,26 @@ TEST_CASE("go versions: esbuild binaries from npm, Go 1.16 to 1.26") {
             << std::string(f.section(".debug_info") ? ", DWARF" : ", no DWARF"));
   }
 }
+
+TEST_CASE("go versions: a Go 1.16 program is refused for trace and latency, with the reason; count works") {
+  const char* dir = std::getenv("GOSCOPE_GO_SAMPLES");
+  const std::string bin = dir && *dir ? std::string(dir) + "/esbuild-0.11.23" : std::string();
+  if (bin.empty() || !std::filesystem::exists(bin)) {
+    MESSAGE("GOSCOPE_GO_SAMPLES has no esbuild-0.11.23 (Go 1.16): skipped");
+    return;
+  }
+  // It used to print random bytes for path and goroutine id 78675705856.
+  auto trace = runCli("trace -c '" + bin + " --version' path.Clean");
+  INFO(trace.err);
+  CHECK(trace.exitCode == 4);
+  CHECK(trace.err.find("built by go1.16") != std::string::npos);
+  CHECK(trace.err.find("passes arguments on the stack") != std::string::npos);
+  CHECK(trace.out.empty());
+  auto latency = runCli("latency -c '" + bin + " --version' 'main.*'");
+  CHECK(latency.exitCode == 4);
+  CHECK(latency.err.find("goscope count works on it") != std::string::npos);
+  auto count = runCli("count -c '" + bin + " --version' 'main.main'");
+  INFO(count.err);
+  CHECK(count.exitCode == 0);
+  CHECK(count.out.find("main.main") != std::string::npos);
+}

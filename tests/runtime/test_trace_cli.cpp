@@ -80,6 +80,16 @@ TEST_CASE("trace --stack: the direct caller is there at the entry — --folded c
   REQUIRE_MESSAGE(f.exitCode == 0, f.err);
   CHECK(f.out.find("runtime.main;main.main;main.runRound;main.add 22\n") != std::string::npos);
   CHECK(f.out.find("main.worker;main.processJob;main.sleepWork 32\n") != std::string::npos);
+  // Every line ends in a probed function with its count (a stack the kernel
+  // could not record is counted on stderr, never shown as its caller alone),
+  // and the command's own stdout ("ready", "zoo: ok ...") went to stderr.
+  for (const auto& line : splitLines(f.out)) {
+    CAPTURE(line);
+    const std::string stack = line.substr(0, line.rfind(' '));
+    CHECK((stack.ends_with(";main.add") || stack.ends_with(";main.sleepWork")));
+  }
+  CHECK(f.out.find("zoo:") == std::string::npos);
+  CHECK(f.out.find("ready") == std::string::npos);
 }
 
 TEST_CASE("trace: bad input") {

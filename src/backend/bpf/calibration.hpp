@@ -6,7 +6,8 @@
 // hits, the median of a few rounds: the trap and goscope's smallest program
 // together, as a Go function's probe would pay them. Why measure instead of
 // quoting docs/kernel.md: the same probe cost 0.35 us on one machine and
-// 0.9 us on another, and single-stepping varies 4-18 us with the load.
+// 0.9 us on another, and single-stepping varies 4-60 us with the load
+// (docs/overhead.md).
 #pragma once
 
 #include "util/result.hpp"

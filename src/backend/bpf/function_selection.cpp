@@ -10,6 +10,7 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
   Selection sel;
   std::string unsafeExample;
   const auto& all = bin.pclntab().functions();
+  std::vector<bool> matched(patterns.size(), false);
   size_t seen = 0;
   for (const auto& fn : all) {
     // A Ctrl-C while a big binary is read stops here, before anything is
@@ -19,7 +20,11 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
       reportProgress("choosing probe sites", seen, all.size());
     }
     bool match = false;
-    for (const auto& p : patterns) match = match || p.matches(fn.name);
+    for (size_t i = 0; i < patterns.size(); i++)
+      if (patterns[i].matches(fn.name)) {
+        match = true;
+        matched[i] = true;
+      }
     if (!match) continue;
     auto code = bin.analyze(fn);
     if (!code || code->probe.kind == ProbeSite::Kind::None) {
@@ -65,6 +70,14 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
       return fail(ErrorKind::NoMatch, what + " matches only functions that cannot be probed safely (" + unsafeExample + ")");
     return fail(ErrorKind::NoMatch, "no function matches " + what + " in " + targetName,
                 "goscope list -b BINARY shows every probe-able function");
+  }
+  if (!opt.ignoreMissing) {
+    std::string missing;
+    for (size_t i = 0; i < patterns.size(); i++)
+      if (!matched[i]) missing += (missing.empty() ? "'" : ", '") + patterns[i].text() + "'";
+    if (!missing.empty())
+      return fail(ErrorKind::NoMatch, missing + " matches no function in " + targetName + " (the other patterns do)",
+                  "check the spelling (goscope list shows every function), or --ignore-missing to go on without it");
   }
   return sel;
 }

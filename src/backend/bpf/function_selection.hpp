@@ -35,6 +35,10 @@ struct SelectionOptions {
   // is cheaper (the overhead demo compares the two); falls back to the
   // chosen site when the first instruction is not safe to probe.
   bool plainEntry = false;
+  // A pattern that matches no function while others do is an error (NoMatch,
+  // naming it: a misspelled second spec must not be dropped silently), unless
+  // this says to go on without it.
+  bool ignoreMissing = false;
 };
 
 // Errors: NoMatch when no pattern matches a probe-able function (the message

@@ -39,6 +39,8 @@ double StopWatch::stoppedMs() const {
   return ns / 1e6;
 }
 
+double StopWatch::hitThreadStoppedMs() const { return static_cast<double>(skel_->bss->leader_ns) / 1e6; }
+
 uint64_t StopWatch::stops() const { return skel_->bss->stops; }
 
 }  // namespace goscope::bpf

@@ -23,8 +23,11 @@ class StopWatch {
   StopWatch(const StopWatch&) = delete;
   StopWatch& operator=(const StopWatch&) = delete;
 
-  // Stopped so far, a stop in progress included.
+  // Some thread stopped, so far (a stop in progress included).
   double stoppedMs() const;
+  // The thread that began each stop (hit the breakpoint) stopped, so far:
+  // what the code calling the probed function lost (completed stops).
+  double hitThreadStoppedMs() const;
   uint64_t stops() const;
 
  private:
