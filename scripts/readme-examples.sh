@@ -17,6 +17,8 @@ start() { "$@" >/dev/null 2>&1 & pids+=($!); }
 start "$fx/counter"; counter=${pids[-1]}
 start "$fx/zoo" --sleep-ms 10; zoo=${pids[-1]}
 start "$fx/fibonacci" --loop; fib=${pids[-1]}
+start "$fx/pacer" --rate 100000; hot=${pids[-1]}
+start "$fx/pacer" --rate 10; slow=${pids[-1]}
 sleep 1
 
 show() {
@@ -30,6 +32,11 @@ show goscope break -p "$counter" main.doWork -n 3 --explain
 show goscope break -p "$fib" main.fibonacciLoop --args -n 2 --max-overhead 5 --explain
 show goscope trace -p "$zoo" main.Point.Dist -d 0.3 --explain "| head -4"
 show goscope count -p "$counter" main.doWork --strategy delve
+echo '--- The cost of a session, and its bound'
+show goscope trace -p "$hot" main.scale -d 0.5 --explain "| tail -2"
+show goscope trace -p "$slow" main.scale -d 1 --explain
+show goscope count -p "$counter" "'main.*'" -d 3 --max-overhead 2
+show goscope doctor -p "$zoo"
 echo '--- read: end to end, direct vs Delve (5 runs each, interleaved; wall ms)'
 for i in 1 2 3 4 5; do
   for mode in direct delve; do
