@@ -40,6 +40,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -173,6 +174,11 @@ class Engine {
   DetachStats detach(AttachmentId id);
   DetachStats detachAll();
   size_t attachedPoints() const;
+  // Set when the process holding the links died (link_holder.hpp) while
+  // attached: every probe is gone; the text says so in one line. The engine
+  // also asks the session to stop (requestStop) when that happens.
+  std::optional<std::string> linksLost() const;
+  pid_t linkHolderPid() const;  // -1: no holder (links created in forks of this process)
 
   // Aggregates. Counts are summed over CPUs.
   Result<uint64_t> count(uint32_t probeId) const;
