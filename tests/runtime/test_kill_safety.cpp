@@ -147,6 +147,21 @@ void killRound(const Session& s, const Timing& t, PausableZoo& zoo, std::mt19937
   KernelLog kmsg;
   GoscopeProcess g(argsFor(s, zoo.pid()), o.handler(), /*ownProcessGroup=*/s.kill == Kill::Group);
   auto killAt = g.started() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
+  if (s.kill != Kill::Goscope) {
+    // Aimed from what happens, not from the calibrated times (a loaded
+    // machine stretches the start by seconds): a random moment after the
+    // helper appears (attach is 20-50 ms after it), after the attached mark,
+    // or after the ending mark (detach takes 30-70 ms).
+    auto firstSign = [&]() -> bool {
+      g.pump();
+      if (aim == 0) return !cliChildrenOf(g.pid()).empty();
+      return marked(aim == 1 ? s.attachedMark : s.endingMark, g, o);
+    };
+    waitUntil([&] { return firstSign() || !g.running(); }, 60s);
+    double span = aim == 0 ? 0.06 : aim == 1 ? std::max(0.0, t.ending - t.attached) : 0.08;
+    delay = std::uniform_real_distribution<double>(0, span)(rng);
+    killAt = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
+  }
   while (Clock::now() < killAt && g.running()) {
     g.pump();
     std::this_thread::sleep_for(std::min<Clock::duration>(killAt - Clock::now(), 2ms));
