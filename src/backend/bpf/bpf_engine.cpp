@@ -680,6 +680,8 @@ void closeAttachment(Attachment& a) {
   a.perf.clear();
 }
 
+// Links of the session's LinkHolder are released by the holder
+// (link_holder.hpp); what follows is the path without one.
 // Closing the last reference to a uprobe_multi link unregisters its uprobes
 // in the closing task. If that task has a fatal signal pending — goscope
 // SIGKILLed while it detaches — the kernel's walk of the target's pages fails

@@ -21,6 +21,9 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <cstdio>
+#include <ctime>
+#include <sys/sysmacros.h>
 #include <vector>
 
 #include "backend/bpf/uprobe_multi_link.hpp"
@@ -44,7 +47,7 @@ struct Request {
 
 struct Reply {
   int32_t result = 0;  // kCreate: id > 0 or -errno; kDetach: 0 or -errno
-  int32_t stage = 0;   // the first message (ready): which setup step failed
+  int32_t stage = 0;   // the first message (ready): which setup step failed; kDetach: ms waited for the kernel
 };
 
 constexpr int kHolderFd = 3;  // the socket's number in the holder
@@ -114,10 +117,81 @@ int pinObject(int fd, const char* path) {
 
 // ---- the holder ---------------------------------------------------------------
 
-struct Held {  // what a pinned link is on (for a reader of the holder's state in a debugger)
+struct Held {  // what a pinned link is on
   std::string path;
   pid_t pid = 0;
+  std::vector<uint64_t> offsets;
 };
+
+// The pages of a link's target that hold its probes: the target's address
+// of each, the file's bytes there, and which bytes in it are probed. Only
+// for a link with a pid filter (empty otherwise, or when the target is gone).
+struct ProbedPage {
+  uint64_t vaddr;
+  std::vector<uint8_t> file;
+  std::vector<uint16_t> at;
+};
+
+std::vector<ProbedPage> probedPages(const Held& h) {
+  std::vector<ProbedPage> out;
+  struct stat st{};
+  UniqueFd file(::open(h.path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (h.pid <= 0 || !file.valid() || ::fstat(file.get(), &st) != 0) return out;
+  struct Map {
+    uint64_t start, end, pgoff;
+  };
+  std::vector<Map> maps;
+  std::ifstream f("/proc/" + std::to_string(h.pid) + "/maps");
+  std::string line;
+  while (std::getline(f, line)) {
+    unsigned long long start, end, pgoff, inode;
+    unsigned maj, min;
+    char perms[8];
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perms, &pgoff, &maj, &min, &inode) != 7)
+      continue;
+    if (perms[2] == 'x' && inode == st.st_ino && makedev(maj, min) == st.st_dev) maps.push_back({start, end, pgoff});
+  }
+  std::map<uint64_t, std::pair<uint64_t, std::vector<uint16_t>>> pages;  // file page -> (vaddr page, offsets in it)
+  for (uint64_t off : h.offsets)
+    for (const Map& m : maps)
+      if (off >= m.pgoff && off < m.pgoff + (m.end - m.start)) {
+        auto& pg = pages[off & ~uint64_t{4095}];
+        pg.first = (m.start + (off - m.pgoff)) & ~uint64_t{4095};
+        pg.second.push_back(static_cast<uint16_t>(off & 4095));
+      }
+  for (auto& [fileOff, pg] : pages) {
+    ProbedPage p{pg.first, std::vector<uint8_t>(4096), std::move(pg.second)};
+    if (::pread(file.get(), p.file.data(), 4096, static_cast<off_t>(fileOff)) <= 0) continue;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Waits until the target's bytes at every probe are the file's again, up to
+// timeoutMs (another tool may probe the same addresses). Returns the wait in ms.
+int waitRestored(pid_t pid, std::vector<ProbedPage> pages, int timeoutMs) {
+  if (pages.empty()) return 0;
+  UniqueFd mem(::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!mem.valid()) return 0;
+  timespec t0;
+  ::clock_gettime(CLOCK_MONOTONIC, &t0);
+  auto elapsedMs = [&] {
+    timespec t;
+    ::clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<int>((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+  };
+  std::vector<uint8_t> buf(4096);
+  for (;;) {
+    std::erase_if(pages, [&](const ProbedPage& p) {
+      if (::pread(mem.get(), buf.data(), 4096, static_cast<off_t>(p.vaddr)) != 4096) return true;  // gone
+      for (uint16_t i : p.at)
+        if (buf[i] != p.file[i]) return false;
+      return true;
+    });
+    if (pages.empty() || elapsedMs() >= timeoutMs) return elapsedMs();
+    ::usleep(1000);
+  }
+}
 
 struct Holder {
   int sock;
@@ -182,7 +256,7 @@ struct Holder {
     }
     if (res < 0) return res;
     if (!r.keep) return static_cast<int>(id);
-    ids[id] = Held{path, r.pid};
+    ids[id] = Held{path, r.pid, std::move(offsets)};
     return static_cast<int>(id);
   }
 
@@ -197,17 +271,23 @@ struct Holder {
   // own copy, then lets the fork close the last one. Killed anywhere in
   // between, the holder only ever drops a reference that is not the last
   // (or its exit closes it, which is safe: docs/kernel.md).
-  int detach(uint32_t id) {
+  int detach(uint32_t id, int* waitedMs) {
     auto it = ids.find(id);
     if (it == ids.end()) return -ENOENT;
+    Held held = std::move(it->second);
     ids.erase(it);
+    auto pages = probedPages(held);
     std::string pin = pinPath(id);
     union bpf_attr a;
     std::memset(&a, 0, sizeof a);
     a.pathname = reinterpret_cast<uint64_t>(pin.c_str());
     a.file_flags = 0;
     int fd = static_cast<int>(::syscall(SYS_bpf, BPF_OBJ_GET, &a, sizeof a));
-    if (fd < 0) return ::unlink(pin.c_str()) == 0 ? 0 : -errno;  // released later, from a kworker
+    if (fd < 0) {
+      if (::unlink(pin.c_str()) != 0) return -errno;
+      *waitedMs = waitRestored(held.pid, std::move(pages), 5000);  // released from a kworker
+      return 0;
+    }
     ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     ::unlink(pin.c_str());
     int go[2];
@@ -227,10 +307,16 @@ struct Holder {
     ::close(fd);
     ::close(go[0]);
     ::close(go[1]);
-    if (child < 0) return 0;  // (closed above: then that close was the last)
-    int status;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    if (child >= 0) {  // (else closed above, the last reference or not)
+      int status;
+      while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
     }
+    // The pin's own reference is dropped after an RCU grace period (bpffs
+    // frees inodes from an RCU callback): when that comes after the fork's
+    // close, the last put is the pin's and the link is freed later, from a
+    // kworker. Either way the answer waits until the probes are off.
+    *waitedMs = waitRestored(held.pid, std::move(pages), 5000);
     return 0;
   }
 
@@ -243,7 +329,7 @@ struct Holder {
       Reply rep;
       if (n != static_cast<ssize_t>(sizeof r)) rep.result = -EINVAL;
       else if (r.op == kCreate) rep.result = create(r, fds[0], fds[1]);
-      else if (r.op == kDetach) rep.result = detach(r.id);
+      else if (r.op == kDetach) rep.result = detach(r.id, &rep.stage);
       else rep.result = -EINVAL;
       for (int fd : fds)
         if (fd >= 0) ::close(fd);
@@ -447,7 +533,7 @@ LinkHolder::~LinkHolder() {
   }
 }
 
-int LinkHolder::roundTrip(const void* req, size_t len, int fd1, int fd2) {
+int LinkHolder::roundTrip(const void* req, size_t len, int fd1, int fd2, int* extra) {
   std::lock_guard<std::mutex> lock(mu_);
   if (lost_.load() || !sock_.valid()) return -EPIPE;
   if (sendFds(sock_.get(), req, len, fd1, fd2) < 0) return -EPIPE;
@@ -457,6 +543,7 @@ int LinkHolder::roundTrip(const void* req, size_t len, int fd1, int fd2) {
   for (int fd : fds)
     if (fd >= 0) ::close(fd);
   if (n != static_cast<ssize_t>(sizeof rep)) return -EPIPE;
+  if (extra) *extra = rep.stage;
   return rep.result;
 }
 
@@ -491,7 +578,10 @@ int LinkHolder::detach(uint32_t id) {
   Request r;
   r.op = kDetach;
   r.id = id;
-  return roundTrip(&r, sizeof r, -1, -1);
+  int waited = 0;
+  int res = roundTrip(&r, sizeof r, -1, -1, &waited);
+  if (waited > 0) spdlog::debug("bpf: link holder: the probes of link {} were off {} ms after its last close", id, waited);
+  return res;
 }
 
 }  // namespace goscope::bpf

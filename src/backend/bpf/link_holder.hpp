@@ -12,9 +12,12 @@
 //     process), so a SIGKILL of the holder during BPF_LINK_CREATE does not
 //     land in the creating task; the fork pins the link and closes its fd;
 //   - detach: the holder takes an fd from the pin, unlinks the pin, and a
-//     fork of it closes the last reference (synchronous: the probes are off
-//     when goscope says "detached"); the holder itself never drops a last
-//     reference in a close(2) that a SIGKILL could interrupt;
+//     fork of it closes its last fd (the holder itself never drops a last
+//     reference in a close(2) that a SIGKILL could interrupt). The pin's own
+//     reference goes after an RCU grace period, so the last put may be the
+//     pin's, freeing the link later from a kworker: for a link with a pid
+//     filter the holder answers once the target's bytes are the file's
+//     again (up to 5 s), so "detached" means the probes are off;
 //   - when the holder dies, however it dies, its mount namespace dies with
 //     it and the bpffs superblock with it: every pin left is released
 //     through bpf_link_put, which frees the link from a workqueue, where no
@@ -83,7 +86,7 @@ class LinkHolder {
 
  private:
   LinkHolder() = default;
-  int roundTrip(const void* req, size_t len, int fd1, int fd2);
+  int roundTrip(const void* req, size_t len, int fd1, int fd2, int* extra = nullptr);
   void watch();
 
   UniqueFd sock_;
