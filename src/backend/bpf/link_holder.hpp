@@ -25,8 +25,8 @@
 //     machine, against 20-70 ms for a direct close).
 // goscope keeps no link fd (its close could be the last reference).
 //
-// Requests go over a SOCK_SEQPACKET socketpair; the holder exits at EOF
-// (goscope gone). If the holder dies first, the client notices (POLLHUP) and
+// Requests go over a SOCK_SEQPACKET socketpair. At EOF (goscope gone,
+// killed or not) the holder releases what is left the quick way and exits. If the holder dies first, the client notices (POLLHUP) and
 // reports it: every probe is gone then.
 #pragma once
 
