@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "api/link_holder.hpp"
 #include "cli/command.hpp"
 #include "util/log.hpp"
 #include "util/result.hpp"
@@ -22,6 +23,9 @@ void printUsage(FILE* to) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `goscope __link-holder FD ...`: the process that holds a session's BPF
+  // links (src/backend/bpf/link_holder.hpp), before anything else runs.
+  if (int code = goscope::api::linkHolderMain(argc, argv); code >= 0) return code;
   std::vector<std::string> args(argv + 1, argv + argc);
   goscope::setupLogging(args);  // consumes -v / --verbose
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {

@@ -164,6 +164,10 @@ class BpfEventSession final : public EventSession {
             : why == EndReason::TargetExited ? EventEnd::TargetExited
             : why == EndReason::TargetExeced ? EventEnd::TargetExeced
                                              : EventEnd::Signal;
+    if (auto lost = engine_->linksLost()) {  // every probe went with the link holder
+      t.end = EventEnd::Failed;
+      t.failed = Error{ErrorKind::External, *lost, "the events printed above end there; run goscope again"};
+    }
     auto detached = engine_->detachAll();
     t.detachedPoints = detached.points;
     t.detachMs = detached.detachMs;

@@ -247,7 +247,7 @@ Result<std::map<std::string, uint64_t>> AggregateSession::foldedStacks() {
 }
 
 EndReason AggregateSession::run(const std::function<void(const CountSnapshot&)>& onInterval) {
-  return runSessionLoop(
+  EndReason why = runSessionLoop(
       impl_->target_, impl_->loop_,
       [&](int ms) {
         std::this_thread::sleep_for(std::chrono::milliseconds(ms));
@@ -256,6 +256,9 @@ EndReason AggregateSession::run(const std::function<void(const CountSnapshot&)>&
       [&] {
         if (auto s = snapshot(); s && onInterval) onInterval(*s);
       });
+  // The holder of the links died (it asked the loop to stop): say so, not "interrupted".
+  if (impl_->engine_ && impl_->engine_->linksLost()) return EndReason::ProbesLost;
+  return why;
 }
 
 void AggregateSession::stop() { requestStop(); }

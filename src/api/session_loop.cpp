@@ -16,6 +16,7 @@ std::string describe(EndReason r) {
     case EndReason::TargetExited: return "target exited";
     case EndReason::TargetExeced: return "target replaced its program (exec); the probes were in the old one";
     case EndReason::Finished: return "finished";
+    case EndReason::ProbesLost: return "the link holder died: the kernel removed every probe";
   }
   return "";
 }

@@ -11,7 +11,9 @@
 namespace goscope {
 
 // Finished: the caller's own end (LoopOptions::finished said so).
-enum class EndReason { Duration, Signal, TargetExited, TargetExeced, Finished };
+// ProbesLost: the BPF link holder died, and every probe with it (set by the
+// session, not by runSessionLoop).
+enum class EndReason { Duration, Signal, TargetExited, TargetExeced, Finished, ProbesLost };
 std::string describe(EndReason r);
 
 struct LoopOptions {

@@ -74,6 +74,9 @@ void showProgressOnTerminal() {
 void printNotice(const std::string& line) { std::fprintf(stderr, "goscope: %s\n", line.c_str()); }
 
 void raiseIfTargetGone(const TracedTarget& target, EndReason why) {
+  if (why == EndReason::ProbesLost)
+    raise({ErrorKind::External, "the link holder died: the kernel removed every probe, so the session ended early",
+           "the counts printed above end there; run goscope again"});
   if (target.isLaunched() || target.isBinaryWide()) return;
   if (why == EndReason::TargetExited)
     raise({ErrorKind::TargetGone, target.describe() + " exited during the session",

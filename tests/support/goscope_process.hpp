@@ -49,7 +49,8 @@ class GoscopeProcess {
 
   // Starts `goscope ARGS...`; every complete stdout line goes to onLine when
   // pump() or wait() reads it.
-  GoscopeProcess(const std::vector<std::string>& args, LineHandler onLine = {}) : onLine_(std::move(onLine)) {
+  GoscopeProcess(const std::vector<std::string>& args, LineHandler onLine = {}, bool ownProcessGroup = false)
+      : onLine_(std::move(onLine)) {
     static int serial = 0;
     errPath_ = "/tmp/goscope-test-" + std::to_string(::getpid()) + "-" + std::to_string(serial++) + ".err";
     int fds[2];
@@ -57,7 +58,7 @@ class GoscopeProcess {
     int errFd = ::open(errPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     REQUIRE(errFd >= 0);
     start_ = std::chrono::steady_clock::now();
-    pid_ = spawnCli(args, fds[1], errFd);
+    pid_ = spawnCli(args, fds[1], errFd, ownProcessGroup);
     REQUIRE(pid_ > 0);
     ::close(fds[1]);
     ::close(errFd);
@@ -180,6 +181,66 @@ inline std::vector<pid_t> goscopesFor(pid_t target) {
   }
   return out;
 }
+
+// goscope's helper processes: its children running the CLI. With the BPF
+// link holder (src/backend/bpf/link_holder.hpp) that is the holder
+// (`goscope __link-holder FD ...`); without it (GOSCOPE_LINK_HOLDER=off),
+// the forks that create and close links while they run.
+inline std::vector<pid_t> cliChildrenOf(pid_t parent) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  auto cli = std::filesystem::canonical(cliPath(), ec);
+  std::unique_ptr<DIR, int (*)(DIR*)> proc(opendir("/proc"), closedir);
+  if (!proc) return out;
+  while (dirent* e = readdir(proc.get())) {
+    pid_t p = static_cast<pid_t>(std::atoi(e->d_name));
+    if (p <= 0) continue;
+    std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    long ppid = 0;
+    rest >> state >> ppid;
+    if (ppid != parent) continue;
+    auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(p) + "/exe", ec);
+    if (!ec && exe == cli) out.push_back(p);
+  }
+  return out;
+}
+
+// Kernel log lines written since construction (/dev/kmsg), e.g. the
+// kernel's "failed to unregister, leaking uprobe".
+class KernelLog {
+ public:
+  KernelLog() : fd_(::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC)) {
+    if (fd_ >= 0) ::lseek(fd_, 0, SEEK_END);
+  }
+  ~KernelLog() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  KernelLog(const KernelLog&) = delete;
+  KernelLog& operator=(const KernelLog&) = delete;
+  bool available() const { return fd_ >= 0; }
+  // The new lines that contain `what`.
+  std::vector<std::string> newLines(const std::string& what) {
+    std::vector<std::string> out;
+    char buf[8192];
+    for (;;) {
+      ssize_t n = ::read(fd_, buf, sizeof buf - 1);
+      if (n < 0 && errno == EPIPE) continue;  // overwritten records: go on with the next
+      if (n <= 0) break;
+      std::string rec(buf, static_cast<size_t>(n));
+      if (rec.find(what) != std::string::npos) out.push_back(rec.substr(rec.find(';') + 1));
+    }
+    return out;
+  }
+
+ private:
+  int fd_;
+};
 
 // The uprobe_multi links in the whole system whose pid filter is `target`
 // (struct bpf_link_info's uprobe_multi member, Linux 6.8+, mirrored here

@@ -123,9 +123,10 @@ bool Child::readLine(std::string& line, int timeoutMs) {
   }
 }
 
-pid_t spawnCli(const std::vector<std::string>& args, int outFd, int errFd) {
+pid_t spawnCli(const std::vector<std::string>& args, int outFd, int errFd, bool ownProcessGroup) {
   pid_t p = ::fork();
   if (p == 0) {
+    if (ownProcessGroup) ::setpgid(0, 0);
     ::dup2(outFd, 1);
     ::dup2(errFd, 2);
     int devnull = ::open("/dev/null", O_RDONLY);

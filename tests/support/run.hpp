@@ -57,7 +57,8 @@ class Child {
 
 // goscope with `args`, its stdout and stderr on the given fds, stdin from
 // /dev/null; not waited for. -1 when fork fails.
-pid_t spawnCli(const std::vector<std::string>& args, int outFd, int errFd);
+// ownProcessGroup: goscope leads a process group of its own (to kill that group).
+pid_t spawnCli(const std::vector<std::string>& args, int outFd, int errFd, bool ownProcessGroup = false);
 
 // A whole file, "" when unreadable.
 std::string slurpFile(const std::string& path);

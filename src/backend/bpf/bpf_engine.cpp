@@ -24,10 +24,12 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "backend/bpf/link_holder.hpp"
 #include "backend/bpf/perf_uprobe_link.hpp"
 #include "backend/bpf/uprobe_hazards.hpp"
 #include "backend/bpf/uprobe_multi_link.hpp"
 #include "goscope.skel.h"
+#include "util/stop_signals.hpp"
 
 namespace goscope::bpf {
 
@@ -136,6 +138,9 @@ struct Engine::Impl {
 
   std::map<AttachmentId, Attachment> attachments;
   AttachmentId nextAttachment = 1;
+  // Owns every uprobe_multi link (link_holder.hpp); null: links are ours
+  // (created and closed in forks of this process), the older way.
+  std::shared_ptr<LinkHolder> holder;
 
   const EventCallback* callback = nullptr;
   uint64_t malformed = 0;
@@ -143,6 +148,7 @@ struct Engine::Impl {
 
   ~Impl() {
     attachments.clear();
+    holder.reset();
     if (rb) ring_buffer__free(rb);
     if (skel) goscope_bpf__destroy(skel);
     if (statsFd >= 0) ::close(statsFd);
@@ -261,9 +267,21 @@ struct Engine::Impl {
         }
         busy++;
         lock.unlock();
-        int fd = rawUprobeMultiCreate(multiFd(), path.c_str(), offsets.data() + lo, inert.data(),
-                                      static_cast<uint32_t>(hi - lo), 0, pid);
-        if (fd >= 0) ::close(fd);
+        // Through the holder when there is one: no link is created or
+        // released in this process.
+        int fd = holder ? holder->create(multiFd(), path, pid, std::span(offsets.data() + lo, hi - lo),
+                                         std::span(inert.data(), hi - lo), /*keep=*/false)
+                        : rawUprobeMultiCreate(multiFd(), path.c_str(), offsets.data() + lo, inert.data(),
+                                               static_cast<uint32_t>(hi - lo), 0, pid);
+        if (fd >= 0 && !holder) ::close(fd);
+        if (fd == -EPIPE && holder) {  // the holder is gone: stop searching
+          lock.lock();
+          busy--;
+          complete = false;
+          work.clear();
+          cv.notify_all();
+          continue;
+        }
         lock.lock();
         busy--;
         if (fd < 0) {
@@ -423,6 +441,23 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
   impl->multiLoaded = wantMulti;
   if (o.measureProgramTime) impl->statsFd = bpf_enable_stats(BPF_STATS_RUN_TIME);
   impl->perfLoaded = wantPerf;
+
+  if (wantMulti) {
+    // One link holder per engine (link_holder.hpp). Without one, links are
+    // created and closed in forks of this process, as before.
+    auto h = LinkHolder::spawn();
+    if (h) {
+      impl->holder = std::move(*h);
+      pid_t hp = impl->holder->pid();
+      impl->holder->onLost([hp] {
+        spdlog::debug("bpf: the link holder (pid {}) died: the kernel removed every probe", hp);
+        requestStop();  // the session ends; it reports why (Engine::linksLost)
+      });
+    } else {
+      spdlog::debug("bpf: {}; uprobe_multi links are created and closed in forks of goscope instead",
+                    h.error().message);
+    }
+  }
 
   impl->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), &Impl::onSample, impl.get(), nullptr);
   if (!impl->rb)
@@ -599,7 +634,7 @@ Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::span
     build(offsets, cookies);
     int err = 0;
     auto t0 = Clock::now();
-    auto link = UprobeMultiLink::attach(I.multiFd(), path, pid, offsets, cookies, &err);
+    auto link = UprobeMultiLink::attach(I.multiFd(), path, pid, offsets, cookies, &err, I.holder);
     stats.attachMs = msSince(t0);
     if (!link && err && !wholeLinkError(err) && ao.findRefused && points.size() > 1) {
       bool complete = true;
@@ -614,7 +649,7 @@ Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::span
         if (auto r = leaveOut(std::move(refused), ErrorKind::External, head); !r) return r.failure();
         build(offsets, cookies);
         auto t1 = Clock::now();
-        link = UprobeMultiLink::attach(I.multiFd(), path, pid, offsets, cookies, &err);
+        link = UprobeMultiLink::attach(I.multiFd(), path, pid, offsets, cookies, &err, I.holder);
         stats.attachMs = msSince(t1);
       }
     }
@@ -668,6 +703,8 @@ void closeAttachment(Attachment& a) {
   a.perf.clear();
 }
 
+// Links of the session's LinkHolder are released by the holder
+// (link_holder.hpp); what follows is the path without one.
 // Closing the last reference to a uprobe_multi link unregisters its uprobes
 // in the closing task. If that task has a fatal signal pending — goscope
 // SIGKILLed while it detaches — the kernel's walk of the target's pages fails
@@ -683,8 +720,9 @@ void closeAttachment(Attachment& a) {
 void closeAttachmentsOffProcess(std::map<AttachmentId, Attachment>& attachments, const std::vector<AttachmentId>& ids) {
   std::vector<int> linkFds;
   for (auto id : ids)
-    if (auto it = attachments.find(id); it != attachments.end() && it->second.multi && it->second.multi->attached())
-      linkFds.push_back(it->second.multi->fd());
+    if (auto it = attachments.find(id);
+        it != attachments.end() && it->second.multi && it->second.multi->attached() && it->second.multi->fd() >= 0)
+      linkFds.push_back(it->second.multi->fd());  // (links of a holder: it releases them, see link_holder.hpp)
   int go[2] = {-1, -1};
   pid_t child = -1;
   if (!linkFds.empty() && ::pipe2(go, O_CLOEXEC) == 0) child = ::fork();
@@ -802,6 +840,14 @@ Result<DetachStats> Engine::detachPoints(const std::function<bool(const AttachPo
   d.detachMs = msSince(t0);
   return d;
 }
+
+std::optional<std::string> Engine::linksLost() const {
+  if (!impl_->holder || !impl_->holder->lost()) return std::nullopt;
+  return "the link holder (pid " + std::to_string(impl_->holder->pid()) +
+         ") died: the kernel removed every probe, so the session ended early";
+}
+
+pid_t Engine::linkHolderPid() const { return impl_->holder ? impl_->holder->pid() : -1; }
 
 size_t Engine::attachedPoints() const {
   size_t n = 0;

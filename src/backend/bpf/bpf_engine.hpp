@@ -191,6 +191,11 @@ class Engine {
   uint8_t activeGeneration() const;
   // The programs' total run time so far (ns), with measureProgramTime.
   std::optional<uint64_t> programRunNs() const;
+  // Set when the process holding the links died (link_holder.hpp) while
+  // attached: every probe is gone; the text says so in one line. The engine
+  // also asks the session to stop (requestStop) when that happens.
+  std::optional<std::string> linksLost() const;
+  pid_t linkHolderPid() const;  // -1: no holder (links created in forks of this process)
 
   // Aggregates. Counts are summed over CPUs.
   Result<uint64_t> count(uint32_t probeId) const;

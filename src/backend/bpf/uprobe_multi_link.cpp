@@ -1,5 +1,6 @@
 #include "backend/bpf/uprobe_multi_link.hpp"
 
+#include "backend/bpf/link_holder.hpp"
 #include "util/fd_passing.hpp"
 
 #include <linux/bpf.h>
@@ -11,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace goscope::bpf {
 
@@ -72,7 +74,7 @@ std::string describeUprobeErrno(int err) {
 }
 
 namespace {
-// Creates the link in a short-lived child and receives its fd. Why: when
+// Without a link holder (link_holder.hpp): creates the link in a short-lived child and receives its fd. Why: when
 // goscope is SIGKILLed during the BPF_LINK_CREATE, the kernel's install of a
 // breakpoint fails with EINTR and its error path unregisters the uprobes
 // already placed in the same task, with the fatal signal pending, which fails
@@ -138,13 +140,15 @@ int createOffProcess(int progFd, const char* path, const uint64_t* offsets, cons
 
 Result<UprobeMultiLink> UprobeMultiLink::attach(int progFd, const std::string& path, pid_t pid,
                                                 std::span<const uint64_t> offsets,
-                                                std::span<const uint64_t> cookies, int* errnoOut) {
+                                                std::span<const uint64_t> cookies, int* errnoOut,
+                                                std::shared_ptr<LinkHolder> holder) {
   if (errnoOut) *errnoOut = 0;
   if (offsets.empty() || offsets.size() != cookies.size())
     return fail(ErrorKind::Internal, "uprobe_multi attach: " + std::to_string(offsets.size()) + " offsets but " +
                                          std::to_string(cookies.size()) + " cookies");
-  int fd = createOffProcess(progFd, path.c_str(), offsets.data(), cookies.data(), static_cast<uint32_t>(offsets.size()),
-                            pid);
+  int fd = holder ? holder->create(progFd, path, pid, offsets, cookies)
+                  : createOffProcess(progFd, path.c_str(), offsets.data(), cookies.data(),
+                                     static_cast<uint32_t>(offsets.size()), pid);
   if (fd < 0) {
     if (errnoOut) *errnoOut = -fd;
     ErrorKind kind = ErrorKind::External;
@@ -153,12 +157,38 @@ Result<UprobeMultiLink> UprobeMultiLink::attach(int progFd, const std::string& p
     else if (-fd == EPERM || -fd == EACCES) kind = ErrorKind::Permission;
     return fail(kind, "uprobe_multi attach of " + std::to_string(offsets.size()) + " offset(s) in " + path +
                           (pid > 0 ? " (pid " + std::to_string(pid) + ")" : "") +
-                          " failed: " + describeUprobeErrno(-fd));
+                          " failed: " +
+                          (holder && -fd == EPIPE ? "the link holder (pid " + std::to_string(holder->pid()) + ") is gone"
+                                                  : describeUprobeErrno(-fd)));
   }
   UprobeMultiLink l;
-  l.fd_.reset(fd);
+  if (holder) {
+    l.holder_ = std::move(holder);
+    l.heldId_ = static_cast<uint32_t>(fd);
+  } else {
+    l.fd_.reset(fd);
+  }
   l.count_ = offsets.size();
   return l;
+}
+
+UprobeMultiLink& UprobeMultiLink::operator=(UprobeMultiLink&& o) noexcept {
+  if (this != &o) {
+    detach();
+    fd_ = std::move(o.fd_);
+    holder_ = std::move(o.holder_);
+    heldId_ = std::exchange(o.heldId_, 0);
+    count_ = std::exchange(o.count_, 0);
+  }
+  return *this;
+}
+
+void UprobeMultiLink::detach() {
+  if (heldId_ && holder_) holder_->detach(heldId_);  // the holder unlinks its pin
+  heldId_ = 0;
+  holder_.reset();
+  fd_.reset();
+  count_ = 0;
 }
 
 }  // namespace goscope::bpf
