@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+
+#include <algorithm>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -256,6 +258,7 @@ struct Holder {
     }
     if (res < 0) return res;
     if (!r.keep) return static_cast<int>(id);
+    std::sort(offsets.begin(), offsets.end());  // detach() searches them
     ids[id] = Held{path, r.pid, std::move(offsets)};
     return static_cast<int>(id);
   }
@@ -276,6 +279,14 @@ struct Holder {
     if (it == ids.end()) return -ENOENT;
     Held held = std::move(it->second);
     ids.erase(it);
+    // Offsets another link held here still probes (Engine::detachPoints
+    // re-links what it keeps before it closes the old link) keep their int3:
+    // only the others are waited for.
+    for (const auto& [otherId, other] : ids)
+      if (other.pid == held.pid && other.path == held.path)
+        std::erase_if(held.offsets, [&](uint64_t off) {
+          return std::binary_search(other.offsets.begin(), other.offsets.end(), off);
+        });
     auto pages = probedPages(held);
     std::string pin = pinPath(id);
     union bpf_attr a;
