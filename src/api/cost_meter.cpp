@@ -30,7 +30,11 @@ std::string describe(const SessionCost& c) {
   std::string stopped;
   if (c.stoppedMs > 0 || c.stoppedMeasured) {
     char s[96];
-    std::snprintf(s, sizeof s, ", stopped %.1f ms%s", c.stoppedMs, c.stoppedMeasured ? "" : " (at least)");
+    if (c.stoppedAtHitsMs > 0)
+      std::snprintf(s, sizeof s, ", stopped %.1f ms (%.1f ms at hits)%s", c.stoppedMs, c.stoppedAtHitsMs,
+                    c.stoppedMeasured ? "" : " (at least)");
+    else
+      std::snprintf(s, sizeof s, ", stopped %.1f ms%s", c.stoppedMs, c.stoppedMeasured ? "" : " (at least)");
     stopped = s;
   } else {
     stopped = ", never stopped";

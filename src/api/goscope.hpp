@@ -64,7 +64,7 @@ Result<void> checkBpfPrivileges();
 // so in `source`) without BPF privileges or with GOSCOPE_NO_CALIBRATION set.
 HostCosts hostCosts();
 // A Delve session measured what its stops cost per hit (`how` says where):
-// later plans in this process, and in later runs through the cache, use it.
+// later plans in this process use it (not cached: docs/overhead.md).
 void recordDelveStopCost(double perHitNs, const std::string& how);
 
 // The facts about `request`'s target that the planner weighs. `binary` is

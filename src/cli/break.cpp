@@ -90,11 +90,8 @@ int runBreak(const std::vector<std::string>& argv) {
     return out->open();  // false when nobody reads any more (`| head`): stop holding the target
   });
   printTotals(totals, request.capture.cond.has_value());
-  {
-    StopSignalsHeld held;
-    out->sessionCost(totals.cost);
-    out->flush();
-  }
+  // The cost line on stderr; break's JSON stays one object per hit.
+  std::fprintf(stderr, "goscope: %s\n", api::describe(totals.cost).c_str());
   raiseIfSessionFailed(totals);
   return 0;
 }

@@ -144,11 +144,8 @@ int runTrace(const std::vector<std::string>& argv) {
     return out->open();
   });
   printTotals(totals);
-  {
-    StopSignalsHeld held;
-    out->sessionCost(totals.cost);
-    out->flush();
-  }
+  // The cost line on stderr; trace's JSON stays one object per call.
+  std::fprintf(stderr, "goscope: %s\n", api::describe(totals.cost).c_str());
   raiseIfSessionFailed(totals);
   return 0;
 }

@@ -47,9 +47,11 @@ std::string describeTracer(pid_t tracer) {
   std::string out = processName(tracer);
   pid_t parent = parentOf(tracer);
   if (parent <= 1) return out;
-  // dlv's parent is goscope's guardian, itself a fork of the goscope the
-  // user ran: name that one.
-  for (pid_t up = parentOf(parent); up > 1 && processName(up) == "goscope" && processName(parent) == "goscope";
+  // dlv's parent is goscope's guardian ("gs-guardian", a fork of goscope
+  // that renamed itself), under the goscope the user ran: name that one.
+  // (The guardian's name can read "goscope" for a moment after its fork.)
+  auto isOurs = [](const std::string& n) { return n == "goscope" || n == "gs-guardian"; };
+  for (pid_t up = parentOf(parent); up > 1 && processName(up) == "goscope" && isOurs(processName(parent));
        up = parentOf(up))
     parent = up;
   return out + ", under " + processName(parent) + " PID " + std::to_string(parent);

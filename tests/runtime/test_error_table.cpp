@@ -328,7 +328,7 @@ TEST_CASE("error table: bad symbols, expressions and dlv options on a live count
     REQUIRE(!lines.empty());
     CHECK(lines.back().rfind("goscope: ", 0) == 0);
     CHECK(lines.back().find(row.needle) != std::string::npos);
-    CHECK(lines.size() <= 4);  // session lines (breakpoint, hits, stopped time), then the error
+    CHECK(lines.size() <= 5);  // session lines (breakpoint, hits, stopped time, its cost), then the error
   }
   CHECK(waitUntraced(c.pid(), 10s));
   CHECK(c.child.alive());

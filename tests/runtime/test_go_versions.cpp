@@ -168,7 +168,7 @@ TEST_CASE("go versions: esbuild binaries from npm, Go 1.16 to 1.26") {
   }
 }
 
-TEST_CASE("go versions: a Go 1.16 program is refused for trace and latency, with the reason; count works") {
+TEST_CASE("go versions: a Go 1.16 program is refused for trace and latency, with the reason, and count works") {
   const char* dir = std::getenv("GOSCOPE_GO_SAMPLES");
   const std::string bin = dir && *dir ? std::string(dir) + "/esbuild-0.11.23" : std::string();
   if (bin.empty() || !std::filesystem::exists(bin)) {
