@@ -152,7 +152,6 @@ class BpfEventSession final : public EventSession {
                                    },
                                    [] {});
     if (!done()) (void)engine_->poll(0, onEvent);  // what is still in the ring
-    lastSampleS_ = -1;
     govern(false);
     EventTotals t = totals();
     t.activeS = monotonicSeconds() - t0;
@@ -188,11 +187,7 @@ class BpfEventSession final : public EventSession {
   // too much). Without --max-overhead it only warns, once.
   void govern(bool act) {
     const double now = monotonicSeconds() - t0_;
-    if (now - lastSampleS_ < 0.25) return;
-    lastSampleS_ = now;
-    auto counts = engine_->counts();
-    if (!counts) return;
-    meter_->sample(*counts, now, engine_->programRunNs());
+    if (!sampleEngine(*meter_, *engine_, now, !act)) return;
     if (!act || !meter_->overBudget()) return;
     const double share = meter_->recentPct();
     if (!request_.maxOverheadExplicit) {
@@ -228,7 +223,8 @@ class BpfEventSession final : public EventSession {
     auto d = engine_->detachPoints([&](const bpf::AttachPoint& p) { return p.probeId == id; });
     if (!d) return;
     meter_->dropped(id);
-    const uint64_t calls = id < counts->size() ? (*counts)[id] : 0;
+    auto counted = engine_->count(id);
+    const uint64_t calls = counted ? *counted : 0;
     std::snprintf(text, sizeof text,
                   "over budget (%.1f%% of the target's time > %.2f%%): dropped the probes on %s after %llu calls%s",
                   share, meter_->budgetPct(), func.c_str(), static_cast<unsigned long long>(calls),
@@ -363,7 +359,6 @@ class BpfEventSession final : public EventSession {
   std::unique_ptr<CostMeter> meter_;
   std::vector<uint32_t> sampleEvery_;  // by probe id: 0 = every call
   double t0_ = 0;
-  double lastSampleS_ = 0;
   bool warned_ = false;
   std::atomic<bool> stopAsked_{false};
 };

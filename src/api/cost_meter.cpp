@@ -1,5 +1,7 @@
 #include "api/cost_meter.hpp"
 
+#include "backend/bpf/bpf_engine.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -170,6 +172,14 @@ SessionCost CostMeter::totals(double elapsedS) const {
   c.figures = costs_.source;
   c.actions = actions_;
   return c;
+}
+
+bool sampleEngine(CostMeter& meter, const bpf::Engine& engine, double now, bool force) {
+  if (!force && now - meter.lastSampleS() < 0.25) return false;
+  auto counts = engine.counts();
+  if (!counts) return false;
+  meter.sample(*counts, now, engine.programRunNs());
+  return true;
 }
 
 }  // namespace goscope::api

@@ -15,6 +15,10 @@
 #include "strategy/host_costs.hpp"
 #include "target/disasm.hpp"
 
+namespace goscope::bpf {
+class Engine;
+}
+
 namespace goscope::api {
 
 // What one call of a function costs the target: its entry probe's placement,
@@ -53,6 +57,7 @@ class CostMeter {
   // The one-line warning for a session that does not enforce the budget.
   std::string warning() const;
 
+  double lastSampleS() const { return lastT_; }
   const HostCosts& costs() const { return costs_; }
   double budgetPct() const { return budgetPct_; }
   SessionCost totals(double elapsedS) const;
@@ -78,5 +83,10 @@ class CostMeter {
   std::string peakFunc_;
   std::vector<std::string> actions_;
 };
+
+// Reads `engine`'s hit counts and its programs' run time into `meter` at
+// `nowS`, at most every 250 ms (`force`: now, e.g. before detaching). True
+// when it sampled. Every BPF session's bound starts here.
+bool sampleEngine(CostMeter& meter, const bpf::Engine& engine, double nowS, bool force = false);
 
 }  // namespace goscope::api

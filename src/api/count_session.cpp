@@ -46,7 +46,6 @@ struct AggregateSession::Impl {
   // The live accounting and the overhead bound (api/cost_meter.hpp).
   std::unique_ptr<CostMeter> meter_;
   BoundCallback onBound_;
-  double lastSampleS_ = 0;
   double endS_ = 0;  // when the probes came off
   bool warned_ = false;
   std::vector<std::optional<double>> droppedAt_;  // by probe id
@@ -64,11 +63,7 @@ struct AggregateSession::Impl {
 void AggregateSession::Impl::govern(bool act) {
   if (!meter_ || detached_) return;
   const double now = monotonicSeconds() - startS_;
-  if (now - lastSampleS_ < 0.25) return;
-  lastSampleS_ = now;
-  auto counts = engine_->counts();
-  if (!counts) return;
-  meter_->sample(*counts, now, engine_->programRunNs());
+  if (!sampleEngine(*meter_, *engine_, now, !act)) return;
   if (!act || !meter_->overBudget()) return;
   if (!enforce()) {
     if (warned_) return;
@@ -276,7 +271,6 @@ SessionCost AggregateSession::cost() const {
 Detached AggregateSession::detach() {
   if (!impl_ || impl_->detached_ || !impl_->engine_) return {};
   // The last counts into the meter before they go.
-  impl_->lastSampleS_ = -1;
   impl_->govern(false);
   impl_->endS_ = monotonicSeconds() - impl_->startS_;
   impl_->detached_ = true;
