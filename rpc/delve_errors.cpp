@@ -47,6 +47,17 @@ Error delveError(std::string_view method, std::string_view message) {
   if (has(line, "can not be allocated because function calls are not allowed")) {
     return {ErrorKind::Usage, text, "Delve can write numbers, bools and pointers in place, not new strings or slices"};
   }
+  // A --cond that calls a function: Delve parses it when the breakpoint is
+  // made and refuses it only at the first hit, from Command (was: exit 7,
+  // as if dlv had failed). An expression error is the user's: exit 2.
+  if (has(line, "function calls not allowed")) {
+    return {ErrorKind::Usage, "Delve cannot evaluate the expression: " + line,
+            "a condition cannot call functions: Delve runs no code in the target at a breakpoint; compare "
+            "variables and fields"};
+  }
+  if (has(line, "error evaluating expression")) {
+    return {ErrorKind::Usage, "Delve cannot evaluate the expression: " + line, {}};
+  }
   if (method == "Eval" || method == "Set") {
     return {ErrorKind::Usage, text, {}};
   }

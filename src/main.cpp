@@ -7,6 +7,7 @@
 
 #include "api/link_holder.hpp"
 #include "cli/command.hpp"
+#include "cli/target_watch.hpp"
 #include "util/log.hpp"
 #include "util/result.hpp"
 
@@ -40,11 +41,12 @@ int main(int argc, char** argv) {
     for (const auto& c : goscope::cli::commands())
       if (args[0] == c.name) return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
     throw goscope::FatalError{{goscope::ErrorKind::Usage, "unknown command '" + args[0] + "'", "goscope --help lists them"}};
-  } catch (const goscope::FatalError& e) {
-    std::string line = "goscope: " + e.error.message;
-    if (!e.error.hint.empty()) line += " (hint: " + e.error.hint + ")";
+  } catch (const goscope::FatalError& fatal) {
+    const goscope::Error e = goscope::cli::explainFailure(fatal.error);
+    std::string line = "goscope: " + e.message;
+    if (!e.hint.empty()) line += " (hint: " + e.hint + ")";
     std::fprintf(stderr, "%s\n", line.c_str());
-    return goscope::exitCodeFor(e.error.kind);
+    return goscope::exitCodeFor(e.kind);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "goscope: internal error: %s\n", e.what());
     return 1;

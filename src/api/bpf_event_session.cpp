@@ -40,6 +40,7 @@ struct PendingCall {
   std::vector<Value> args;
   std::optional<std::array<uint64_t, 9>> regs;
   std::vector<Frame> stack;
+  bool stackCut = false;
 };
 
 std::array<uint64_t, 9> registersOf(const bpf::Event& e) {
@@ -163,6 +164,7 @@ class BpfEventSession final : public EventSession {
             : why == EndReason::TargetExited ? EventEnd::TargetExited
             : why == EndReason::TargetExeced ? EventEnd::TargetExeced
                                              : EventEnd::Signal;
+    if (t.end == EventEnd::TargetExeced) t.execedTo = target_.execedTo();
     if (auto lost = engine_->linksLost()) {  // every probe went with the link holder
       t.end = EventEnd::Failed;
       t.failed = Error{ErrorKind::External, *lost, "the events printed above end there; run goscope again"};
@@ -266,7 +268,10 @@ class BpfEventSession final : public EventSession {
       if (e.isReturn()) return;
       Call c = callAt(fn, e);
       if (request_.capture.args) fillArgs(c.args, c.argRegisters, e, t);
-      if (request_.capture.stack) c.stack = frames(e.stack);
+      if (request_.capture.stack) {
+        c.stack = frames(e.stack);
+        c.stackCut = e.stackCut;
+      }
       deliver(c, sink);
       return;
     }
@@ -275,7 +280,10 @@ class BpfEventSession final : public EventSession {
       PendingCall p;
       p.tsNs = e.tsNs;
       if (request_.capture.args) fillArgs(p.args, p.regs, e, t);
-      if (request_.capture.stack) p.stack = frames(e.stack);
+      if (request_.capture.stack) {
+        p.stack = frames(e.stack);
+        p.stackCut = e.stackCut;
+      }
       if (pending_.size() >= kMaxPending) {
         dropped_ += pending_.size();
         pending_.clear();
@@ -290,6 +298,7 @@ class BpfEventSession final : public EventSession {
       c.args = std::move(it->second.args);
       c.argRegisters = it->second.regs;
       c.stack = std::move(it->second.stack);
+      c.stackCut = it->second.stackCut;
       pending_.erase(it);
     } else {
       c.entrySeen = false;

@@ -50,6 +50,9 @@ struct Call {
   std::vector<Value> exprs;   // break EXPR...: evaluated at the hit (Delve)
   std::vector<Value> locals;  // break --locals (Delve)
   std::vector<Frame> stack;   // innermost first, when asked for
+  // The stack goes deeper than was recorded (the kernel keeps 127 user
+  // frames; Delve: the depth asked): the outermost frames are missing.
+  bool stackCut = false;
 };
 
 }  // namespace goscope::api

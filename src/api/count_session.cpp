@@ -53,6 +53,7 @@ struct AggregateSession::Impl {
 
   bool enforce_ = false;
   uint64_t lostStacks_ = 0;
+  uint64_t cutStacks_ = 0;
   bool enforce() const { return enforce_; }
   void govern(bool act = true);
 };
@@ -228,6 +229,7 @@ Result<std::map<std::string, uint64_t>> AggregateSession::foldedStacks() {
   auto bias = impl_->target_.isBinaryWide() ? Result<uint64_t>(uint64_t{0}) : impl_->target_.loadBias();
   std::map<std::string, uint64_t> lines;
   impl_->lostStacks_ = 0;
+  impl_->cutStacks_ = 0;
   for (const auto& sc : *counts) {
     // A stack the kernel could not record is counted, not shown: its direct
     // caller alone would make a line that holds neither the probed function
@@ -236,7 +238,14 @@ Result<std::map<std::string, uint64_t>> AggregateSession::foldedStacks() {
       impl_->lostStacks_ += sc.count;
       continue;
     }
-    lines[foldedLine(symbolizeStack(impl_->target_.binary().pclntab(), sc.frames, bias ? *bias : 0))] += sc.count;
+    // A stack cut at the kernel's depth starts at "[cut]", not at a frame
+    // that would pass for the root (a flame graph would misplace it).
+    std::string line = foldedLine(symbolizeStack(impl_->target_.binary().pclntab(), sc.frames, bias ? *bias : 0));
+    if (sc.cut) {
+      line = std::string(kCutRoot) + ";" + line;
+      impl_->cutStacks_ += sc.count;
+    }
+    lines[line] += sc.count;
   }
   return lines;
 }
@@ -259,6 +268,7 @@ EndReason AggregateSession::run(const std::function<void(const CountSnapshot&)>&
 void AggregateSession::stop() { requestStop(); }
 
 uint64_t AggregateSession::lostStacks() const { return impl_->lostStacks_; }
+uint64_t AggregateSession::cutStacks() const { return impl_->cutStacks_; }
 
 void AggregateSession::onBound(BoundCallback callback) { impl_->onBound_ = std::move(callback); }
 

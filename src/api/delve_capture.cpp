@@ -75,7 +75,8 @@ delve::BreakpointSpec captureSpec(const std::string& location, const CapturePart
   spec.variables = parts.exprs;
   spec.args = parts.args;
   spec.locals = parts.locals;
-  spec.stackDepth = parts.stack;
+  // One frame more than shown: its presence says the stack was cut.
+  spec.stackDepth = parts.stack > 0 ? parts.stack + 1 : 0;
   return spec;
 }
 
@@ -119,6 +120,7 @@ Call callFromHit(const delve::BreakpointHit& h, const CaptureParts& parts, pid_t
     c.stack.push_back(Frame{f.location.pc, f.location.function ? f.location.function->name : "?", f.location.file,
                             f.location.line, true, false});
   }
+  c.stackCut = parts.stack > 0 && h.captured.stacktrace.size() > static_cast<size_t>(parts.stack);
   return c;
 }
 

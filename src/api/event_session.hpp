@@ -33,6 +33,7 @@ struct EventTotals {
   bool targetIsLaunched = false;  // -c: the command's end is the normal end
   bool targetIsBinaryWide = false;
   std::string target;   // "PID 123 (/path)"
+  std::string execedTo; // EventEnd::TargetExeced: the program it exec'd
   pid_t pid = 0;
 
   // BPF path.

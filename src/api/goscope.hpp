@@ -141,6 +141,11 @@ class AggregateSession {
   // a bucket held another stack) since the start: left out of foldedStacks,
   // never attributed to a caller alone. Valid after foldedStacks().
   uint64_t lostStacks() const;
+  // Hits whose stack was deeper than the kernel records (127 frames): their
+  // folded lines start at kCutRoot instead of the real root. Valid after
+  // foldedStacks().
+  uint64_t cutStacks() const;
+  static constexpr const char* kCutRoot = "[cut]";
 
   // Runs until request.durationS, a stop request (SIGINT/SIGTERM through
   // util/stop_signals, or stop()) or the target's exit; `onInterval` gets a

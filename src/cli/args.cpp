@@ -87,6 +87,11 @@ Result<Args> parseArgs(const std::string& sub, const std::vector<OptionSpec>& sp
           return fail(ErrorKind::Usage, sub + ": --" + spec->longName + " needs a value");
         inlineValue = argv[++i];
       }
+      // An empty value (`--read ''`) is a usage error here, not a name
+      // looked up later ("no package variable  in ...", exit 5). -c has its
+      // own message for it.
+      if (inlineValue->empty() && spec->longName != "command")
+        return fail(ErrorKind::Usage, sub + ": --" + spec->longName + " needs a value, not an empty string");
       a.values_.emplace(spec->longName, *inlineValue);
     } else {
       if (inlineValue) return fail(ErrorKind::Usage, sub + ": --" + spec->longName + " takes no value");

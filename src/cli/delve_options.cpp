@@ -1,5 +1,6 @@
 #include "cli/delve_options.hpp"
 
+#include "cli/target_watch.hpp"
 #include "target/target.hpp"
 
 namespace goscope::cli {
@@ -18,7 +19,7 @@ std::vector<OptionSpec> delveOptionSpecs(std::vector<OptionSpec> extra) {
 pid_t delvePidOrRaise(const Args& args, const std::string& sub) {
   auto p = args.get("pid");
   if (!p) raise({ErrorKind::Usage, sub + ": name the process: -p PID"});
-  return orRaise(parsePid(*p));
+  return watchTarget(orRaise(parsePid(*p)));
 }
 
 }  // namespace goscope::cli

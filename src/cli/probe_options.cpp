@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "cli/target_watch.hpp"
 #include "api/goscope.hpp"
 #include "target/target.hpp"
 #include "util/progress.hpp"
@@ -31,7 +32,7 @@ std::vector<OptionSpec> traceOptionSpecs(std::vector<OptionSpec> extra) {
 ProbeRequest requestFromTraceArgs(const Args& args, Action action) {
   ProbeRequest r;
   r.action = action;
-  if (auto p = args.get("pid")) r.target.pid = orRaise(parsePid(*p));
+  if (auto p = args.get("pid")) r.target.pid = watchTarget(orRaise(parsePid(*p)));
   if (auto c = args.get("command")) r.target.command = *c;
   if (auto b = args.get("binary")) r.target.binary = *b;
   r.target.commandStdoutToStderr = args.has("json");
@@ -73,29 +74,35 @@ void showProgressOnTerminal() {
 
 void printNotice(const std::string& line) { std::fprintf(stderr, "goscope: %s\n", line.c_str()); }
 
+[[noreturn]] static void raiseExeced(const std::string& target, const std::string& newProgram) {
+  raise({ErrorKind::TargetGone,
+         target + " replaced its program during the session (exec" +
+             (newProgram.empty() ? std::string() : " of " + newProgram) + "); the probes were in the old one",
+         "everything recorded before the exec is printed above"});
+}
+
 void raiseIfTargetGone(const TracedTarget& target, EndReason why) {
   if (why == EndReason::ProbesLost)
     raise({ErrorKind::External, "the link holder died: the kernel removed every probe, so the session ended early",
            "the counts printed above end there; run goscope again"});
+  // A -c command that execs is no normal end either (it used to read
+  // "target exited" once the new program ended): the probes stopped
+  // seeing it at the exec.
+  if (why == EndReason::TargetExeced) raiseExeced(target.describe(), target.execedTo());
   if (target.isLaunched() || target.isBinaryWide()) return;
   if (why == EndReason::TargetExited)
     raise({ErrorKind::TargetGone, target.describe() + " exited during the session",
            "everything recorded before it exited is printed above"});
-  if (why == EndReason::TargetExeced)
-    raise({ErrorKind::TargetGone, target.describe() + " replaced its program during the session (exec); the probes were in the old one",
-           "everything recorded before the exec is printed above"});
 }
 
 void raiseIfSessionFailed(const api::EventTotals& t) {
   if (t.failed) raise(*t.failed);
   if (t.detachFailed) raise(*t.detachFailed);
+  if (t.end == api::EventEnd::TargetExeced) raiseExeced(t.target, t.execedTo);
   if (t.targetIsLaunched || t.targetIsBinaryWide) return;
   if (t.end == api::EventEnd::TargetExited)
     raise({ErrorKind::TargetGone, t.target + " exited during the session",
            "everything recorded before it exited is printed above"});
-  if (t.end == api::EventEnd::TargetExeced)
-    raise({ErrorKind::TargetGone, t.target + " replaced its program during the session (exec); the probes were in the old one",
-           "everything recorded before the exec is printed above"});
 }
 
 void reportTimings(const api::DelveCosts& c, const char* note) {

@@ -1,5 +1,7 @@
 #include "cli/target_options.hpp"
 
+#include "cli/target_watch.hpp"
+
 namespace goscope::cli {
 
 Target openTargetOrRaise(const Args& args, const std::string& sub) {
@@ -7,7 +9,7 @@ Target openTargetOrRaise(const Args& args, const std::string& sub) {
   if (b == p)
     raise({ErrorKind::Usage, sub + ": give exactly one target: -b BINARY or -p PID"});
   if (b) return orRaise(openBinaryTarget(*args.get("binary")));
-  return orRaise(openProcessTarget(orRaise(parsePid(*args.get("pid")))));
+  return orRaise(openProcessTarget(watchTarget(orRaise(parsePid(*args.get("pid"))))));
 }
 
 }  // namespace goscope::cli

@@ -15,6 +15,7 @@
 #include "cli/probe_options.hpp"
 #include "output/output.hpp"
 #include "probe/abi_layout.hpp"
+#include "probe/signature_check.hpp"
 #include "probe/signature_parse.hpp"
 #include "util/stop_signals.hpp"
 
@@ -43,6 +44,16 @@ void addLocations(const Args& args, ProbeRequest& r) {
   }
 }
 
+// A signature for a function the binary's DWARF describes differently is
+// dropped for DWARF's, with a warning, unless --force-signature.
+void checkSignatures(ProbeRequest& r, const GoBinary& bin, bool forced) {
+  for (auto it = r.signatures.begin(); it != r.signatures.end();) {
+    SignatureCheck c = checkSignature(bin, it->first, it->second, forced);
+    if (!c.warning.empty()) printNotice("warning: " + c.warning);
+    it = c.useSignature ? std::next(it) : r.signatures.erase(it);
+  }
+}
+
 int printFolded(api::AggregateSession& session) {
   EndReason why = session.run({});
   auto lines = orRaise(session.foldedStacks());
@@ -52,6 +63,11 @@ int printFolded(api::AggregateSession& session) {
     std::fflush(stdout);
   }
   std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
+  if (const uint64_t cut = session.cutStacks())
+    std::fprintf(stderr,
+                 "goscope: %llu hits had stacks deeper than the kernel records (127 frames): their lines start at "
+                 "%s, where the outer frames are missing\n",
+                 static_cast<unsigned long long>(cut), api::AggregateSession::kCutRoot);
   if (const uint64_t lost = session.lostStacks())
     std::fprintf(stderr,
                  "goscope: %llu hits whose stack the kernel could not record (its stack map had no room) are not in "
@@ -92,7 +108,8 @@ void printTotals(const api::EventTotals& t) {
 int runTrace(const std::vector<std::string>& argv) {
   auto specs = traceOptionSpecs({{"stack", 0, false, "print each call's user stack, symbolized"},
                                  {"folded", 0, false, "print stack counts in the folded format flame graphs read"},
-                                 {"max-string", 0, true, "bytes of each string to read (1-256, default 64)"}});
+                                 {"max-string", 0, true, "bytes of each string to read (1-256, default 64)"},
+                                 {"force-signature", 0, false, "use the signatures given even where the binary's DWARF disagrees"}});
   for (auto& o : strategyOptionSpecs(true)) specs.push_back(o);
   auto args = orRaise(parseArgs("trace", specs, argv));
   if (args.has("help")) {
@@ -116,6 +133,7 @@ int runTrace(const std::vector<std::string>& argv) {
   request.capture.maxString = static_cast<uint16_t>(orRaise(args.getInt("max-string", 64, 1, 256)));
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
+  checkSignatures(request, target.binary(), args.has("force-signature"));
   Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
 
   if (folded) {

@@ -37,6 +37,7 @@ void hitFields(boost::json::object& o, const api::Call& c, const HitShape& shape
       frames.push_back(boost::json::object{{"function", f.function}, {"file", f.file}, {"line", f.line}});
     }
     o["stack"] = std::move(frames);
+    o["stack_cut"] = c.stackCut;  // the outer frames were not recorded
   }
 }
 
@@ -51,7 +52,10 @@ class JsonOutput final : public Output {
     boost::json::object o{{"func", c.function}, {"pid", c.pid},         {"goid", c.goid},
                           {"ts_ns", c.tsNs},    {"args", std::move(args)}, {"results", std::move(results)}};
     o["duration_ns"] = c.durationNs ? boost::json::value(*c.durationNs) : boost::json::value(nullptr);
-    if (stack && c.entrySeen) o["stack"] = stackStrings(c.stack);
+    if (stack && c.entrySeen) {
+      o["stack"] = stackStrings(c.stack);
+      o["stack_cut"] = c.stackCut;  // deeper than the kernel records: the outer frames are missing
+    }
     std::cout << jsonText(o) << '\n';
   }
 

@@ -25,6 +25,7 @@ std::string hitText(const api::Call& c, const HitShape& shape) {
     out += " | stack:";
     for (size_t i = 0; i < c.stack.size() && i < static_cast<size_t>(shape.stack); ++i)
       out += std::string(i ? " <-" : "") + " " + shortFrameText(c.stack[i]);
+    if (c.stackCut) out += " <- ... (cut: more frames than were recorded)";
   }
   return out;
 }
@@ -41,8 +42,10 @@ class TextOutput final : public Output {
     if (!results.empty()) line += " = " + results;
     if (c.durationNs) line += "  [" + humanDuration(*c.durationNs) + "]";
     std::cout << line << '\n';
-    if (stack && c.entrySeen)
+    if (stack && c.entrySeen) {
       for (const auto& f : c.stack) std::cout << "    " << frameText(f) << '\n';
+      if (c.stackCut) std::cout << "    ... (cut: more frames than were recorded)\n";
+    }
   }
 
   void breakHit(const api::Call& c, long long, const HitShape& shape) override {

@@ -1,6 +1,7 @@
 #include "target/pclntab.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 
@@ -37,9 +38,27 @@ struct InlEntry {
 
 }  // namespace
 
+// Why no table was found: a file that has a .gopclntab section (or Go's
+// build info) is a Go program whose table is damaged, which "not a Go
+// program" would hide.
+static std::string whyNoTable(const ElfFile& elf) {
+  if (const auto* s = elf.section(".gopclntab")) {
+    auto bytes = elf.sectionBytes(*s);
+    char magic[32] = "";
+    if (bytes.size() >= 4)
+      std::snprintf(magic, sizeof magic, "magic 0x%08x", static_cast<unsigned>(bytes[0] | bytes[1] << 8 | bytes[2] << 16 |
+                                                                              static_cast<uint32_t>(bytes[3]) << 24));
+    return "a damaged Go program: its .gopclntab section does not read as any Go release's function table (" +
+           std::string(bytes.size() >= 4 ? magic : "shorter than a header") + ")";
+  }
+  if (elf.section(".go.buildinfo"))
+    return "a damaged Go program: it has Go build info (.go.buildinfo) but no readable function table (.gopclntab)";
+  return "not a Go program (no .gopclntab)";
+}
+
 Result<Pclntab> Pclntab::read(const ElfFile& elf) {
   auto loc = pcln::locateTable(elf);
-  if (!loc) return fail(ErrorKind::BadTarget, elf.path() + ": not a Go program (no .gopclntab)");
+  if (!loc) return fail(ErrorKind::BadTarget, elf.path() + ": " + whyNoTable(elf));
   Pclntab t;
   t.elf_ = elf.weak_from_this().lock();
   if (!t.elf_) return fail(ErrorKind::Internal, elf.path() + ": ElfFile not owned by a shared_ptr");

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "target/elf_file.hpp"
+#include "target/ptrace_privileges.hpp"
 
 namespace goscope {
 
@@ -26,6 +27,12 @@ Result<Process> Process::attach(pid_t pid) {
   struct stat st{};
   if (::stat(procPath(pid, "").c_str(), &st) != 0)
     return fail(ErrorKind::NotFound, "no process with PID " + std::to_string(pid));
+  // /proc/TID answers for a thread too (it is only hidden from readdir), so
+  // a thread id given as -p used to fail later with "No such process".
+  if (pid_t leader = threadGroupOf(pid); leader > 0 && leader != pid)
+    return fail(ErrorKind::Usage,
+                std::to_string(pid) + " is a thread of process " + std::to_string(leader) + ", not a process",
+                "give the process: -p " + std::to_string(leader));
   char buf[4096];
   ssize_t n = ::readlink(procPath(pid, "exe").c_str(), buf, sizeof buf - 1);
   if (n < 0) {
@@ -34,10 +41,26 @@ Result<Process> Process::attach(pid_t pid) {
       return fail(ErrorKind::BadTarget, "PID " + std::to_string(pid) + " has no executable (kernel thread or zombie)");
     // The kernel's ptrace access check: another user's process, or one
     // holding capabilities we lack (a root process, to a root goscope
-    // without CAP_SYS_PTRACE).
-    return fail(ErrorKind::Permission,
-                "cannot read PID " + std::to_string(pid) + "'s executable (/proc/" + std::to_string(pid) +
-                    "/exe): " + std::strerror(err) + "; that needs CAP_SYS_PTRACE or the target's own user",
+    // without CAP_SYS_PTRACE). A goscope that has CAP_SYS_PTRACE is still
+    // refused a process holding capabilities outside its own set (PID 1 of
+    // a VM whose processes run without CAP_SYS_RESOURCE: docs/security.md):
+    // name those, since "needs CAP_SYS_PTRACE" would send the user looking
+    // for a capability they already have.
+    const std::string what = "cannot read PID " + std::to_string(pid) + "'s executable (/proc/" +
+                             std::to_string(pid) + "/exe): " + std::strerror(err);
+    if (selfHasCapability(kCapSysPtrace)) {
+      std::string extra = capabilitiesBeyondOurs(pid);
+      if (!extra.empty())
+        return fail(ErrorKind::Permission,
+                    what + "; goscope has CAP_SYS_PTRACE, but PID " + std::to_string(pid) +
+                        " holds capabilities goscope lacks (" + extra + ")",
+                    "run goscope with those capabilities (its bounding set lacks them), or pick another process");
+      return fail(ErrorKind::Permission,
+                  what + "; goscope has CAP_SYS_PTRACE, so a security module or the process's own "
+                         "settings refuse access",
+                  "check the kernel log for an LSM denial (dmesg)");
+    }
+    return fail(ErrorKind::Permission, what + "; that needs CAP_SYS_PTRACE or the target's own user",
                 "run as root with CAP_SYS_PTRACE, or as the user that runs PID " + std::to_string(pid));
   }
   p.exePath_.assign(buf, static_cast<size_t>(n));
@@ -46,6 +69,12 @@ Result<Process> Process::attach(pid_t pid) {
     p.exeDev_ = st.st_dev;
   }
   return p;
+}
+
+std::string Process::currentExePath() const {
+  char buf[4096];
+  ssize_t n = ::readlink(procPath(pid_, "exe").c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
 std::string Process::exeHandlePath() const { return procPath(pid_, "exe"); }

@@ -37,6 +37,9 @@ class Process {
   // The process now runs another executable than at attach (it exec'd):
   // /proc/PID/exe names another device and inode. False once it is gone.
   bool replacedImage() const;
+  // What /proc/PID/exe names now (after an exec: the new program); empty
+  // once the process is gone.
+  std::string currentExePath() const;
   Result<std::vector<Mapping>> mappings() const;
   // Where the executable's link-time addresses sit in this process:
   // runtime address = link-time address + bias. 0 for non-PIE executables.

@@ -3,13 +3,12 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace goscope {
 
 namespace {
-
-constexpr int kCapSysPtrace = 19;
 
 uint64_t capMask(const std::string& hex) {
   try {
@@ -63,6 +62,39 @@ std::string processName(pid_t pid) {
   std::string s = slurp("/proc/" + std::to_string(pid) + "/comm");
   while (!s.empty() && s.back() == '\n') s.pop_back();
   return s.empty() ? "?" : s;
+}
+
+pid_t threadGroupOf(pid_t tid) {
+  std::istringstream field(statusField(slurp("/proc/" + std::to_string(tid) + "/status"), "Tgid"));
+  pid_t tgid = 0;
+  return field >> tgid ? tgid : 0;
+}
+
+bool selfHasCapability(int cap) {
+  return (capMask(statusField(slurp("/proc/self/status"), "CapEff")) >> cap) & 1u;
+}
+
+std::string capabilityName(int cap) {
+  // linux/capability.h, in number order.
+  static constexpr const char* kNames[] = {
+      "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID",
+      "SETPCAP", "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN", "NET_RAW",
+      "IPC_LOCK", "IPC_OWNER", "SYS_MODULE", "SYS_RAWIO", "SYS_CHROOT", "SYS_PTRACE", "SYS_PACCT",
+      "SYS_ADMIN", "SYS_BOOT", "SYS_NICE", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "MKNOD",
+      "LEASE", "AUDIT_WRITE", "AUDIT_CONTROL", "SETFCAP", "MAC_OVERRIDE", "MAC_ADMIN", "SYSLOG",
+      "WAKE_ALARM", "BLOCK_SUSPEND", "AUDIT_READ", "PERFMON", "BPF", "CHECKPOINT_RESTORE"};
+  if (cap >= 0 && cap < static_cast<int>(std::size(kNames))) return std::string("CAP_") + kNames[cap];
+  return "capability " + std::to_string(cap);
+}
+
+std::string capabilitiesBeyondOurs(pid_t pid) {
+  std::string target = slurp("/proc/" + std::to_string(pid) + "/status");
+  if (target.empty()) return {};
+  uint64_t extra = capMask(statusField(target, "CapPrm")) & ~capMask(statusField(slurp("/proc/self/status"), "CapEff"));
+  std::string out;
+  for (int cap = 0; cap < 64; cap++)
+    if ((extra >> cap) & 1u) out += (out.empty() ? "" : ", ") + capabilityName(cap);
+  return out;
 }
 
 Result<PtraceFacts> readPtraceFacts(pid_t pid) {

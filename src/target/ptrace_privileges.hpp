@@ -39,4 +39,21 @@ Result<void> checkPtracePrivileges(pid_t pid);
 // The name of a process, from /proc/PID/comm ("?" when unreadable).
 std::string processName(pid_t pid);
 
+inline constexpr int kCapSysPtrace = 19;  // linux/capability.h
+
+// The thread group (process) `tid` belongs to, from /proc/TID/status: equal
+// to `tid` for a process, another PID for a thread, 0 when unreadable.
+pid_t threadGroupOf(pid_t tid);
+
+// This process's effective set holds capability number `cap`.
+bool selfHasCapability(int cap);
+
+// The capabilities `pid` holds (permitted set) that this process's
+// effective set lacks, named as "CAP_SYS_RESOURCE, CAP_..."; empty when
+// none or unreadable.
+std::string capabilitiesBeyondOurs(pid_t pid);
+
+// "CAP_SYS_PTRACE" for 19; "capability 63" for numbers past the table.
+std::string capabilityName(int cap);
+
 }  // namespace goscope

@@ -57,8 +57,14 @@ bool TracedTarget::ended() {
 }
 
 bool TracedTarget::execed() const {
-  return !child_ && process_ && process_->replacedImage();
+  if (!process_ || !process_->replacedImage()) return false;
+  // Remembered now: the new program may be gone by the time the session
+  // ends and the message is written.
+  if (execedTo_.empty()) execedTo_ = process_->currentExePath();
+  return true;
 }
+
+std::string TracedTarget::execedTo() const { return execedTo_; }
 
 Result<uint64_t> TracedTarget::loadBias() {
   if (bias_) return *bias_;

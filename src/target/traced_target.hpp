@@ -39,15 +39,20 @@ class TracedTarget {
   Result<void> release();
   // True when a -p/-c target has exited. -b never ends by itself.
   bool ended();
-  // True when a -p target has exec'd another program: the uprobes sit in the
-  // old file, so nothing more will be counted (-c and -b: false).
+  // True when a -p target, or a -c command after its release, has exec'd
+  // another program: the uprobes sit in the old file, so nothing more will
+  // be counted (-b: false). (release() returns once the command's own exec
+  // is done, so the program it was released as is the one compared.)
   bool execed() const;
+  // After execed(): what the target runs now, for the message.
+  std::string execedTo() const;
   std::optional<int> childExitStatus() { return child_ ? child_->poll() : std::nullopt; }
   // Runtime address = link-time address + bias, for -p/-c (after release).
   Result<uint64_t> loadBias();
 
  private:
   std::shared_ptr<GoBinary> binary_;
+  mutable std::string execedTo_;  // set by execed()
   std::optional<Process> process_;
   std::optional<LaunchedChild> child_;
   std::string attachPath_;

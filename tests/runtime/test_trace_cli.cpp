@@ -44,6 +44,31 @@ TEST_CASE("trace --json: main.add(x=42, y=13) = 55 on every variant") {
   }
 }
 
+TEST_CASE("trace: a signature that contradicts DWARF is warned about and DWARF's is used, unless forced") {
+  const std::string cmd = "trace --json -c '" + fixture("functions") + " --repeat 1' 'main.add(x string, y string) string'";
+  auto r = runCli(cmd);
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  CHECK(r.err.find("goscope: warning: the signature `main.add(x string, y string) string` disagrees with the binary's DWARF, "
+                   "which says main.add(x int, y int) int: DWARF's is used (hint: --force-signature uses yours)") !=
+        std::string::npos);
+  auto calls = jsonLines(r.out);
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0]["args"].as_object().at("x").as_int64() == 42);  // was: read as a string, silently
+  CHECK(calls[0]["results"].as_array()[0].as_int64() == 55);
+
+  auto forced = runCli(cmd + " --force-signature");
+  REQUIRE_MESSAGE(forced.exitCode == 0, forced.err);
+  CHECK(forced.err.find("yours is used (--force-signature)") != std::string::npos);
+  auto fc = jsonLines(forced.out);
+  REQUIRE(fc.size() == 1);
+  CHECK_FALSE(fc[0]["args"].as_object().at("x").is_int64());  // decoded as the string it was told
+
+  // A signature that agrees with DWARF (names aside) is used without a word.
+  auto same = runCli("trace --json -c '" + fixture("functions") + " --repeat 1' 'main.add(a int, b int) int'");
+  REQUIRE_MESSAGE(same.exitCode == 0, same.err);
+  CHECK(same.err.find("warning") == std::string::npos);
+}
+
 TEST_CASE("trace: strings, structs, errors, floats shown as unavailable") {
   auto r = runCli("trace -c '" + fixture("zoo") + " --rounds 1' main.greet 'main.(*Server).Handle' main.scale main.divmod");
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);
@@ -90,6 +115,43 @@ TEST_CASE("trace --stack: the direct caller is there at the entry — --folded c
   }
   CHECK(f.out.find("zoo:") == std::string::npos);
   CHECK(f.out.find("ready") == std::string::npos);
+}
+
+TEST_CASE("trace --stack: a stack deeper than the kernel records is marked cut, never shown as complete") {
+  // zoo's deepRecurse recurses 10,000 deep: most calls sit under more than
+  // the kernel's 127 frames (was: 128 frames and no marker).
+  auto r = runCli("trace --json --stack -c '" + fixture("zoo") + " --rounds 1' main.deepRecurse");
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  size_t cut = 0, whole = 0;
+  for (auto& c : jsonLines(r.out)) {
+    if (!c.contains("stack")) continue;  // a return whose entry came before the attach
+    REQUIRE(c.contains("stack_cut"));
+    const auto& st = c["stack"].as_array();
+    if (c["stack_cut"].as_bool()) {
+      cut++;
+      CHECK(st.size() == 128);  // the kernel's 127 and the direct caller
+    } else {
+      whole++;
+      CHECK(st.size() < 128);
+      // A whole stack reaches the goroutine's start.
+      CHECK(st.back().as_string().starts_with("runtime.goexit "));
+    }
+  }
+  CHECK(cut > 5000);
+  CHECK(whole > 50);
+  auto f = runCli("trace --folded -c '" + fixture("zoo") + " --rounds 1' main.deepRecurse");
+  REQUIRE_MESSAGE(f.exitCode == 0, f.err);
+  size_t cutLines = 0;
+  for (const auto& line : splitLines(f.out)) {
+    CAPTURE(line);
+    const std::string stack = line.substr(0, line.rfind(' '));
+    CHECK(stack.ends_with(";main.deepRecurse"));
+    // A cut stack starts at [cut]; a whole one at the goroutine's start.
+    if (stack.starts_with("[cut];")) cutLines++;
+    else CHECK(stack.starts_with("runtime.goexit;"));
+  }
+  CHECK(cutLines > 0);
+  CHECK(f.err.find("had stacks deeper than the kernel records (127 frames): their lines start at [cut]") != std::string::npos);
 }
 
 TEST_CASE("trace: bad input") {

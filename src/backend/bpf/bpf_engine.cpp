@@ -957,6 +957,7 @@ Result<std::vector<StackCount>> Engine::stackCounts() const {
         it = stacks.emplace(key.stack_id, std::move(frames)).first;
       }
       sc.frames = completeStack(it->second, key.ret_addr);
+      sc.cut = stackIsCut(it->second);
     }
     out.push_back(std::move(sc));
   }

@@ -132,6 +132,7 @@ struct StackCount {
   std::vector<uint64_t> frames;
   uint64_t caller = 0;  // the return address into the direct caller ([RSP]); kept when the stack was lost
   int stackId = -1;     // < 0: the stack map had no room (-EEXIST: its bucket holds another stack)
+  bool cut = false;     // deeper than the kernel records: the outer frames are missing
 };
 
 // Engine-wide counters, summed over CPUs.

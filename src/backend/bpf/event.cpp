@@ -23,6 +23,10 @@ std::vector<uint64_t> completeStack(std::span<const uint64_t> kernelFrames, uint
   return out;
 }
 
+bool stackIsCut(std::span<const uint64_t> kernelFrames) {
+  return kernelFrames.size() >= GS_MAX_STACK_DEPTH && kernelFrames[GS_MAX_STACK_DEPTH - 1] != 0;
+}
+
 Result<Event> decodeEvent(std::span<const uint8_t> rec) {
   gs_event h;
   if (rec.size() < sizeof h)
@@ -65,6 +69,7 @@ Result<Event> decodeEvent(std::span<const uint8_t> rec) {
     std::vector<uint64_t> frames(h.stack_bytes / 8);
     std::memcpy(frames.data(), rec.data() + pos, frames.size() * 8);
     e.stack = completeStack(frames, h.ret_addr);
+    e.stackCut = stackIsCut(frames);
   }
   return e;
 }

@@ -40,6 +40,9 @@ struct Event {
   // it at an entry or RET (RBP then belongs to the caller). Empty unless
   // userStack was asked for.
   std::vector<uint64_t> stack;
+  // The kernel filled all GS_MAX_STACK_DEPTH frames: the outer ones are
+  // missing (perf_event_max_stack, docs/kernel.md "Stacks").
+  bool stackCut = false;
 
   uint64_t reg(Reg r) const;
   bool isReturn() const { return site == SiteKind::Return; }
@@ -51,5 +54,8 @@ Result<Event> decodeEvent(std::span<const uint8_t> record);
 // A user stack from the kernel (first frame = probed ip) with the direct
 // caller inserted as the second frame; zero entries are dropped.
 std::vector<uint64_t> completeStack(std::span<const uint64_t> kernelFrames, uint64_t retAddr);
+
+// The kernel stopped at its depth limit: every one of its frames is set.
+bool stackIsCut(std::span<const uint64_t> kernelFrames);
 
 }  // namespace goscope::bpf

@@ -144,7 +144,7 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
     if (s->dlv_->waitExit(Millis(2'000))) {
       const std::string err = s->dlv_->errors();
       s->state_ = SessionState::Dead;
-      if (!err.empty()) return fail(classifyAttachFailure(pid, err));
+      if (!err.empty()) return fail(explainAttachRefusal(pid, classifyAttachFailure(pid, err)));
     }
     s->state_ = SessionState::Dead;
     return fail(e);  // the destructor hands a dlv that is still there to the guardian

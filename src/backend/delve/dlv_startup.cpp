@@ -1,5 +1,7 @@
 #include "backend/delve/dlv_startup.hpp"
 
+#include "target/ptrace_privileges.hpp"
+
 #include <charconv>
 
 namespace goscope::delve {
@@ -81,6 +83,22 @@ Error classifyAttachFailure(pid_t pid, std::string_view dlvStderr) {
   }
   if (line.empty()) return {ErrorKind::External, "dlv exited before answering, without saying why", {}};
   return {ErrorKind::External, "dlv failed: " + line, {}};
+}
+
+Error explainAttachRefusal(pid_t pid, Error classified) {
+  if (classified.kind != ErrorKind::Permission) return classified;
+  // The up-front check passed before dlv started; if it fails now, it says
+  // what changed (another tracer, named).
+  if (auto now = checkPtracePrivileges(pid); !now) return now.error();
+  // It still passes: nothing is missing, so the refusal came from a tracer
+  // that attached and left in the meantime (ptrace allows one at a time).
+  auto facts = readPtraceFacts(pid);
+  if (facts && facts->tracerHasSysPtrace)
+    return {ErrorKind::BadTarget,
+            "dlv could not attach to PID " + std::to_string(pid) +
+                " although goscope may trace it: another debugger held it at that moment (one debugger at a time)",
+            "try again when the other session has ended"};
+  return classified;
 }
 
 std::optional<Error> goVersionRefusal(pid_t pid, const rpc::GetVersionOut& v) {

@@ -22,6 +22,12 @@ std::optional<uint16_t> parseListeningPort(std::string_view out);
 // refused; anything else becomes an External error quoting dlv.
 Error classifyAttachFailure(pid_t pid, std::string_view dlvStderr);
 
+// dlv's "operation not permitted" looked again at the target: when another
+// debugger holds it now, or took it in the same moment (two goscope Delve
+// sessions started at once), the target is busy (exit 4), not a privilege
+// missing (the loser used to be told to run as root, exit 6).
+Error explainAttachRefusal(pid_t pid, Error classified);
+
 // `dlv attach` does not check the target's Go version (Delve 1.20.2 checks
 // it only when it launches a program or opens a core: measured, and so in
 // its service/debugger), yet reads the runtime's structures with the layouts
