@@ -211,6 +211,9 @@ TEST_CASE("error table: bad arguments, every subcommand") {
       {"set -p 1 main.counter=5", 2, "refused without --allow-write"},
       {"set -p 1 --allow-write", 2, "set: name VAR=VALUE"},
       {"set -p 1 main.counter --allow-write", 2, "'main.counter' is not VAR=VALUE"},
+      {"doctor", 2, "doctor: name the process: -p PID"},
+      {"doctor -p 1 main.x", 2, "doctor: unexpected argument 'main.x' (hint: goscope doctor -p PID [--fix])"},
+      {"doctor -p 4000000", 3, "no process with PID 4000000"},
   };
   for (const char* sub : {"list", "info", "count", "latency", "trace", "overhead", "read", "sample", "break", "set"})
     rows.push_back({std::string(sub) + " --frobnicate", 2, std::string(sub) + ": unknown option --frobnicate"});
