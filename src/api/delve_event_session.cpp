@@ -137,9 +137,12 @@ class DelveEventSession final : public EventSession {
     return line;
   }
 
-  // What the code that hits the breakpoint loses: the stops of the thread
-  // that hit (docs/overhead.md); goscope's own view without the stop watch.
-  double stoppedMs() const { return watch_ ? watch_->hitThreadStoppedMs() : session_->timings().stoppedMs; }
+  // What the code that hits the breakpoint loses: the stops of the threads
+  // at a breakpoint (docs/overhead.md); goscope's own view without the stop
+  // watch.
+  double stoppedMs() const { return watch_ ? watch_->hitStoppedMs() : session_->timings().stoppedMs; }
+  // Some thread stopped, attach and detach included (the stop watch only).
+  double processStoppedMs() const { return watch_ ? watch_->stoppedMs() : 0; }
   // Enforced: --max-overhead given, or the path chosen by auto (a forced
   // --strategy delve only warns unless a budget is given too).
   bool enforce() const { return request_.maxOverheadExplicit || request_.strategy != StrategyChoice::Delve; }
@@ -195,6 +198,7 @@ class DelveEventSession final : public EventSession {
     windowT0_ = runT0_;
     windowStoppedMs0_ = stoppedMs();
     const double stoppedBeforeHits = stoppedMs();
+    const double processStoppedBefore = processStoppedMs();  // the attach
     HitLoopResult loop = runHitLoop(*session_, ids_, request_.maxHits, request_.durationS,
                                     [&](const delve::BreakpointHit& h) {
                                       const bool more = sink(callFromHit(h, parts_, pid_));
@@ -203,6 +207,7 @@ class DelveEventSession final : public EventSession {
                                     },
                                     &stopAsked_);
     const double stoppedAtHits = stoppedMs() - stoppedBeforeHits;
+    const double processStoppedAtEnd = processStoppedMs();
     // Clear before detaching when we can (stopped); detach clears them otherwise.
     if (session_->state() == delve::SessionState::Stopped)
       for (auto id : ids_) (void)session_->clearBreakpoint(id);
@@ -226,7 +231,9 @@ class DelveEventSession final : public EventSession {
     // What it cost: the stops, measured by the kernel when it could be.
     t.cost.elapsedS = msSince(t0_) / 1000;
     t.cost.stoppedMeasured = watch_ != nullptr;
-    t.cost.stoppedMs = stoppedMs();
+    // The attach's stop, the hits', the detach's.
+    t.cost.stoppedMs = watch_ ? processStoppedBefore + stoppedAtHits + (processStoppedMs() - processStoppedAtEnd)
+                              : stoppedMs();
     if (watch_) t.costs.stoppedMs = t.cost.stoppedMs;
     t.cost.stoppedAtHitsMs = stoppedAtHits;
     t.cost.peakRate = peakRate_;

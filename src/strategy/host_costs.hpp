@@ -29,6 +29,7 @@ struct HostCosts {
   double delveStopNs = 1e6;
   std::string source = "defaults from docs/kernel.md (not measured here)";
   std::string delveSource = "default from docs/delve.md (no Delve session measured here yet)";
+  bool delveMeasured = false;  // delveStopNs was measured by a session here (and is cached)
 
   double perHitNs(Placement p) const;
 };

@@ -42,6 +42,23 @@ PacerLine nextPacerLine(Child& c) {
   return p;
 }
 
+// The newest status line, printed after this call began: the lines that
+// queued in the pipe meanwhile are skipped (the pacer prints once a second,
+// so after 1.2 s at least one line is newer than the call).
+PacerLine latestPacerLine(Child& c) {
+  std::this_thread::sleep_for(1200ms);
+  std::string line;
+  PacerLine p, last;
+  bool any = false;
+  while (c.readLine(line, any ? 300 : 3000))
+    if (parsePacer(line, p)) {
+      last = p;
+      any = true;
+    }
+  if (!any) FAIL("pacer printed no status line");
+  return last;
+}
+
 std::vector<boost::json::object> jsonLines(const std::string& out) {
   std::vector<boost::json::object> v;
   for (const auto& l : splitLines(out)) {
@@ -68,8 +85,9 @@ TEST_CASE("overhead: a float function at ~100,000 calls/s is planned onto BPF, a
   CHECK(has(h.err, "float arguments print as <unavailable>"));
   CHECK(has(h.err, "a hit here"));  // the BPF side of the weighing, from this host's figures
   CHECK(has(h.out, "<unavailable: float"));
-  // ~10 a second x a Delve stop (1-4 ms here, measured) fits a 5% budget.
-  auto s = runCli("trace -d 1.5 --explain --max-overhead 5 -p " + std::to_string(slow.pid()) + " main.scale");
+  // ~10 a second x a Delve stop fits a 25% budget: the stop is measured and
+  // cached (docs/overhead.md), 1 ms idle but 4-8 ms at a load average of 10.
+  auto s = runCli("trace -d 1.5 --explain --max-overhead 25 -p " + std::to_string(slow.pid()) + " main.scale");
   INFO(s.err);
   CHECK(s.exitCode == 0);
   CHECK(has(s.err, "plan: delve"));
@@ -89,7 +107,7 @@ TEST_CASE("overhead: a Delve break whose function heats up moves to BPF, hits nu
   Child pacer({fixture("pacer"), "--rate", "10"}, true);
   std::string line;
   REQUIRE(pacer.readLine(line, 5000));
-  GoscopeProcess g({"break", "--args", "--json", "-d", "5", "--max-overhead", "5", "-p", std::to_string(pacer.pid()),
+  GoscopeProcess g({"break", "--args", "--json", "-d", "5", "--max-overhead", "25", "-p", std::to_string(pacer.pid()),
                     "main.scale"});
   // Let Delve take a few slow hits, then speed the function up.
   REQUIRE(waitUntil([&] { return has(g.err(), "breakpoint at main.scale"); }, 20s));
@@ -111,7 +129,7 @@ TEST_CASE("overhead: the hits of a moved session are numbered continuously, Delv
   std::string line;
   REQUIRE(pacer.readLine(line, 5000));
   std::vector<boost::json::object> hits;
-  GoscopeProcess g({"break", "--args", "--json", "-d", "4", "--max-overhead", "5", "-p", std::to_string(pacer.pid()),
+  GoscopeProcess g({"break", "--args", "--json", "-d", "4", "--max-overhead", "25", "-p", std::to_string(pacer.pid()),
                     "main.scale"},
                    [&](const std::string& l) {
                      boost::system::error_code ec;
@@ -196,18 +214,19 @@ TEST_CASE("overhead: a Delve session's stopped time is measured, every hit inclu
   CHECK(stoppedMs >= atHits);  // attach and detach stop it too
   // The fixture's own measure: the time its calling thread spent inside
   // main.scale beyond 100 us, that is stopped at the breakpoint (it reports
-  // once a second: take the two lines after the session).
-  PacerLine p1 = nextPacerLine(pacer);
-  PacerLine p2 = nextPacerLine(pacer);
-  const double gaps = std::max(p1.gapsMs, p2.gapsMs) - p0.gapsMs;
+  // once a second: a line printed after the session; the lines printed
+  // during it wait in the pipe and used to be taken instead, which left the
+  // session's last second out).
+  const double gaps = latestPacerLine(pacer).gapsMs - p0.gapsMs;
   INFO("goscope says stopped " << atHits << " ms at hits (" << stoppedMs << " ms in all); pacer was stopped " << gaps
                                << " ms inside main.scale");
-  // Never below what the calling thread lost (the old figure left out the
-  // stop at every hit: 198 ms for a 2 s session stopped almost throughout).
-  // The kernel's figure has run up to ~2x above the fixture's own on a
-  // loaded machine (docs/overhead.md): bounded here, not yet equal.
+  // Within 20% of what the calling thread lost (issue #11). The old figure
+  // left out the stop at every hit (198 ms for a 2 s session stopped almost
+  // throughout); later the attach's stop landed among the hits' (up to ~2x)
+  // and the wait for a CPU after each resume was left out (0.8x under load):
+  // docs/overhead.md.
   CHECK(atHits >= gaps * 0.8);
-  CHECK(atHits <= gaps * 3);
+  CHECK(atHits <= gaps * 1.2);
   CHECK(waitUntraced(pacer.pid(), 20s));
   CHECK(pacer.alive());
 }

@@ -99,7 +99,7 @@ TEST_CASE("strategy: break measures the rate in the kernel and picks Delve only 
   REQUIRE(hotLines.size() == 3);
   for (const auto& l : hotLines) CHECK(std::regex_match(l, std::regex(R"(\S+ g\d+ main\.fibonacciRecursive\(n=\d+\) main\.go:\d+)")));
 
-  auto slow = runCli("break -n 2 --args --max-overhead 5 --explain" + pidArg(fib.pid()) + "main.fibonacciLoop");
+  auto slow = runCli("break -n 2 --args --max-overhead 25 --explain" + pidArg(fib.pid()) + "main.fibonacciLoop");
   INFO(slow.err);
   REQUIRE(slow.exitCode == 0);
   CHECK(has(slow.err, "plan: delve"));
@@ -135,8 +135,10 @@ TEST_CASE("strategy: break prints the same lines and JSON keys on either path") 
 TEST_CASE("strategy: capability decides first — floats go to Delve, results to BPF, counts never to Delve") {
   ReadyZoo z;
   // Floats are weighed by the rate (zoo calls Point.Dist ~100 times a
-  // second): a budget that fits Delve's stops gets Delve, which reads them.
-  auto dist = runCli("trace -d 1 --explain --max-overhead 50" + pidArg(z.pid()) + "main.Point.Dist");
+  // second): a budget that fits Delve's stops gets Delve, which reads them
+  // (100%: every hit whatever it costs; a Delve stop measured under load, and
+  // cached, runs to several ms: docs/overhead.md).
+  auto dist = runCli("trace -d 1 --explain --max-overhead 100" + pidArg(z.pid()) + "main.Point.Dist");
   INFO(dist.err);
   REQUIRE(dist.exitCode == 0);
   CHECK(has(dist.err, "plan: delve"));
@@ -187,7 +189,7 @@ TEST_CASE("strategy: a process another debugger holds is planned onto BPF up fro
   ::close(sync[0]);
   ::close(sync[1]);
   REQUIRE(ok == 'y');
-  auto r = runCli("break -n 2 --args --max-overhead 5 --explain" + pidArg(fib.pid()) + "main.fibonacciLoop");
+  auto r = runCli("break -n 2 --args --max-overhead 25 --explain" + pidArg(fib.pid()) + "main.fibonacciLoop");
   INFO(r.err);
   CHECK(r.exitCode == 0);
   CHECK(has(r.err, "plan: bpf"));
@@ -210,7 +212,7 @@ TEST_CASE("strategy: when dlv fails at attach, auto falls back to BPF and says s
   REQUIRE(run("mkdir -p " + dir + " && printf '#!/bin/sh\\nif [ \"$1\" = version ]; then echo \"Delve Debugger\"; echo "
               "\"Version: 1.20.2\"; exit 0; fi\\necho \"could not attach: fake dlv\" >&2\\nexit 1\\n' > " +
               dir + "/dlv && chmod +x " + dir + "/dlv").exitCode == 0);
-  auto r = run("PATH=" + dir + ":$PATH " + cliPath() + " break -n 2 --args --max-overhead 5 --explain" + pidArg(fib.pid()) +
+  auto r = run("PATH=" + dir + ":$PATH " + cliPath() + " break -n 2 --args --max-overhead 25 --explain" + pidArg(fib.pid()) +
                "main.fibonacciLoop");
   INFO(r.err);
   CHECK(r.exitCode == 0);

@@ -25,9 +25,9 @@ class StopWatch {
 
   // Some thread stopped, so far (a stop in progress included).
   double stoppedMs() const;
-  // The thread that began each stop (hit the breakpoint) stopped, so far:
-  // what the code calling the probed function lost (completed stops).
-  double hitThreadStoppedMs() const;
+  // The threads at a breakpoint (or stepping over one) stopped, so far, each
+  // until it ran again: what the code calling the probed function lost.
+  double hitStoppedMs() const;
   uint64_t stops() const;
 
  private:
