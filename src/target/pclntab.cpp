@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <vector>
 
 #include "target/pclntab_decode.hpp"
 #include "target/pclntab_locate.hpp"
@@ -11,19 +12,25 @@
 namespace goscope {
 namespace {
 
-// runtime/symtab.go: _PCDATA_InlTreeIndex and _FUNCDATA_InlTree (same in 1.16 .. 1.26).
+// runtime/symtab.go: _PCDATA_InlTreeIndex and _FUNCDATA_InlTree (same in 1.16 .. 1.27).
 constexpr uint32_t kPcdataInlTreeIndex = 2;
 constexpr uint8_t kFuncdataInlTree = 3;
 
-// moduledata.gofunc: 38 words in, after pcHeader, six slices, findfunctab,
-// minpc/maxpc and 13 section bounds (1.18, 1.19); Go 1.20 inserted
-// covctrs/ecovctrs before it. Unchanged through Go 1.26.
-constexpr uint64_t kGofuncOff118 = 304;
-constexpr uint64_t kGofuncOff120 = 320;
-// moduledata.types, etypes: right after gcbss, 35 words in through Go 1.19
+// Where moduledata keeps types, etypes, rodata and gofunc (byte offsets).
+// gofunc: 38 words in, after pcHeader, six slices, findfunctab, minpc/maxpc
+// and 13 section bounds (1.18, 1.19); Go 1.20 inserted covctrs/ecovctrs
+// before it. types, etypes: right after gcbss, 35 words in through Go 1.19
 // (also in 1.16 and 1.17, which had no rodata/gofunc after them), 37 words in
-// from Go 1.20 (after covctrs/ecovctrs), i.e. always gofunc - 24 from 1.18 on.
-constexpr uint64_t kTypesOff116 = 280;
+// from Go 1.20; rodata right before gofunc. Unchanged through Go 1.26. Go
+// 1.27 has one more word between types and etypes and two more between
+// etypes and rodata (docs/go-runtime.md, "moduledata"). 0: not there.
+struct ModuledataLayout {
+  uint64_t types, etypes, rodata, gofunc;
+};
+constexpr ModuledataLayout kLayout116 = {280, 288, 0, 0};
+constexpr ModuledataLayout kLayout118 = {280, 288, 296, 304};
+constexpr ModuledataLayout kLayout120 = {296, 304, 312, 320};
+constexpr ModuledataLayout kLayout127 = {296, 312, 336, 344};
 
 // One inline tree entry (runtime.inlinedCall). 1.16-1.19: parent int16,
 // funcID u8, pad, file int32, line int32, func_ (name offset) int32, parentPc
@@ -70,23 +77,23 @@ Result<Pclntab> Pclntab::read(const ElfFile& elf) {
 
   auto md = pcln::locateModuledata(elf, t.tabAddr_, t.tabAddr_ + t.funcnameOff_, t.textStart_);
   if (md) {
-    uint64_t typesOff = t.format_ == PclnFormat::Go116   ? kTypesOff116
-                        : t.format_ == PclnFormat::Go118 ? kGofuncOff118 - 24
-                                                         : kGofuncOff120 - 24;
-    auto types = elf.readPointer(*md + typesOff), etypes = elf.readPointer(*md + typesOff + 8);
-    // Sanity: a non-empty range of file-backed bytes.
-    if (types && etypes && *types < *etypes && elf.readVaddr(*types, *etypes - *types)) {
+    // The 1.20 table format has two moduledata layouts: the first that reads
+    // sanely wins (1.27's word after types is no address above it).
+    std::vector<ModuledataLayout> layouts = {kLayout116};
+    if (t.format_ == PclnFormat::Go118) layouts = {kLayout118};
+    if (t.format_ == PclnFormat::Go120) layouts = {kLayout120, kLayout127};
+    for (const auto& l : layouts) {
+      auto types = elf.readPointer(*md + l.types), etypes = elf.readPointer(*md + l.etypes);
+      // Sanity: a non-empty range of file-backed bytes.
+      if (!types || !etypes || *types >= *etypes || !elf.readVaddr(*types, *etypes - *types)) continue;
       t.types_ = *types;
       t.etypes_ = *etypes;
-    }
-  }
-  if (t.format_ != PclnFormat::Go116) {
-    if (md) {
-      uint64_t off = t.format_ == PclnFormat::Go118 ? kGofuncOff118 : kGofuncOff120;
-      auto gofunc = elf.readPointer(*md + off);
-      auto rodata = elf.readPointer(*md + off - 8);
-      // Sanity: gofunc is mapped and not below moduledata.rodata.
-      if (gofunc && rodata && *gofunc >= *rodata && elf.readVaddr(*gofunc, 1)) t.gofunc_ = *gofunc;
+      if (l.gofunc) {
+        auto gofunc = elf.readPointer(*md + l.gofunc), rodata = elf.readPointer(*md + l.rodata);
+        // Sanity: gofunc is mapped and not below moduledata.rodata.
+        if (gofunc && rodata && *gofunc >= *rodata && elf.readVaddr(*gofunc, 1)) t.gofunc_ = *gofunc;
+      }
+      break;
     }
   }
   return t;

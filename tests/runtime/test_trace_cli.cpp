@@ -6,6 +6,9 @@
 #include <boost/json.hpp>
 
 #include <chrono>
+#include <cstdio>
+#include <map>
+#include <set>
 
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
@@ -67,6 +70,31 @@ TEST_CASE("trace: a signature that contradicts DWARF is warned about and DWARF's
   auto same = runCli("trace --json -c '" + fixture("functions") + " --repeat 1' 'main.add(a int, b int) int'");
   REQUIRE_MESSAGE(same.exitCode == 0, same.err);
   CHECK(same.err.find("warning") == std::string::npos);
+
+// The goids fixture calls main.work(i) once on each of 20 new goroutines and
+// prints "work i=<i> goid=<id>" with the id runtime.Stack reports: the trace
+// must give every call that same id (issue #13: goroutine ids read at a
+// fixed offset of runtime.g were the status on Go 1.23/1.24).
+TEST_CASE("trace: goroutine ids equal the ones the program reports for itself, on every variant") {
+  for (const auto& v : kVariants) {
+    CAPTURE(v);
+    std::string spec = v == "stripped" ? "'main.work(i int) int'" : "main.work";
+    auto r = runCli("trace --json -c '" + fixture("goids", v) + " -n 20' " + spec);
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    // The program's own lines (its stdout goes to goscope's stderr).
+    std::map<int64_t, int64_t> own;  // i -> goid
+    for (const auto& l : splitLines(r.err)) {
+      long long i = 0, id = 0;
+      if (std::sscanf(l.c_str(), "work i=%lld goid=%lld", &i, &id) == 2) own[i] = id;
+    }
+    REQUIRE(own.size() == 20);
+    std::map<int64_t, int64_t> traced;
+    for (auto& o : jsonLines(r.out)) traced[o["args"].as_object().at("i").to_number<int64_t>()] = o["goid"].to_number<int64_t>();
+    CHECK(traced == own);
+    std::set<int64_t> distinct;
+    for (const auto& [i, id] : own) distinct.insert(id);
+    CHECK(distinct.size() == 20);  // a new goroutine per call
+  }
 }
 
 TEST_CASE("trace: strings, structs, errors, floats shown as unavailable") {

@@ -1,8 +1,9 @@
 // TypeNamer on real binaries: names read from the runtime type records in the
 // file agree with DWARF's names (zoo, every variant with DWARF); the records
-// are found in stripped and PIE builds; and on the esbuild release binaries
-// (Go 1.16 .. 1.26, $GOSCOPE_GO_SAMPLES) every type in moduledata.typelinks
-// gets a plausible name.
+// are found in stripped and PIE builds; and on the esbuild and lefthook
+// release binaries (Go 1.16 .. 1.27, $GOSCOPE_GO_SAMPLES) every type in
+// moduledata.typelinks gets a plausible name (Go 1.27, which has none: every
+// type its itabs name).
 #include <doctest/doctest.h>
 #include <elf.h>
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "probe/type_names.hpp"
@@ -57,6 +59,39 @@ std::vector<uint64_t> typelinks(const ElfFile& elf, const Pclntab& pcln) {
     }
   }
   return out;
+}
+
+// Go 1.27 has no typelinks (that slice is empty); its moduledata holds, after
+// types, one more word, then etypes and the offset and size of the itabs,
+// which fill [types + offset, etypes) (seen in lefthook 2.2.2, go1.27.0).
+// Each itab is {inter *interfacetype, _type *_type, hash uint32, pad,
+// fun [max(1, methods)]uintptr}; an interfacetype is abi.Type (48 bytes),
+// PkgPath, then its Methods slice. The types every itab names, or nothing
+// when the walk does not end exactly at etypes.
+std::vector<uint64_t> itabTypes(const ElfFile& elf, const Pclntab& pcln) {
+  uint64_t types = *pcln.typesStart(), etypes = *pcln.typesEnd();
+  auto inTypes = [&](std::optional<uint64_t> a) { return a && *a >= types && *a < etypes; };
+  for (const auto& seg : elf.segments()) {
+    if (seg.type != PT_LOAD || !(seg.flags & PF_W)) continue;
+    for (uint64_t a = seg.vaddr; a + 40 <= seg.vaddr + seg.filesz; a += 8) {
+      if (elf.readPointer(a) != types || elf.readPointer(a + 16) != etypes) continue;
+      auto off = elf.readPointer(a + 24), size = elf.readPointer(a + 32);
+      if (!off || !size || types + *off + *size != etypes) continue;
+      std::vector<uint64_t> out;
+      uint64_t p = types + *off;
+      while (p < etypes) {
+        auto inter = elf.readPointer(p), typ = elf.readPointer(p + 8);
+        if (!inTypes(inter) || !inTypes(typ)) return {};
+        auto methods = elf.readPointer(*inter + 48 + 8 + 8);
+        if (!methods || *methods > 1000) return {};
+        out.push_back(*inter);
+        out.push_back(*typ);
+        p += 24 + 8 * std::max<uint64_t>(*methods, 1);
+      }
+      if (p == etypes) return out;
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -121,7 +156,7 @@ TEST_CASE("type names: stripped zoo names its types from the file alone") {
   CHECK(names.count("*main.Circle"));
 }
 
-TEST_CASE("type names: esbuild binaries from npm, Go 1.16 to 1.26") {
+TEST_CASE("type names: esbuild and lefthook binaries from npm, Go 1.16 to 1.27") {
   const char* dir = std::getenv("GOSCOPE_GO_SAMPLES");
   if (!dir || !*dir || !std::filesystem::is_directory(dir)) {
     MESSAGE("GOSCOPE_GO_SAMPLES unset: skipped (run scripts/fetch-go-samples.sh DIR and set it to DIR)");
@@ -129,7 +164,9 @@ TEST_CASE("type names: esbuild binaries from npm, Go 1.16 to 1.26") {
   }
   std::vector<std::filesystem::path> samples;
   for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.is_regular_file() && e.path().filename().string().starts_with("esbuild-")) samples.push_back(e.path());
+    if (e.is_regular_file() && (e.path().filename().string().starts_with("esbuild-") ||
+                                e.path().filename().string().starts_with("lefthook-")))
+      samples.push_back(e.path());
   std::sort(samples.begin(), samples.end());
   REQUIRE(!samples.empty());
   for (const auto& sample : samples) {
@@ -140,6 +177,8 @@ TEST_CASE("type names: esbuild binaries from npm, Go 1.16 to 1.26") {
     REQUIRE_MESSAGE(pcln.typesStart(), "moduledata.types not found");
     TypeNamer n = TypeNamer::forBinary(**bin);
     auto links = typelinks((*bin)->elf(), pcln);
+    const bool fromItabs = links.empty();  // Go 1.27
+    if (fromItabs) links = itabTypes((*bin)->elf(), pcln);
     REQUIRE(links.size() > 50);
     size_t good = 0;
     std::set<std::string> names;
@@ -150,9 +189,14 @@ TEST_CASE("type names: esbuild binaries from npm, Go 1.16 to 1.26") {
     }
     std::string version = (*bin)->buildInfo() ? (*bin)->buildInfo()->goVersion : "?";
     MESSAGE(sample.filename().string() << " (" << version << "): " << good << " of " << links.size()
-                                       << " typelinks named; e.g. " << *names.begin() << ", " << *names.rbegin());
+                                       << std::string(fromItabs ? " types of itabs" : " typelinks") << " named; e.g. "
+                                       << *names.begin() << ", " << *names.rbegin());
     CHECK(good == links.size());
-    CHECK(names.count("[]string"));
+    if (fromItabs) {
+      CHECK(names.count("error"));  // the interface of *errors.errorString's itab
+    } else {
+      CHECK(names.count("[]string"));
+    }
     CHECK(names.count("*errors.errorString"));
   }
 }
