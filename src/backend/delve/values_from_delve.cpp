@@ -105,14 +105,16 @@ Value::Kind kindOfCut(GoKind k) {
 }
 
 // A value Delve did not load: cut ({…}), with its address for a follow-up
-// read (`*(*T)(addr)`) and a map's counted length. A slice is
-// never cut by depth (Delve always loads its header): one that was not loaded
-// at all keeps its header and says why its elements are missing.
+// read (`*(*T)(addr)`) and a map's counted length. A slice is never cut by
+// depth (Delve always loads it): one not loaded at all (an interface's
+// dynamic value past the depth) keeps its header and says why its elements
+// are missing.
 Value cutValue(Value x, const Variable& v) {
   x.kind = kindOfCut(kindOf(v));
   x.address = v.addr;
   if (kindOf(v) == GoKind::Slice) {
     x.kind = K::Slice;
+    x.address = v.base;  // a slice's address is its backing array's, as below
     x.len = static_cast<uint64_t>(v.len);
     x.cap = static_cast<uint64_t>(v.cap);
     x.elementsUnavailable = "past Delve's load depth";
