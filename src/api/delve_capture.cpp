@@ -113,7 +113,7 @@ Call callFromHit(const delve::BreakpointHit& h, const CaptureParts& parts, pid_t
   c.goid = h.goroutineId;
   c.tsNs = static_cast<uint64_t>(monotonicSeconds() * 1e9);
   if (parts.args) c.args = values(h.captured.arguments, true);
-  c.exprs = values(h.captured.variables, false);
+  c.exprs = valuesOfExpressions(h.captured.variables, parts.exprs);  // labelled as typed
   if (parts.locals) c.locals = values(h.captured.locals, false);
   for (size_t i = 0; i < h.captured.stacktrace.size() && i < static_cast<size_t>(parts.stack); ++i) {
     const auto& f = h.captured.stacktrace[i];

@@ -85,6 +85,7 @@ Result<ReadResult> readWithDelve(const ProbeRequest& r, const TracedTarget& targ
       break;
     }
     out.values.push_back(valueFromDelve(*v));
+    out.values.back().name = e;  // as typed, not Delve's last path step
   }
   if (auto d = (*session)->detach(); !d) out.detachFailed = d.error();
   out.costs = costsOf(**session, t0);

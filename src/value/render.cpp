@@ -69,7 +69,22 @@ std::string elementsText(const Value& v, const char* open) {
   return text;
 }
 
+// A value its path did not load (past Delve's load depth, a struct past the
+// direct read's): cut, whatever its kind. The BPF path's cut (Unavailable)
+// and a slice without its elements say so in their own forms.
+bool isCut(const Value& v) { return v.elided && v.kind != K::Slice && v.kind != K::Unavailable; }
+
+// JSON for a cut value: an object that cannot be read as nil or as a Go
+// string, with what is known for a follow-up read (`*(*T)(addr)`).
+json::value cutJson(const Value& v) {
+  json::object o{{"cut", true}, {"type", v.type}};
+  if (v.address) o["addr"] = hexText(v.address);
+  if (v.kind == K::Map) o["len"] = v.len;  // entries Delve counted
+  return o;
+}
+
 std::string text(const Value& v) {
+  if (isCut(v) && v.kind != K::Struct && v.kind != K::Map) return "{…}";
   switch (v.kind) {
     case K::Unavailable: return v.elided ? "…" : "<" + v.unavailable + ">";
     case K::Bool: return v.boolean ? "true" : "false";
@@ -165,6 +180,7 @@ std::string goFloat(double f, int bits) {
 std::string renderText(const Value& v) { return text(v); }
 
 json::value renderJson(const Value& v) {
+  if (isCut(v)) return cutJson(v);  // not null, which would say nil
   switch (v.kind) {
     case K::Unavailable: return nullptr;
     case K::Bool: return v.boolean;
@@ -200,8 +216,6 @@ json::value renderJson(const Value& v) {
       return o;
     }
     case K::Struct: {
-      // Past the recursion limit: the text form, not null, which would say nil.
-      if (v.elided) return json::string("{...}");
       json::object o;
       for (const auto& c : v.children) o[c.name] = renderJson(c);
       return o;

@@ -5,7 +5,13 @@
 //   "hello"  "abc…"(+90 bytes)     strings, truncated at the capture cap
 //   []int{len=3 cap=4: 1, 2, 3}    slices: JSON {"len":3,"cap":4,"elems":[1,2,3]}; nil: []int(nil), JSON null
 //   [3]int{1, 2, 3}                arrays: JSON [1,2,3]
-//   main.Point{X: 1, Y: 2}         structs: JSON {"X":1,"Y":2}; past Delve's recursion limit main.T{…}, JSON "{...}"
+//   main.Point{X: 1, Y: 2}         structs: JSON {"X":1,"Y":2}
+//   main.T{…}  {…}                 cut: not loaded past the path's depth (a struct, anything
+//                                  else); never nil. JSON {"cut":true,"type":"*main.Conn",
+//                                  "addr":"0x…"} (addr: where the value lives, when known;
+//                                  "len" for a map's entries); a map also prints
+//                                  map[K]V{len=3: …}. io.Reader(*main.Conn){…} is a live
+//                                  interface whose dynamic value was cut.
 //   &main.Server{Name: "api"}      a pointer whose target was read: JSON {"addr":"0x…","value":{…}}
 //   0xc000012345  nil              other pointers (JSON "0xc000012345"), nil (JSON null)
 //   map[string]int{len=2: "a": 1, "b": 2}   maps: JSON an object keyed by the key's text

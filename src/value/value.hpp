@@ -61,7 +61,11 @@ struct Value {
   std::optional<std::string> errorText;
   uint64_t errorTextMissing = 0;  // bytes of errorText not captured
 
-  // Struct: not loaded beyond the recursion limit ({...}).
+  // Cut: not loaded beyond its path's depth (Delve's MaxVariableRecurse, the
+  // direct read's). Any kind but Slice and Unavailable prints {…} (a struct
+  // main.T{…}), never nil; `address` is then where the value itself lives
+  // (0: unknown), a Map's `len` the entries counted. Slice: its elements
+  // were not shown. Unavailable: past the BPF decoder's depth.
   bool elided = false;
   // Array, Slice, Map: elements exist but were not captured at all (why).
   std::string elementsUnavailable;

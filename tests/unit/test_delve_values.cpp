@@ -2,7 +2,9 @@
 // recorded from the real dlv 1.20.2 (fixtures/delve-values/zoo.json, made by
 // scripts/record-delve-values.py against `zoo --sleep-ms 100000`, with small
 // load limits so that truncation shows); the Go version guard on
-// GetVersion replies; plain-decimal JSON numbers.
+// GetVersion replies; plain-decimal JSON numbers. And one breakpoint hit's
+// Variables (fixtures/delve-values/nested.json, scripts/record-delve-hit.py
+// against fixtures/go/nested): labels, and values past Delve's load depth.
 #include <doctest/doctest.h>
 
 #include "value/go_quote.hpp"
@@ -117,8 +119,159 @@ TEST_CASE("delve values: interfaces, nil, and what Delve did not load") {
   deep.kind = static_cast<uint64_t>(rpc::GoKind::Struct);
   deep.type = "main.node";
   deep.len = 2;
+  deep.addr = 0xc000010000;
   CHECK(renderText(valueFromDelve(deep)) == "main.node{…}");
-  CHECK(jsonText(renderJson(valueFromDelve(deep))) == "\"{...}\"");  // not null, which would say nil
+  // Not null, which would say nil; not a string, which a Go string could be.
+  CHECK(jsonText(renderJson(valueFromDelve(deep))) == "{\"cut\":true,\"type\":\"main.node\",\"addr\":\"0xc000010000\"}");
+}
+
+namespace {
+
+// What one breakpoint hit on main.handle of fixtures/go/nested captured
+// (fixtures/delve-values/nested.json, made by scripts/record-delve-hit.py:
+// Delve's own per-hit load config, MaxVariableRecurse 1).
+const boost::json::object& nestedHit() {
+  static const boost::json::object all = [] {
+    std::ifstream in(std::string(GOSCOPE_SOURCE_DIR) + "/fixtures/delve-values/nested.json");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return boost::json::parse(ss.str()).as_object();
+  }();
+  return all;
+}
+
+rpc::Variable hitVar(const std::string& expr) {
+  const auto* jv = nestedHit().if_contains(expr);
+  REQUIRE_MESSAGE(jv, "not recorded: " << expr);
+  auto v = rpc::decode<rpc::Variable>(*jv);
+  REQUIRE(v.has_value());
+  return *v;
+}
+
+const Value* field(const Value& s, const std::string& name) {
+  for (const auto& c : s.children)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("delve values: expressions are labelled as typed, not by Delve's last path step") {
+  const std::string val = "r.Ctx.(*context.cancelCtx).Context.(*context.valueCtx).val";
+  const std::vector<std::string> exprs = {val, "r.ID", "r.Ctx.(*context.cancelCtx).Context"};
+  std::vector<rpc::Variable> hit;
+  for (const auto& e : exprs) hit.push_back(hitVar(e));
+  REQUIRE(hit[0].name == "data.val");  // what Delve calls it (docs/delve.md)
+  REQUIRE(hit[2].name == "data.Context");
+  auto values = valuesOfExpressions(hit, exprs);
+  REQUIRE(values.size() == 3);
+  CHECK(values[0].name == val);
+  CHECK(renderText(values[0]) == "interface {}(string)\"alice\"");
+  CHECK(values[1].name == "r.ID");
+  CHECK(renderText(values[1]) == "42");
+  CHECK(values[2].name == "r.Ctx.(*context.cancelCtx).Context");
+  // More results than expressions (never from Delve): Delve's name is kept.
+  hit.push_back(hitVar("r.ID"));
+  auto more = valuesOfExpressions(hit, exprs);
+  REQUIRE(more.size() == 4);
+  CHECK(more[3].name == "r.ID");
+}
+
+TEST_CASE("delve values: a live pointer past Delve's load depth is cut, a nil stays nil") {
+  Value r = valueFromDelve(hitVar("r"));
+  REQUIRE(r.kind == Value::Kind::Pointer);
+  REQUIRE(r.children.size() == 1);
+  const Value* peerPtr = field(r.children[0], "Peer");
+  REQUIRE(peerPtr);
+  REQUIRE(peerPtr->children.size() == 1);
+  const Value& peer = peerPtr->children[0];
+
+  // Rwc: an io.ReadWriter holding a live *main.Conn, two levels down: Delve
+  // marks its dynamic value OnlyAddr and leaves it unloaded.
+  const Value* rwc = field(peer, "Rwc");
+  REQUIRE(rwc);
+  CHECK_FALSE(rwc->nil);
+  REQUIRE(rwc->children.size() == 1);
+  CHECK(rwc->children[0].elided);
+  CHECK_FALSE(rwc->children[0].nil);
+  CHECK(renderText(*rwc) == "io.ReadWriter(*main.Conn){…}");
+  const std::string rwcJson = jsonText(renderJson(*rwc));
+  CHECK(rwcJson.starts_with("{\"type\":\"*main.Conn\",\"value\":{\"cut\":true,\"type\":\"*main.Conn\",\"addr\":\"0xc"));
+  // Conn: the same pointer as a field: read, its struct past the depth.
+  const Value* conn = field(peer, "Conn");
+  REQUIRE(conn);
+  CHECK(renderText(*conn) == "&main.Conn{…}");
+  CHECK(jsonText(renderJson(*conn)).find("\"value\":{\"cut\":true,\"type\":\"main.Conn\"") != std::string::npos);
+  // Real nils at the same depth stay nil.
+  CHECK(renderText(*field(peer, "None")) == "nil");
+  CHECK(jsonText(renderJson(*field(peer, "None"))) == "null");
+  CHECK(renderText(*field(peer, "Closer")) == "nil");
+  CHECK(jsonText(renderJson(*field(peer, "Closer"))) == "null");
+
+  const std::string text = renderText(r);
+  CHECK(text.find("Peer: &main.Peer{Rwc: io.ReadWriter(*main.Conn){…}, Conn: &main.Conn{…}, None: nil, Closer: nil}") !=
+        std::string::npos);
+  // r.Ctx's valueCtx is an interface's dynamic value past the depth too.
+  CHECK(text.find("Context: context.Context(*context.valueCtx){…}") != std::string::npos);
+
+  // Loaded at the top, the same values are whole.
+  CHECK(renderText(valueFromDelve(hitVar("r.Peer.Rwc"))) == "io.ReadWriter(*main.Conn)&main.Conn{FD: 7, Name: \"conn-7\"}");
+  CHECK(renderText(valueFromDelve(hitVar("r.Peer.None"))) == "nil");
+}
+
+TEST_CASE("delve values: what Delve did not load, kind by kind") {
+  // &x: a pointer Delve does not load (Addr 0, Value ""), its target OnlyAddr.
+  Value addr = valueFromDelve(hitVar("&r.ID"));
+  CHECK_FALSE(addr.nil);
+  CHECK(addr.address != 0);
+  CHECK(renderText(addr).starts_with("0xc"));
+
+  auto kind = [](rpc::GoKind k) { return static_cast<uint64_t>(k); };
+  rpc::Variable m;  // a map past the depth: entries counted, none loaded
+  m.kind = kind(rpc::GoKind::Map);
+  m.type = "map[string]int";
+  m.addr = 0xc000020000;
+  m.base = 0xc000030000;
+  m.len = 3;
+  Value mv = valueFromDelve(m);
+  CHECK(renderText(mv) == "map[string]int{len=3: …}");
+  CHECK(jsonText(renderJson(mv)) == "{\"cut\":true,\"type\":\"map[string]int\",\"addr\":\"0xc000020000\",\"len\":3}");
+  m.len = 0;  // an empty map is loaded, not cut
+  CHECK(jsonText(renderJson(valueFromDelve(m))) == "{}");
+
+  rpc::Variable s;  // a string in an interface past the depth: OnlyAddr, no value
+  s.kind = kind(rpc::GoKind::String);
+  s.type = "string";
+  s.onlyAddr = true;
+  s.addr = 0x4ca000;
+  CHECK(renderText(valueFromDelve(s)) == "{…}");
+  CHECK(jsonText(renderJson(valueFromDelve(s))) == "{\"cut\":true,\"type\":\"string\",\"addr\":\"0x4ca000\"}");
+
+  rpc::Variable p;  // a pointer never loaded, at a real address: cut
+  p.kind = kind(rpc::GoKind::Pointer);
+  p.type = "*net.TCPConn";
+  p.addr = 0xc000040008;
+  CHECK(renderText(valueFromDelve(p)) == "{…}");
+  p.addr = 0;  // at address 0 there is nothing to load: nil
+  CHECK(renderText(valueFromDelve(p)) == "nil");
+  CHECK(jsonText(renderJson(valueFromDelve(p))) == "null");
+
+  rpc::Variable i;  // an interface never loaded
+  i.kind = kind(rpc::GoKind::Interface);
+  i.type = "net.Conn";
+  i.addr = 0xc000040000;
+  CHECK(renderText(valueFromDelve(i)) == "{…}");
+  i.addr = 0;
+  CHECK(renderText(valueFromDelve(i)) == "nil");
+
+  rpc::Variable sl;  // a slice in an interface past the depth: header known, elements not
+  sl.kind = kind(rpc::GoKind::Slice);
+  sl.type = "[]uint8";
+  sl.onlyAddr = true;
+  sl.len = 3;
+  sl.cap = 8;
+  CHECK(renderText(valueFromDelve(sl)) == "[]uint8{len=3 cap=8: <past Delve's load depth>}");
+  CHECK(jsonText(renderJson(valueFromDelve(sl))) == "{\"len\":3,\"cap\":8}");
 }
 
 TEST_CASE("delve values: Go string quoting") {

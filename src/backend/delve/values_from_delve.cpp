@@ -66,6 +66,69 @@ std::string typeNameOf(const Variable& v) {
   }
 }
 
+// Whether Delve left `v` unloaded (docs/delve.md "Values Delve did not
+// load"): OnlyAddr (an interface's dynamic value past MaxVariableRecurse), a
+// struct or map past it (Len counted, no Children), or a pointer or interface
+// that was never loaded at all (a loaded one always has Children). Those at
+// address 0 are nil, not cut: nothing to load there.
+bool notLoaded(const Variable& v) {
+  if (v.onlyAddr) return kindOf(v) != GoKind::Invalid;
+  switch (kindOf(v)) {
+    case GoKind::Struct:
+    case GoKind::Map: return v.children.empty() && v.len > 0;
+    case GoKind::Pointer: return v.children.empty() && v.value.empty() && v.addr != 0 && v.type != "unsafe.Pointer";
+    case GoKind::Interface: return v.children.empty() && v.addr != 0;
+    default: return false;
+  }
+}
+
+Value::Kind kindOfCut(GoKind k) {
+  if (isSigned(k)) return K::Int;
+  if (isUnsigned(k)) return K::Uint;
+  switch (k) {
+    case GoKind::Bool: return K::Bool;
+    case GoKind::Float32:
+    case GoKind::Float64: return K::Float;
+    case GoKind::Complex64:
+    case GoKind::Complex128: return K::Complex;
+    case GoKind::String: return K::String;
+    case GoKind::Array: return K::Array;
+    case GoKind::Chan: return K::Chan;
+    case GoKind::Func: return K::Func;
+    case GoKind::Interface: return K::Interface;
+    case GoKind::Map: return K::Map;
+    case GoKind::Pointer: return K::Pointer;
+    case GoKind::Struct: return K::Struct;
+    case GoKind::UnsafePointer: return K::UnsafePointer;
+    default: return K::Unavailable;
+  }
+}
+
+// A value Delve did not load: cut ({…}), with its address for a follow-up
+// read (`*(*T)(addr)`) and a map's counted length. A slice is never cut by
+// depth (Delve always loads it): one not loaded at all (an interface's
+// dynamic value past the depth) keeps its header and says why its elements
+// are missing.
+Value cutValue(Value x, const Variable& v) {
+  x.kind = kindOfCut(kindOf(v));
+  x.address = v.addr;
+  if (kindOf(v) == GoKind::Slice) {
+    x.kind = K::Slice;
+    x.address = v.base;  // a slice's address is its backing array's, as below
+    x.len = static_cast<uint64_t>(v.len);
+    x.cap = static_cast<uint64_t>(v.cap);
+    x.elementsUnavailable = "past Delve's load depth";
+    return x;
+  }
+  if (x.kind == K::Unavailable) {
+    x.unavailable = "past Delve's load depth";
+    return x;
+  }
+  x.elided = true;
+  if (x.kind == K::Map) x.len = static_cast<uint64_t>(v.len);
+  return x;
+}
+
 std::vector<Value> convertAll(const std::vector<Variable>& vars) {
   std::vector<Value> out;
   for (const auto& c : vars) out.push_back(valueFromDelve(c));
@@ -73,6 +136,15 @@ std::vector<Value> convertAll(const std::vector<Variable>& vars) {
 }
 
 }  // namespace
+
+std::vector<Value> valuesOfExpressions(const std::vector<Variable>& vars, const std::vector<std::string>& exprs) {
+  std::vector<Value> out;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    out.push_back(valueFromDelve(vars[i]));
+    if (i < exprs.size()) out.back().name = exprs[i];
+  }
+  return out;
+}
 
 Value valueFromDelve(const Variable& v) {
   Value x;
@@ -83,6 +155,7 @@ Value valueFromDelve(const Variable& v) {
     x.unavailable = "unreadable: " + v.unreadable;
     return x;
   }
+  if (notLoaded(v)) return cutValue(std::move(x), v);
   const GoKind k = kindOf(v);
   if (isSigned(k)) {
     x.kind = K::Int;
@@ -135,9 +208,8 @@ Value valueFromDelve(const Variable& v) {
       x.len = static_cast<uint64_t>(v.len);
       x.children = convertAll(v.children);
       return x;
-    case GoKind::Struct:
+    case GoKind::Struct:  // past the recursion limit: cut above
       x.kind = K::Struct;
-      x.elided = v.children.empty() && v.len > 0;  // past the recursion limit
       x.children = convertAll(v.children);
       return x;
     case GoKind::Pointer:
@@ -147,10 +219,13 @@ Value valueFromDelve(const Variable& v) {
         x.nil = x.address == 0;
         return x;
       }
+      // Delve's Value is the target's address once loaded; a pointer made by
+      // `&x` is not loaded and has only its target (OnlyAddr) as a child.
       x.kind = K::Pointer;
-      x.address = parseU64(v.value);
-      x.nil = v.value.empty() || x.address == 0;
-      if (!x.nil && !v.children.empty()) x.children.push_back(valueFromDelve(v.children[0]));
+      x.address = !v.value.empty() ? parseU64(v.value) : !v.children.empty() ? v.children[0].addr : 0;
+      x.nil = x.address == 0;
+      // A target Delve did not follow (OnlyAddr) is left out: the address says it.
+      if (!x.nil && !v.children.empty() && !v.children[0].onlyAddr) x.children.push_back(valueFromDelve(v.children[0]));
       return x;
     case GoKind::UnsafePointer:
       x.kind = K::UnsafePointer;
