@@ -37,7 +37,9 @@ void hitFields(boost::json::object& o, const api::Call& c, const HitShape& shape
       frames.push_back(boost::json::object{{"function", f.function}, {"file", f.file}, {"line", f.line}});
     }
     o["stack"] = std::move(frames);
-    o["stack_cut"] = c.stackCut;  // the outer frames were not recorded
+    // Frames beyond those shown: not recorded, or beyond --stack N (the
+    // BPF path records them all; Delve is asked for one more than N).
+    o["stack_cut"] = c.stackCut || c.stack.size() > static_cast<size_t>(shape.stack);
   }
 }
 

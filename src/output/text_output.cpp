@@ -25,7 +25,7 @@ std::string hitText(const api::Call& c, const HitShape& shape) {
     out += " | stack:";
     for (size_t i = 0; i < c.stack.size() && i < static_cast<size_t>(shape.stack); ++i)
       out += std::string(i ? " <-" : "") + " " + shortFrameText(c.stack[i]);
-    if (c.stackCut) out += " <- ... (cut: more frames than were recorded)";
+    if (c.stackCut || c.stack.size() > static_cast<size_t>(shape.stack)) out += " <- …";  // more frames than shown
   }
   return out;
 }

@@ -70,6 +70,7 @@ TEST_CASE("trace: a signature that contradicts DWARF is warned about and DWARF's
   auto same = runCli("trace --json -c '" + fixture("functions") + " --repeat 1' 'main.add(a int, b int) int'");
   REQUIRE_MESSAGE(same.exitCode == 0, same.err);
   CHECK(same.err.find("warning") == std::string::npos);
+}
 
 // The goids fixture calls main.work(i) once on each of 20 new goroutines and
 // prints "work i=<i> goid=<id>" with the id runtime.Stack reports: the trace
