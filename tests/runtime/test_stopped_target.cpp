@@ -180,6 +180,11 @@ TEST_CASE("stopped target: goscope SIGKILLed during a Delve read, the guardian l
   CHECK(attached);
   CHECK(killed);  // else the read ended first and the guardian had nothing to do
   CHECK(waitUntraced(c.pid(), 20s));
+  // Released by dlv's death, each thread is woken and goes back into its
+  // group-stop before returning to user space: /proc can show R for that
+  // moment (the guardian's own wait for it is not ours to see). That no
+  // user code ran is what the counter shows.
+  CHECK(waitUntil([&] { return procState(c.pid()) == 'T'; }, 2s));
   checkStillStopped(c, value, "goscope SIGKILLed during a Delve read");
   resumeAndCheck(c, rateBefore);
 }
