@@ -4,6 +4,7 @@
 
 #include "rpc/delve_errors.hpp"
 #include "target/ptrace_privileges.hpp"
+#include "target/run_state.hpp"
 #include "api/session_loop.hpp"
 #include "target/target.hpp"
 #include "util/stop_signals.hpp"
@@ -47,10 +48,11 @@ std::vector<Value> values(const std::vector<rpc::Variable>& vars, bool arguments
 }  // namespace
 
 Result<std::unique_ptr<delve::DelveSession>> attachDelve(pid_t pid, const std::vector<std::string>& dlvArgs,
-                                                        const TracedTarget* target) {
+                                                        const TracedTarget* target, const char* needsRunning) {
   // Before anything is read or started: whether dlv may ptrace it at all
   // (a missing capability, Yama, another user, another debugger already on it).
   if (auto ok = checkPtracePrivileges(pid); !ok) return ok.failure();
+  if (needsRunning && runStateOf(pid) == RunState::Stopped) return fail(stoppedTargetRefusal(pid, needsRunning));
   if (auto ok = requireDwarf(pid, target); !ok) return ok.failure();
   delve::DelveOptions options;
   options.extraArgs = dlvArgs;

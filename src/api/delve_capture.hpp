@@ -35,8 +35,12 @@ struct CaptureParts {
 // binary gets the BPF hint without starting dlv), then attaches. The target
 // is stopped when this returns. `dlvArgs`: --dlv-arg values. `target`: the
 // process as the command opened it already (its binary is not read again).
+// `needsRunning`: the session will let the target run (breakpoints,
+// samples): a target stopped by job control (state T) is refused before dlv
+// starts, since Delve would resume it (read and set leave it stopped).
 Result<std::unique_ptr<delve::DelveSession>> attachDelve(pid_t pid, const std::vector<std::string>& dlvArgs,
-                                                        const TracedTarget* target = nullptr);
+                                                        const TracedTarget* target = nullptr,
+                                                        const char* needsRunning = nullptr);
 
 // While the returned scope lives, a stop signal (Ctrl-C, SIGTERM) cuts the
 // session's blocking call short (DelveSession::interrupt is async-signal-safe).

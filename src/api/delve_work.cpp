@@ -11,6 +11,7 @@
 #include "api/goscope.hpp"
 #include "api/write_check.hpp"
 #include "backend/memory/direct_read.hpp"
+#include "target/run_state.hpp"
 #include "util/stop_signals.hpp"
 #include "backend/delve/values_from_delve.hpp"
 
@@ -39,7 +40,7 @@ WriteKind writeKindOf(const Value& v) {
 
 DelveCosts costsOf(const delve::DelveSession& s, Clock::time_point t0) {
   auto t = s.timings();
-  return {s.targetPid(), t.stoppedMs, t.attachMs, t.detachMs, msSince(t0)};
+  return {s.targetPid(), t.stoppedMs, t.attachMs, t.detachMs, msSince(t0), s.leftStopped()};
 }
 
 Result<ReadResult> readDirectly(const ProbeRequest& r, TracedTarget& target) {
@@ -59,6 +60,7 @@ Result<ReadResult> readDirectly(const ProbeRequest& r, TracedTarget& target) {
     out.values.push_back(std::move(*v));
   }
   out.directMs = msSince(t0);
+  out.targetStopped = runStateOf(proc->pid()) == RunState::Stopped;
   return out;
 }
 
@@ -194,7 +196,7 @@ Result<SampleTotals> sample(const ProbeRequest& r, double timeoutS, const std::f
   const pid_t pid = *r.target.pid;
   const std::string at = r.locations.empty() ? std::string() : r.locations.front();
   const auto t0 = Clock::now();
-  auto attached = attachDelve(pid, r.dlvArgs, target);
+  auto attached = attachDelve(pid, r.dlvArgs, target, "sample");
   if (!attached) return attached.failure();
   auto& s = **attached;
   StopHookScope hook = interruptOnStop(s);

@@ -26,6 +26,9 @@ namespace goscope::api {
 struct DelveCosts {
   pid_t pid = 0;
   double stoppedMs = 0, attachMs = 0, detachMs = 0, totalMs = 0;
+  // The target was stopped (state T: kill -STOP) before the attach and is
+  // stopped again after the detach: it did not run (docs/kernel.md).
+  bool leftStopped = false;
 };
 
 struct ReadResult {
@@ -35,6 +38,7 @@ struct ReadResult {
   bool interrupted = false;      // a stop signal came between two expressions
   std::optional<Error> detachFailed;
   double directMs = 0;           // DirectRead: the read's own time (the process did not stop)
+  bool targetStopped = false;    // DirectRead: the process was stopped (state T) and stays so
   DelveCosts costs;              // Delve: the target was stopped from attach to detach
 };
 

@@ -13,6 +13,7 @@
 #include "probe/pattern.hpp"
 #include "backend/memory/direct_read.hpp"
 #include "target/ptrace_privileges.hpp"
+#include "target/run_state.hpp"
 #include "target/target.hpp"
 #include "util/launched_child.hpp"
 
@@ -92,9 +93,11 @@ Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std:
           f.ptraceRefusal = ok.error().message;
         } else {
           f.delveBlockedBy = ok.error().message;
+          f.delveBlockedHint = ok.error().hint;
         }
       }
     }
+    if (runStateOf(*pid) == RunState::Stopped) f.stoppedPid = *pid;
   } else {
     f.ptracePrivileges = ::geteuid() == 0;
   }

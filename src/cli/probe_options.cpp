@@ -106,6 +106,13 @@ void raiseIfSessionFailed(const api::EventTotals& t) {
 }
 
 void reportTimings(const api::DelveCosts& c, const char* note) {
+  if (c.leftStopped) {  // stopped by the user before: no pause of goscope's to report
+    std::fprintf(stderr,
+                 "goscope: PID %d was stopped (state T) before the attach and is left stopped: it did not run; attach %.0f "
+                 "ms, detach %.0f ms, %.0f ms end to end\n",
+                 c.pid, c.attachMs, c.detachMs, c.totalMs);
+    return;
+  }
   std::fprintf(stderr, "goscope: PID %d was stopped %.1f ms%s; attach %.0f ms, detach %.0f ms, %.0f ms end to end\n", c.pid,
                c.stoppedMs, note ? note : "", c.attachMs, c.detachMs, c.totalMs);
 }

@@ -42,8 +42,12 @@ int runRead(const std::vector<std::string>& argv) {
   for (size_t i = 0; i < result->values.size(); ++i) out->readValue(exprs[i], result->values[i]);
   std::cout.flush();
   if (result->path == Backend::DirectRead) {
-    std::fprintf(stderr, "goscope: PID %d was not stopped: read directly from its memory in %.2f ms\n", pid,
-                 result->directMs);
+    if (result->targetStopped)  // stopped by the user (kill -STOP): the read leaves it so
+      std::fprintf(stderr, "goscope: PID %d is stopped (state T) and stays stopped: read directly from its memory in %.2f ms\n",
+                   pid, result->directMs);
+    else
+      std::fprintf(stderr, "goscope: PID %d was not stopped: read directly from its memory in %.2f ms\n", pid,
+                   result->directMs);
     return 0;
   }
   reportTimings(result->costs);

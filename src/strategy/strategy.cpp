@@ -1,5 +1,7 @@
 #include "strategy/strategy.hpp"
 
+#include "target/run_state.hpp"
+
 #include <cstdio>
 
 namespace goscope {
@@ -55,7 +57,7 @@ Blocker delveUnavailable(const TargetFacts& f) {
             ErrorKind::BadTarget,
             "install a Delve that supports it, use the BPF path (goscope count/latency/trace), or try anyway: "
             "--dlv-arg=--check-go-version=false"};
-  if (!f.delveBlockedBy.empty()) return {f.delveBlockedBy, ErrorKind::BadTarget, "a process can have one debugger at a time"};
+  if (!f.delveBlockedBy.empty()) return {f.delveBlockedBy, ErrorKind::BadTarget, f.delveBlockedHint};
   if (!f.ptracePrivileges)
     return {f.ptraceRefusal.empty() ? "no ptrace privilege (CAP_SYS_PTRACE) over the target" : f.ptraceRefusal,
             ErrorKind::Permission,
@@ -93,11 +95,21 @@ Failure cannot(const ProbeRequest& r, const std::string& why, const std::string&
   return fail(kind, std::string(actionName(r.action)) + ": " + why, hint);
 }
 
+// Delve would let a stopped target run: breakpoints and samples continue
+// it (ptrace resumes a group-stopped process). read and set do not.
+Blocker delveWouldResume(const ProbeRequest& r, const TargetFacts& f) {
+  const bool letsItRun = r.action == Action::Break || r.action == Action::Trace || r.action == Action::Sample;
+  if (!letsItRun || f.stoppedPid <= 0) return {};
+  Error e = stoppedTargetRefusal(f.stoppedPid, actionName(r.action));
+  return {e.message, e.kind, e.hint};
+}
+
 }  // namespace
 
 Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
   Plan p;
-  const Blocker noDelveB = delveUnavailable(f);
+  Blocker noDelveB = delveUnavailable(f);
+  if (noDelveB.empty()) noDelveB = delveWouldResume(r, f);
   const Blocker noBpfB = bpfUnavailable(f);
   const std::string& noDelve = noDelveB.why;
   const std::string& noBpf = noBpfB.why;
@@ -251,6 +263,7 @@ std::string explainFacts(const TargetFacts& f) {
   if (f.dlvInstalled && !f.delveWindow.empty()) out += std::string(" (accepts this target: ") + yes(f.delveAcceptsGoVersion) + ")";
   out += std::string(", BPF privileges: ") + yes(f.bpfPrivileges) + ", ptrace: " + yes(f.ptracePrivileges);
   if (!f.delveBlockedBy.empty()) out += " (" + f.delveBlockedBy + ")";
+  if (f.stoppedPid > 0) out += ", stopped (state T)";
   if (f.matchedFunctions != 1) out += ", " + std::to_string(f.matchedFunctions) + " functions match";
   if (f.floatArguments) out += ", float arguments";
   if (!f.locationsAreFunctions) out += ", a location that is not a function";

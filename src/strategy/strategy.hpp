@@ -9,6 +9,8 @@
 // times Delve's per-hit cost on this host fits the overhead budget.
 #pragma once
 
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +35,11 @@ struct TargetFacts {
   bool ptracePrivileges = true;    // needed by Delve and by direct reads
   std::string ptraceRefusal;       // why not, when known ("Delve needs CAP_SYS_PTRACE to attach to PID 12 ...")
   std::string delveBlockedBy;      // e.g. "PID 12 is already traced by PID 34 (gdb)": Delve cannot attach now
+  std::string delveBlockedHint;    // what to do about it
+  // -p: the target is stopped by job control (state T: kill -STOP): its PID,
+  // else 0. A Delve breakpoint or sample would resume it; BPF, a direct read
+  // and Delve's read and set leave it stopped.
+  pid_t stoppedPid = 0;
   bool floatArguments = false;     // a matched function takes or returns floats
   bool readsArePlainVariables = false;  // read: every expression is a package variable of known address and size
   std::string directReadRefusal;        // read: why not (the first expression that needs Delve)

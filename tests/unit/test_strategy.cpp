@@ -241,3 +241,58 @@ TEST_CASE("strategy: the BPF side of the weighing uses this host's per-hit cost 
   CHECK(explainPlan(*planRequest(r, f)).find("~5 us a hit here (single-stepped entry probe)") != std::string::npos);
   CHECK(explainFacts(f).find("costs: a hit here costs ~0.4 us (emulated probe)") != std::string::npos);
 }
+
+TEST_CASE("strategy: a stopped target (state T) never gets a Delve breakpoint or sample, read and set still work") {
+  TargetFacts f;
+  f.hasDwarf = true;
+  f.stoppedPid = 42;
+  for (Action a : kActions)
+    for (StrategyChoice s : {StrategyChoice::Auto, StrategyChoice::Delve, StrategyChoice::Bpf})
+      for (bool expr : {false, true}) {
+        ProbeRequest r;
+        r.action = a;
+        r.strategy = s;
+        r.capture.args = true;
+        if (expr) r.capture.exprs = {"main.x"};
+        const std::string action = actionName(a);
+        CAPTURE(action);
+        CAPTURE(static_cast<int>(s));
+        CAPTURE(expr);
+        auto p = planRequest(r, f);
+        const bool letsItRun = a == Action::Break || a == Action::Trace || a == Action::Sample;
+        if (letsItRun) {
+          if (p) {
+            CHECK(p->backend != Backend::Delve);
+            CHECK(p->fallback != Backend::Delve);
+          } else if (s != StrategyChoice::Bpf) {
+            CHECK(p.error().kind == ErrorKind::BadTarget);
+            CHECK(p.error().message.find("PID 42 is stopped (state T") != std::string::npos);
+            CHECK(p.error().hint.find("kill -CONT 42") != std::string::npos);
+          }
+        }
+        // Delve's read and set leave it stopped (DelveSession::leaveStopped).
+        if ((a == Action::Set || (a == Action::Read && s == StrategyChoice::Delve)) && p) CHECK(p->backend == Backend::Delve);
+        if (a == Action::Set && s != StrategyChoice::Bpf) CHECK(p.has_value());
+      }
+  // auto with nothing only Delve can do: BPF, and --explain says why.
+  ProbeRequest r;
+  r.action = Action::Break;
+  r.capture.args = true;
+  auto p = planRequest(r, f);
+  REQUIRE(p);
+  CHECK(p->backend == Backend::Bpf);
+  CHECK(explainPlan(*p).find("PID 42 is stopped") != std::string::npos);
+}
+
+TEST_CASE("strategy: another debugger's hold is said once, with its own hint") {
+  TargetFacts f;
+  f.hasDwarf = true;
+  f.delveBlockedBy = "PID 42 is already traced by PID 77 (gdb); a process can have one debugger at a time";
+  f.delveBlockedHint = "wait for that session to end";
+  ProbeRequest r;
+  r.action = Action::Set;
+  auto p = planRequest(r, f);
+  REQUIRE(!p);
+  CHECK(p.error().kind == ErrorKind::BadTarget);
+  CHECK(p.error().hint == "wait for that session to end");
+}

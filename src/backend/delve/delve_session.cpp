@@ -1,6 +1,7 @@
 #include "backend/delve/delve_session.hpp"
 #include "target/exe_text.hpp"
 #include "target/process.hpp"
+#include "target/run_state.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -175,6 +176,7 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
     return fail(ErrorKind::External, "dlv reports PID " + std::to_string(pid) + " running right after attaching");
   }
   s->state_ = SessionState::Stopped;
+  s->keepStopped_ = s->dlv_->targetStoppedBefore();
   s->image_ = imageIdentity(pid);
   s->noteDelveOwnBreakpoints();
   if (options.checkGoVersion &&
@@ -285,6 +287,40 @@ Result<void> DelveSession::abandon() {
   return replaced();
 }
 
+Result<void> DelveSession::leaveStopped() {
+  // Delve 1.20.2's Detach PTRACE_DETACHes every thread, which puts them back
+  // into the group-stop, then sleeps 50 ms and SIGCONTs a process it finds in
+  // state T (pkg/proc/native/proc_linux.go, detach): the user's stop undone.
+  // A tracer's death detaches too (the kernel's exit_ptrace) and leaves a
+  // group-stopped tracee stopped, SIGCONTing nobody. So: put the file's
+  // bytes back at every int3 of Delve's while it still holds the target
+  // (every thread in a ptrace-stop: nothing runs), then SIGKILL dlv.
+  // This session never resumed the target (resume() refuses), so no thread
+  // is half-way over a breakpoint and no halt's SIGTRAP can be pending; a
+  // pending signal is the user's and stays theirs. docs/kernel.md, "A
+  // stopped target".
+  Result<void> result;
+  timings_.stoppedMs += msSince(stoppedSince_);
+  auto [found, restored] = dlv_->writeBackPatches();
+  if (restored < found)
+    result = fail(ErrorKind::Internal, "could not write back " + std::to_string(found - restored) + " of Delve's " +
+                                           std::to_string(found) + " breakpoint bytes in PID " + std::to_string(pid_),
+                  "goscope doctor -p " + std::to_string(pid_) + " --fix restores them");
+  if (client_) client_->transport().close();
+  dlv_->kill();  // SIGKILL, reaped; the guardian stands down (it SIGCONTs nothing: stoppedBefore)
+  // The threads go back into the group-stop as they are released (woken,
+  // briefly R in /proc, then T before any user code): wait to see the leader
+  // there. A SIGCONT that came meanwhile is the user's: then it runs.
+  for (int i = 0; i < 100 && runStateOf(pid_) != RunState::Stopped && processIsAlive(pid_); ++i)
+    std::this_thread::sleep_for(Millis(2));
+  leftStopped_ = runStateOf(pid_) == RunState::Stopped;
+  continueId_.reset();
+  state_ = processIsAlive(pid_) ? SessionState::Detached : SessionState::Dead;
+  spdlog::debug("delve: left PID {} {} ({} of {} int3 bytes written back)", pid_,
+                leftStopped_ ? "stopped" : "running", restored, found);
+  return result;
+}
+
 Result<void> DelveSession::requireStopped(const char* what) const {
   // Every call that reads or writes the target's memory comes here first:
   // after an exec, Delve's addresses are the old program's.
@@ -367,6 +403,9 @@ Result<rpc::DebuggerState> DelveSession::halt() {
 Result<void> DelveSession::resume() {
   if (state_ == SessionState::Running) return {};
   if (auto ok = requireStopped("resume"); !ok) return ok;
+  // Ptrace can run a group-stopped process (PTRACE_CONT ignores the stop):
+  // the user's kill -STOP would be undone behind their back.
+  if (keepStopped_) return fail(stoppedTargetRefusal(pid_, "a breakpoint"));
   auto id = client_->startCommand(rpc::DebuggerCommand{rpc::kContinue});
   if (!id) return lost(id.error());
   continueId_ = *id;
@@ -539,6 +578,11 @@ Result<void> DelveSession::detach() {
     return result;
   }
 
+  if (keepStopped_ && state_ == SessionState::Stopped) {
+    result = leaveStopped();
+    timings_.detachMs = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    return result;
+  }
   if (state_ == SessionState::Running && continueId_) {
     if (auto st = haltRunning(false); !st) result = st.failure();
   }

@@ -13,7 +13,10 @@
 //    (pending_signals.hpp) and drained;
 //  - while the target runs, only State and Command are sent: any other RPC
 //    blocks dlv's request loop until the target stops by itself;
-//  - every way out detaches with Kill=false: detach(), the destructor, errors.
+//  - every way out detaches with Kill=false: detach(), the destructor, errors;
+//  - a target that was stopped (state T: kill -STOP) at the attach stays
+//    stopped: resume() refuses, and detach() leaves it without Delve's
+//    Detach, which would SIGCONT it (docs/kernel.md, "A stopped target").
 //    SIGINT/SIGTERM are the caller's: call interrupt() from the handler (it is
 //    async-signal-safe) and detach() afterwards from the controlling thread.
 //
@@ -111,7 +114,9 @@ class DelveSession {
 
   // Stops a running target; a no-op when it is already stopped.
   Result<rpc::DebuggerState> halt();
-  // Lets a stopped target run; a no-op when it already runs.
+  // Lets a stopped target run; a no-op when it already runs. Refused
+  // (BadTarget) when the target was stopped by job control before the
+  // attach: the user stopped it, and a breakpoint would resume it.
   Result<void> resume();
   // Continues until one of the breakpoints is hit, at most `timeout`;
   // on timeout halts the target. The target is stopped when this succeeds.
@@ -130,7 +135,16 @@ class DelveSession {
 
   // Detaches with Kill=false, halting first if needed, and reaps dlv.
   // Idempotent; a call while one is in progress returns at once.
+  // A target stopped before the attach is left stopped: goscope writes
+  // Delve's int3 bytes back itself and SIGKILLs dlv, whose death detaches
+  // the target back into its group-stop (no user code runs).
   Result<void> detach();
+
+  // The target was stopped (state T) at the attach: the session never
+  // resumes it and leaves it stopped.
+  bool keepsStopped() const { return keepStopped_; }
+  // After detach(): the target is stopped (state T) as it was before.
+  bool leftStopped() const { return leftStopped_; }
 
   // Async-signal-safe: the blocking call in progress (a continue waiting for
   // its breakpoint) returns an error soon; then call detach().
@@ -150,6 +164,8 @@ class DelveSession {
   // After an exec: dlv is killed rather than told to detach, so it writes
   // nothing into the new program; the kernel detaches it.
   Result<void> abandon();
+  // detach() for a target stopped before the attach (see detach()).
+  Result<void> leaveStopped();
   void setState(SessionState s);
   // Tells the guardian where Delve's own breakpoints are (their bytes too
   // must go back if dlv dies without detaching).
@@ -162,6 +178,8 @@ class DelveSession {
   SessionState state_ = SessionState::Stopped;
   std::optional<uint64_t> continueId_;  // the Command{continue} in flight
   bool detaching_ = false;
+  bool keepStopped_ = false;
+  bool leftStopped_ = false;
   std::string image_;  // imageIdentity() at the attach
   DelveTimings timings_;
   std::chrono::steady_clock::time_point stoppedSince_;

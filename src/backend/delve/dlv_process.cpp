@@ -204,6 +204,14 @@ void DlvProcess::restoreIfOrphaned() {
                  r.restored, r.found, target_);
 }
 
+std::pair<int, int> DlvProcess::writeBackPatches() {
+  // stoppedBefore: never SIGCONT; stopFirst false: the target sits in
+  // ptrace-stops under dlv, nothing runs while the bytes are written.
+  auto r = restoreText(target_, patches_.data(), static_cast<int>(patches_.size()), /*stoppedBefore=*/true, exeDev_,
+                       exeIno_, /*stopFirst=*/false);
+  return {r.found, r.restored};
+}
+
 void DlvProcess::standDown() {
   send(guardian::kStandDown, nullptr, 0);
   control_.reset();

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "target/text_restore.hpp"
@@ -68,6 +69,14 @@ class DlvProcess {
   // it): goscope puts the file's bytes back itself. A no-op when nothing is
   // left to restore.
   void restoreIfOrphaned();
+  // The target was stopped (state T: kill -STOP) when dlv was started.
+  bool targetStoppedBefore() const { return targetStoppedBefore_; }
+  // Writes the executable's byte back at every int3 Delve was told to have
+  // written (its own breakpoints and goscope's), while dlv still holds the
+  // target: the first step of leaving a stopped target stopped
+  // (DelveSession::detach). The number of bytes that were still int3, and
+  // of those written back.
+  std::pair<int, int> writeBackPatches();
   // goscope detached cleanly: the guardian reaps dlv and exits.
   void standDown();
   // goscope could not detach cleanly: the guardian does it (halt, drain,

@@ -465,6 +465,19 @@ void run(const Plan& plan) {
           waitDlvExit(dlv, pidfd, 5'000);
           dlvGone = true;
           if (processStopped(plan.target)) ::kill(plan.target, SIGCONT);  // a halt's SIGSTOP delivered on detach
+        } else if (sock >= 0 && stoppedBefore && gPatchCount > 0) {
+          // A target stopped (kill -STOP) before the session stays stopped,
+          // as DelveSession::leaveStopped() leaves it: Delve's Detach would
+          // SIGCONT it. The session never resumed it (DelveSession::resume
+          // refuses), so every thread sits in a ptrace-stop: write the
+          // file's bytes back, then SIGKILL dlv; the kernel detaches the
+          // threads back into their group-stop (docs/kernel.md, "A stopped
+          // target").
+          restoreNow(plan);
+          ::kill(dlv, SIGKILL);
+          waitDlvExit(dlv, pidfd, 5'000);
+          dlvGone = true;
+          restoreAfterDlv(plan);  // checks again; never SIGCONTs (stoppedBefore)
         } else if (sock >= 0) {
           carefulDetach(sock, plan.target, maxBreakpoint);
           // dlv exits after its Detach; if it died instead (killed with
@@ -472,6 +485,10 @@ void run(const Plan& plan) {
           waitDlvExit(dlv, pidfd, 5'000);
           dlvGone = true;
           restoreAfterDlv(plan);
+          // goscope died before it sent Delve's breakpoints: Delve's Detach
+          // SIGCONTed a target that was stopped before. Stop it again (it ran
+          // for Delve's 50 ms at most; docs/kernel.md).
+          if (stoppedBefore && !processStopped(plan.target)) ::kill(plan.target, SIGSTOP);
         } else {
           ::kill(dlv, SIGTERM);  // still starting: no breakpoint can exist yet
           // ... but PTRACE_ATTACH queues a SIGSTOP per thread: a dlv that dies
@@ -484,6 +501,9 @@ void run(const Plan& plan) {
             if (processStopped(plan.target)) ::kill(plan.target, SIGCONT);
             sleepMs(20);
           }
+          // A dlv that had attached detaches on SIGTERM, and its Detach
+          // SIGCONTs a stopped target: stop it again, as the user left it.
+          if (stoppedBefore && !processStopped(plan.target)) ::kill(plan.target, SIGSTOP);
         }
       }
       break;

@@ -60,7 +60,9 @@ struct Plan {
   // detach, so it cannot restore the old program's bytes into the new one.
   uint64_t exeDev = 0, exeIno = 0;
   // The target was stopped (kill -STOP) before goscope came: a stop the
-  // guardian makes is undone with SIGCONT only when this is false.
+  // guardian makes is undone with SIGCONT only when this is false, and when
+  // goscope dies the guardian leaves the target stopped (dlv SIGKILLed after
+  // the bytes are written back, not told to Detach, which SIGCONTs it).
   bool stoppedBefore = false;
 };
 
