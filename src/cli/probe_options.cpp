@@ -98,6 +98,12 @@ void raiseIfSessionFailed(const api::EventTotals& t) {
            "everything recorded before the exec is printed above"});
 }
 
+void printLineIfAny(const std::string& line) {
+  if (!line.empty()) std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+void printHiddenCalls(uint64_t calls) { printLineIfAny(api::hiddenCallsLine(calls)); }
+
 void reportTimings(const api::DelveCosts& c, const char* note) {
   std::fprintf(stderr, "goscope: PID %d was stopped %.1f ms%s; attach %.0f ms, detach %.0f ms, %.0f ms end to end\n", c.pid,
                c.stoppedMs, note ? note : "", c.attachMs, c.detachMs, c.totalMs);
