@@ -114,6 +114,11 @@ TEST_CASE("access: with setcap cap_bpf,cap_perfmon+ep another user sees only its
     auto r = run(std::string(kAsNobody) + box.goscope + " count -p " + std::to_string(rootLoop.pid()) + " main.add -d 1");
     INFO("stderr: " << r.err);
     CHECK(r.exitCode == 6);
+    REQUIRE(splitLines(r.err).size() == 1);
+    CHECK(r.err.rfind("goscope: count: goscope needs CAP_SYS_PTRACE to probe PID " + std::to_string(rootLoop.pid()) +
+                          ": it runs as uid 0, goscope as uid 65534",
+                      0) == 0);
+    CHECK(r.out.empty());
   }
 
   SUBCASE("only root runs the file: uid 65534 counts nothing and says what it dropped") {
