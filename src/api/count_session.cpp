@@ -282,7 +282,9 @@ void AggregateSession::onBound(BoundCallback callback) { impl_->onBound_ = std::
 SessionCost AggregateSession::cost() const {
   if (!impl_->meter_) return {};
   const double elapsed = (impl_->detached_ ? impl_->endS_ : monotonicSeconds() - impl_->startS_);
-  return impl_->meter_->totals(elapsed);
+  SessionCost c = impl_->meter_->totals(elapsed);
+  c.hiddenCalls = hiddenCalls();
+  return c;
 }
 
 Detached AggregateSession::detach() {

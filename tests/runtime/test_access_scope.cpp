@@ -57,6 +57,19 @@ int64_t countOf(const std::string& out, const std::string& func) {
   return -1;
 }
 
+// "hidden_calls" of the session_cost object count --json ends with, -1 when absent.
+int64_t hiddenInJson(const std::string& out) {
+  for (const auto& line : splitLines(out)) {
+    if (line.empty() || line[0] != '{') continue;
+    auto o = boost::json::parse(line).as_object();
+    if (o.contains("session_cost")) {
+      auto& c = o["session_cost"].as_object();
+      return c.contains("hidden_calls") ? c["hidden_calls"].as_int64() : -1;
+    }
+  }
+  return -1;
+}
+
 // N from "goscope: N calls by processes of other users were not shown ...", -1 when absent.
 int64_t hiddenCalls(const std::string& err) {
   const std::string tail = " calls by processes of other users were not shown (goscope is not fully privileged: see docs/security.md)";
@@ -135,6 +148,7 @@ TEST_CASE("access: with setcap cap_bpf,cap_perfmon+ep another user sees only its
     const int64_t hidden = hiddenCalls(r.err);
     CHECK(hidden >= 5);
     CHECK(hidden <= made + 1);
+    CHECK(hiddenInJson(r.out) == hidden);
   }
 
   SUBCASE("both run it: uid 65534 counts and traces only its own process, root sees both") {
@@ -190,6 +204,7 @@ TEST_CASE("access: with setcap cap_bpf,cap_perfmon+ep another user sees only its
     CHECK(all > std::max(rootMade2, nobodyMade2) + 1);  // more than one process's calls
     CHECK(all <= rootMade2 + nobodyMade2 + 2);
     CHECK(hiddenCalls(a.err) == -1);
+    CHECK(hiddenInJson(a.out) == -1);
     CHECK(a.err.find("not fully privileged") == std::string::npos);
   }
   CHECK(rootLoop.alive());
