@@ -17,6 +17,7 @@
  */
 #include "vmlinux.h"
 
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -28,6 +29,23 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 goid_offset = 152;      /* g.goid (Go 1.19; from DWARF) */
 const volatile __u32 stack_hi_offset = 8;    /* g.stack.hi */
 const volatile __u64 wakeup_bytes = 0;       /* 0: adaptive wakeups (libbpf default) */
+
+/* Who may be seen (src/backend/bpf/privileges.cpp decides, docs/security.md
+ * says why). 0: every task (goscope is fully privileged). 1: only tasks
+ * goscope's user may ptrace, by the kernel's own rule for a caller without
+ * CAP_SYS_PTRACE (ptrace_may_access, PTRACE_MODE_ATTACH_REALCREDS): the
+ * task's real, effective and saved uid are access_uid, its three gids
+ * access_gid, its permitted capabilities a subset of access_caps (goscope's
+ * own), and its memory is dumpable (not a setuid program, nor one that
+ * changed its ids). Anything else is dropped before it is counted; the drops
+ * are counted (GS_STAT_FOREIGN). Constant after load: off costs nothing. */
+const volatile __u32 access_filter = 0;
+const volatile __u32 access_uid = 0;
+const volatile __u32 access_gid = 0;
+const volatile __u64 access_caps = 0;
+
+#define GS_MMF_DUMPABLE_MASK 3ULL /* mm->flags bits 0-1: get_dumpable() */
+#define GS_SUID_DUMP_USER 1ULL
 
 /* Written by user space (mmapped .bss) while attached: which generation of
  * links counts (GS_COOKIE_GEN). */
@@ -118,6 +136,33 @@ struct {
 static __always_inline void stat_inc(__u32 idx) {
   __u64 *v = bpf_map_lookup_elem(&stats, &idx);
   if (v) __sync_fetch_and_add(v, 1);
+}
+
+/* The ids of struct cred from uid to egid, in the kernel's order (unchanged
+ * since credentials became a struct, 2.6.29). */
+struct gs_cred_ids {
+  __u32 uid, gid, suid, sgid, euid, egid;
+};
+
+/* May goscope's user ptrace the current task? (access_filter above). The
+ * task's objective credentials (real_cred), as ptrace_may_access reads them.
+ * Any failed read means no. */
+static __always_inline int current_visible(void) {
+  struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+  const struct cred *c = BPF_CORE_READ(t, real_cred);
+  if (!c) return 0;
+  struct gs_cred_ids ids;
+  if (bpf_probe_read_kernel(&ids, sizeof ids, __builtin_preserve_access_index(&c->uid))) return 0;
+  if (ids.uid != access_uid || ids.euid != access_uid || ids.suid != access_uid) return 0;
+  if (ids.gid != access_gid || ids.egid != access_gid || ids.sgid != access_gid) return 0;
+  __u64 caps = 0; /* kernel_cap_t: one u64 since 6.3, two u32 before: 8 bytes either way */
+  if (bpf_probe_read_kernel(&caps, sizeof caps, __builtin_preserve_access_index(&c->cap_permitted))) return 0;
+  if (caps & ~access_caps) return 0;
+  struct mm_struct *mm = BPF_CORE_READ(t, mm);
+  if (!mm) return 0;
+  __u64 flags = 0; /* an unsigned long, or mm_flags_t whose first word it is (6.18) */
+  if (bpf_probe_read_kernel(&flags, sizeof flags, __builtin_preserve_access_index(&mm->flags))) return 0;
+  return (flags & GS_MMF_DUMPABLE_MASK) == GS_SUID_DUMP_USER;
 }
 
 /* An atomic max without a helper: a few compare-and-swap attempts. Losing a
@@ -311,6 +356,12 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
   if (site == GS_SITE_ENTRY_STACKCHECK && (ctx->flags & (GS_EFLAGS_CF | GS_EFLAGS_ZF))) {
     /* This pass goes to morestack and comes back through the entry. */
     stat_inc(GS_STAT_MORESTACK);
+    return 0;
+  }
+  if (access_filter && !current_visible()) {
+    /* Another user's process (or one more privileged): nothing of it is
+     * counted or sent; its calls (entries) are counted as dropped. */
+    if (site != GS_SITE_RETURN) stat_inc(GS_STAT_FOREIGN);
     return 0;
   }
   stat_inc(GS_STAT_HITS);

@@ -189,7 +189,8 @@ enum gs_stat {
   GS_STAT_MISMATCHES = 6,  /* returns without an entry, all probes */
   GS_STAT_HITS = 7,        /* program runs, all probes */
   GS_STAT_SAMPLED_OUT = 8, /* calls whose events sampling left out (sample_every) */
-  GS_STAT_COUNT = 9,
+  GS_STAT_FOREIGN = 9,     /* calls of tasks goscope's user may not ptrace, dropped (access_filter) */
+  GS_STAT_COUNT = 10,
 };
 
 /* ---- events ----------------------------------------------------------------

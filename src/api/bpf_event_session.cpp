@@ -127,6 +127,7 @@ class BpfEventSession final : public EventSession {
   }
 
   Backend path() const override { return Backend::Bpf; }
+  std::string accessNotice() const override { return engine_ ? api::accessNotice(*engine_, target_) : ""; }
 
   std::string announcement() const override {
     char line[512];
@@ -172,6 +173,8 @@ class BpfEventSession final : public EventSession {
     auto detached = engine_->detachAll();
     t.detachedPoints = detached.points;
     t.detachMs = detached.detachMs;
+    t.hiddenCalls = engine_->stats().foreignCalls;  // every probe is off: final
+    t.cost.hiddenCalls = t.hiddenCalls;
     return t;
   }
 
@@ -344,6 +347,7 @@ class BpfEventSession final : public EventSession {
     t.unfinished = pending_.size() + dropped_;
     t.unmatched = unmatched_;
     t.sampledOut = st.sampledOut;
+    t.hiddenCalls = st.foreignCalls;
     t.target = target_.describe();
     t.targetIsLaunched = target_.isLaunched();
     t.targetIsBinaryWide = target_.isBinaryWide();

@@ -32,6 +32,13 @@ std::string attachedLine(const Selection& sel, const bpf::AttachStats& stats, co
   return line + skipped + "; Ctrl-C to stop";
 }
 
+std::string accessNotice(const bpf::Engine& engine, const TracedTarget& target) {
+  if (!target.isBinaryWide()) return "";
+  return bpf::accessNotice(engine.accessScope());
+}
+
+std::string hiddenCallsLine(uint64_t calls) { return calls ? bpf::foreignCallsLine(calls) : ""; }
+
 struct AggregateSession::Impl {
   explicit Impl(TracedTarget t) : target_(std::move(t)) {}
   TracedTarget target_;
@@ -54,6 +61,7 @@ struct AggregateSession::Impl {
   bool enforce_ = false;
   uint64_t lostStacks_ = 0;
   uint64_t cutStacks_ = 0;
+  uint64_t hiddenCalls_ = 0;  // read at detach: the engine goes with it
   bool enforce() const { return enforce_; }
   void govern(bool act = true);
 };
@@ -201,6 +209,15 @@ std::string AggregateSession::announcement() const {
   return attachedLine(impl_->selection_, impl_->attach_, impl_->target_.describe());
 }
 
+std::string AggregateSession::accessNotice() const {
+  return impl_->engine_ ? api::accessNotice(*impl_->engine_, impl_->target_) : "";
+}
+
+uint64_t AggregateSession::hiddenCalls() const {
+  if (impl_->detached_ || !impl_->engine_) return impl_->hiddenCalls_;
+  return impl_->engine_->stats().foreignCalls;
+}
+
 Result<CountSnapshot> AggregateSession::snapshot() const {
   if (impl_->detached_) return fail(ErrorKind::Internal, "count session already detached");
   auto counts = impl_->engine_->counts();
@@ -275,7 +292,9 @@ void AggregateSession::onBound(BoundCallback callback) { impl_->onBound_ = std::
 SessionCost AggregateSession::cost() const {
   if (!impl_->meter_) return {};
   const double elapsed = (impl_->detached_ ? impl_->endS_ : monotonicSeconds() - impl_->startS_);
-  return impl_->meter_->totals(elapsed);
+  SessionCost c = impl_->meter_->totals(elapsed);
+  c.hiddenCalls = hiddenCalls();
+  return c;
 }
 
 Detached AggregateSession::detach() {
@@ -283,8 +302,9 @@ Detached AggregateSession::detach() {
   // The last counts into the meter before they go.
   impl_->govern(false);
   impl_->endS_ = monotonicSeconds() - impl_->startS_;
-  impl_->detached_ = true;
   auto d = impl_->engine_->detachAll();
+  impl_->hiddenCalls_ = impl_->engine_->stats().foreignCalls;  // every probe is off: final
+  impl_->detached_ = true;
   return {d.points, d.detachMs};
 }
 

@@ -54,6 +54,7 @@ class MovingEventSession final : public EventSession {
 
   Backend path() const override { return bpf_ ? Backend::Bpf : Backend::Delve; }
   std::string announcement() const override { return delve_->announcement(); }
+  std::string accessNotice() const override { return bpf_ ? bpf_->accessNotice() : ""; }
   void stop() override {
     stopAsked_ = true;
     if (bpf_) bpf_->stop();

@@ -44,6 +44,7 @@ struct EventTotals {
   double detachMs = 0;
 
   uint64_t sampledOut = 0;                  // calls whose events the overhead bound's sampling left out
+  uint64_t hiddenCalls = 0;                 // calls of processes this user may not ptrace, dropped (docs/security.md)
 
   // Delve path: how long the target was stopped, and the session's costs.
   DelveCosts costs;
@@ -59,6 +60,9 @@ class EventSession {
   virtual Backend path() const = 0;
   // One line for stderr: what was attached where, how fast, how to stop.
   virtual std::string announcement() const = 0;
+  // Not fully privileged: one line for stderr before the announcement of a
+  // -b session on BPF (only this user's processes are traced); else empty.
+  virtual std::string accessNotice() const { return ""; }
   // Delivers calls to `sink` (false from the sink: nobody reads any more)
   // until request.maxHits, request.durationS, a stop signal, the target's
   // end or an error; then removes every probe or breakpoint and detaches.

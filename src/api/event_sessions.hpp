@@ -24,4 +24,9 @@ bool wantsToMove(const EventSession& session);
 // "goscope: 12 functions, 30 probes attached to PID 7 (...) in 4.1 ms (uprobe_multi); Ctrl-C to stop"
 std::string attachedLine(const Selection& selection, const bpf::AttachStats& stats, const std::string& target);
 
+// Not fully privileged (docs/security.md): the line said before a -b
+// session's announcement (only its user's processes are traced), empty when
+// every process is seen or the target is one process (whose access was checked).
+std::string accessNotice(const bpf::Engine& engine, const TracedTarget& target);
+
 }  // namespace goscope::api

@@ -54,6 +54,9 @@ Result<TracedTarget> openTarget(const ProbeRequest& request);
 // CAP_BPF and CAP_PERFMON (or root), and a kernel with uprobes: what every
 // in-kernel session needs. Permission or External errors say which is missing.
 Result<void> checkBpfPrivileges();
+// The line said at the end of a BPF session whose kernel side dropped
+// `calls` calls of other users' processes (docs/security.md); empty for 0.
+std::string hiddenCallsLine(uint64_t calls);
 
 // ---- planning ---------------------------------------------------------------
 
@@ -131,6 +134,12 @@ class AggregateSession {
   std::optional<std::string> readVariable() const;
   // One line for stderr: what was attached where, how fast, how to stop.
   std::string announcement() const;
+  // Not fully privileged: one line for stderr before the announcement of a
+  // -b session (only this user's processes are traced); else empty.
+  std::string accessNotice() const;
+  // Calls of processes this user may not ptrace, dropped in the kernel
+  // before they were counted (0 when fully privileged). Final after detach().
+  uint64_t hiddenCalls() const;
 
   Result<CountSnapshot> snapshot() const;
   // With request.capture.stack: how often each distinct stack reached the

@@ -14,7 +14,8 @@ Result<TracedTarget> openTarget(const ProbeRequest& r) {
   // Before the target is opened or a -c command started: without the
   // capabilities nothing the in-kernel subcommands do can be attached, and
   // the error should say so first (not after a command has run unobserved).
-  if (r.action == Action::Count || r.action == Action::Latency || r.action == Action::Trace)
+  const bool bpfAction = r.action == Action::Count || r.action == Action::Latency || r.action == Action::Trace;
+  if (bpfAction)
     if (auto ok = checkBpfPrivileges(); !ok) return ok.failure();
   auto t = TracedTarget::open(r.target);
   if (t) return t;
@@ -22,7 +23,16 @@ Result<TracedTarget> openTarget(const ProbeRequest& r) {
   // An executable /proc will not show: the ptrace check says more precisely
   // what is missing (another user's process, no CAP_SYS_PTRACE).
   if (e.kind == ErrorKind::Permission && r.target.pid)
-    if (auto ok = checkPtracePrivileges(*r.target.pid); !ok) return ok.failure();
+    if (auto ok = checkPtracePrivileges(*r.target.pid); !ok) {
+      // The check speaks of dlv; the in-kernel subcommands need the same
+      // access for goscope itself (docs/security.md).
+      Error p = ok.error();
+      const std::string delve = "Delve needs CAP_SYS_PTRACE to attach to ";
+      if (bpfAction && p.message.rfind(delve, 0) == 0)
+        p.message = std::string(actionName(r.action)) + ": goscope needs CAP_SYS_PTRACE to probe " +
+                    p.message.substr(delve.size());
+      return fail(p);
+    }
   if (e.kind == ErrorKind::Usage) e.message = std::string(actionName(r.action)) + ": " + e.message;
   return fail(e);
 }

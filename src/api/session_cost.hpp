@@ -24,6 +24,9 @@ struct SessionCost {
   bool enforced = false;     // --max-overhead given: the bound acted, not only warned
   std::string figures;       // where the per-hit figures come from
   std::vector<std::string> actions;  // what the bound did, in order ("sampled main.hot 1 in 8 from 2.1 s", ...)
+  // BPF, not fully privileged: calls of other users' processes dropped in
+  // the kernel, not counted (docs/security.md). JSON "hidden_calls" when > 0.
+  uint64_t hiddenCalls = 0;
 
   // The probes' share of the target's time, in % of one CPU.
   double sharePct() const { return elapsedS > 0 ? (cpuMs + stoppedMs) / (elapsedS * 10) : 0; }

@@ -28,6 +28,7 @@ void printTotals(const api::EventTotals& t, bool cond) {
     std::fprintf(stderr, "goscope: %lld hits in %.2f s (%.1f hits/s); %s\n", t.calls, t.activeS, rate, api::describe(t.end));
     std::fprintf(stderr, "goscope: PID %d was not stopped (BPF path); detached %zu probes in %.1f ms\n", t.pid,
                  t.detachedPoints, t.detachMs);
+    printHiddenCalls(t.hiddenCalls);
     return;
   }
   std::fprintf(stderr, "goscope: %lld hits in %.2f s (%.1f hits/s)%s\n", t.calls, t.activeS, rate,

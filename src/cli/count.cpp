@@ -107,6 +107,7 @@ int runCount(const std::vector<std::string>& argv) {
 
   const bool json = args.has("json");
   auto session = orRaise(api::AggregateSession::start(std::move(target), request));
+  printLineIfAny(session->accessNotice());
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   auto out = output::makeOutput(json);
   CountReporter reporter(*out, session->readVariable(), json);
@@ -119,6 +120,7 @@ int runCount(const std::vector<std::string>& argv) {
   if (!json) std::fprintf(stderr, "goscope: %s; %zu functions probed\n", describe(why).c_str(), session->functionCount());
   auto detached = session->detach();
   std::fprintf(stderr, "goscope: detached %zu probes in %.1f ms\n", detached.points, detached.ms);
+  printHiddenCalls(session->hiddenCalls());
   out->sessionCost(session->cost());
   out->flush();
   raiseIfTargetGone(session->target(), why);

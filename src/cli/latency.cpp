@@ -47,6 +47,7 @@ int runLatency(const std::vector<std::string>& argv) {
   planOrRaise(args, request, target.binary(), request.target.pid);
   const bool json = args.has("json");
   auto session = orRaise(api::AggregateSession::start(std::move(target), request));
+  printLineIfAny(session->accessNotice());
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   auto out = output::makeOutput(json);
   session->onBound([&](const api::BoundAction& a) { out->bound(a); });
@@ -57,6 +58,7 @@ int runLatency(const std::vector<std::string>& argv) {
   if (auto snap = session->snapshot()) report(*out, *snap, true);
   std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
   session->detach();
+  printHiddenCalls(session->hiddenCalls());
   out->sessionCost(session->cost());
   out->flush();
   raiseIfTargetGone(session->target(), why);

@@ -105,6 +105,12 @@ void raiseIfSessionFailed(const api::EventTotals& t) {
            "everything recorded before it exited is printed above"});
 }
 
+void printLineIfAny(const std::string& line) {
+  if (!line.empty()) std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+void printHiddenCalls(uint64_t calls) { printLineIfAny(api::hiddenCallsLine(calls)); }
+
 void reportTimings(const api::DelveCosts& c, const char* note) {
   if (c.leftStopped) {  // stopped by the user before: no pause of goscope's to report
     std::fprintf(stderr,

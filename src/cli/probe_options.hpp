@@ -28,6 +28,12 @@ void showProgressOnTerminal();
 
 // A line goscope says while it works (a fallback): "goscope: LINE" on stderr.
 void printNotice(const std::string& line);
+// Not fully privileged (docs/security.md): a whole line (already "goscope: ...")
+// on stderr when not empty — the access notice before a -b session.
+void printLineIfAny(const std::string& line);
+// ... and after a BPF session, how many calls of other users' processes the
+// kernel dropped (nothing when none).
+void printHiddenCalls(uint64_t calls);
 
 // A -p target that exited or replaced its program (exec) ended the session:
 // after everything recorded is printed, that is exit 8 with one line, as on

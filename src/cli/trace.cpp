@@ -74,6 +74,7 @@ int printFolded(api::AggregateSession& session) {
                  "the folded lines\n",
                  static_cast<unsigned long long>(lost));
   session.detach();
+  printHiddenCalls(session.hiddenCalls());
   std::fprintf(stderr, "goscope: %s\n", api::describe(session.cost()).c_str());
   raiseIfTargetGone(session.target(), why);
   return 0;
@@ -99,6 +100,7 @@ void printTotals(const api::EventTotals& t) {
   if (t.unmatched)
     std::fprintf(stderr, "goscope: %llu returns of calls already running when probes were attached\n",
                  static_cast<unsigned long long>(t.unmatched));
+  printHiddenCalls(t.hiddenCalls);
   // trace has always said "target exited" (break: "the target exited").
   std::fprintf(stderr, "goscope: %s\n", t.end == api::EventEnd::TargetExited ? "target exited" : api::describe(t.end));
 }
@@ -138,10 +140,12 @@ int runTrace(const std::vector<std::string>& argv) {
 
   if (folded) {
     auto session = orRaise(api::AggregateSession::start(std::move(target), request));
+    printLineIfAny(session->accessNotice());
     std::fprintf(stderr, "%s\n", session->announcement().c_str());
     return printFolded(*session);
   }
   auto session = orRaise(api::startEventSession(request, plan, std::move(target), printNotice));
+  printLineIfAny(session->accessNotice());
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   auto out = output::makeOutput(json);
   const bool delve = session->path() == Backend::Delve;

@@ -130,6 +130,7 @@ class JsonOutput final : public Output {
                           {"peak_rate", std::llround(c.peakRate)},
                           {"figures", c.figures}};
     if (!c.peakFunction.empty()) o["peak_func"] = c.peakFunction;
+    if (c.hiddenCalls) o["hidden_calls"] = c.hiddenCalls;
     boost::json::array actions;
     for (const auto& a : c.actions) actions.push_back(boost::json::value(a));
     o["bound_actions"] = std::move(actions);

@@ -119,6 +119,7 @@ struct Attachment {
 struct Engine::Impl {
   EngineOptions opt;
   KernelFeatures feat;
+  AccessScope scope;
   goscope_bpf* skel = nullptr;
   ring_buffer* rb = nullptr;
   bool multiLoaded = false;
@@ -334,6 +335,7 @@ Engine::~Engine() {
 const EngineOptions& Engine::options() const { return impl_->opt; }
 const KernelFeatures& Engine::features() const { return impl_->feat; }
 bool Engine::usesUprobeMulti() const { return impl_->multiLoaded; }
+const AccessScope& Engine::accessScope() const { return impl_->scope; }
 
 Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
   static std::once_flag printOnce;
@@ -349,9 +351,12 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
 
   if (auto r = checkPrivileges(); !r) return r.failure();
   if (auto r = checkBpfAvailable(); !r) return r.failure();
+  auto scope = currentAccessScope();
+  if (!scope) return scope.failure();
 
   auto impl = std::make_unique<Impl>();
   impl->opt = o;
+  impl->scope = *scope;
   impl->feat = probeKernelFeatures();
   int n = libbpf_num_possible_cpus();
   impl->ncpus = n > 0 ? n : 1;
@@ -387,6 +392,12 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
   skel->rodata->stack_hi_offset = o.stackHiOffset;
   uint32_t wakeup = o.wakeupBytes ? o.wakeupBytes : o.ringBytes / 16;
   skel->rodata->wakeup_bytes = wakeup;
+  // Not fully privileged: the programs see only the processes this user may
+  // ptrace (privileges.hpp, AccessScope).
+  skel->rodata->access_filter = impl->scope.everyone ? 0 : 1;
+  skel->rodata->access_uid = impl->scope.uid;
+  skel->rodata->access_gid = impl->scope.gid;
+  skel->rodata->access_caps = impl->scope.capsCeiling;
 
   uint32_t stackTraces = o.stackTraceEntries ? o.stackTraceEntries : 1;
   uint32_t stackCountEntries =
@@ -436,8 +447,9 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
                                          (tail.empty() ? "" : "\n" + tail),
                 "run with -v for libbpf's full log");
   }
-  spdlog::debug("bpf: programs loaded in {:.1f} ms (uprobe_multi {}, perf fallback {}, {} CPUs)", msSince(t0),
-                wantMulti, wantPerf, impl->ncpus);
+  spdlog::debug("bpf: programs loaded in {:.1f} ms (uprobe_multi {}, perf fallback {}, {} CPUs, {})", msSince(t0),
+                wantMulti, wantPerf, impl->ncpus,
+                impl->scope.everyone ? "every process visible" : "only uid " + std::to_string(impl->scope.uid) + "'s processes visible");
   impl->multiLoaded = wantMulti;
   if (o.measureProgramTime) impl->statsFd = bpf_enable_stats(BPF_STATS_RUN_TIME);
   impl->perfLoaded = wantPerf;
@@ -979,6 +991,7 @@ EngineStats Engine::stats() const {
   s.readErrors = get(GS_STAT_READ_ERRORS);
   s.mismatches = get(GS_STAT_MISMATCHES);
   s.sampledOut = get(GS_STAT_SAMPLED_OUT);
+  s.foreignCalls = get(GS_STAT_FOREIGN);
   return s;
 }
 

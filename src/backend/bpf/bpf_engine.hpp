@@ -146,6 +146,9 @@ struct EngineStats {
   uint64_t readErrors = 0;    // failed user-memory reads (g, goid, captures, globals)
   uint64_t mismatches = 0;    // returns without an entry, all probes
   uint64_t sampledOut = 0;    // calls whose events sampling left out
+  // Calls of processes goscope's user may not ptrace, dropped before they
+  // were counted (not fully privileged: Engine::accessScope()).
+  uint64_t foreignCalls = 0;
   uint64_t lost() const { return lostRingFull + lostBusy; }
 };
 
@@ -161,6 +164,9 @@ class Engine {
   const EngineOptions& options() const;
   const KernelFeatures& features() const;
   bool usesUprobeMulti() const;
+  // Whose processes the programs see (privileges.hpp): decided at load from
+  // this process's privileges, never by an option.
+  const AccessScope& accessScope() const;
 
   // (Re)configures a probe id and zeroes its aggregates. May be called while
   // attached; hits of unconfigured ids are ignored (EngineStats::noConfig).

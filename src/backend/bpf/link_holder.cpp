@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -375,7 +376,10 @@ std::string findProgram(std::string& why) {
       why = "GOSCOPE_LINK_HOLDER=off";
       return {};
     }
-    return env;
+    // A goscope with file capabilities (setcap) runs for a user who does
+    // not have them: that user's variable must not choose the program that
+    // is handed the BPF program's fd (docs/security.md).
+    if (::getauxval(AT_SECURE) == 0) return env;
   }
   {
     std::lock_guard<std::mutex> lock(gProgramMutex);

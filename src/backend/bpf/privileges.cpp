@@ -18,6 +18,7 @@
 namespace goscope::bpf {
 
 namespace {
+constexpr int kCapSysPtrace = 19;
 constexpr int kCapSysAdmin = 21;
 constexpr int kCapPerfmon = 38;
 constexpr int kCapBpf = 39;
@@ -38,7 +39,47 @@ Capabilities currentCapabilities() {
   c.sysAdmin = hasCap(data, kCapSysAdmin);
   c.bpf = hasCap(data, kCapBpf);
   c.perfmon = hasCap(data, kCapPerfmon);
+  c.sysPtrace = hasCap(data, kCapSysPtrace);
+  c.permitted = static_cast<uint64_t>(data[1].permitted) << 32 | data[0].permitted;
   return c;
+}
+
+Result<AccessScope> decideAccessScope(const Capabilities& caps, bool initialUserNs, uint32_t uid, uint32_t gid) {
+  if (caps.sysPtrace && initialUserNs) return AccessScope{.everyone = true};
+  if (!initialUserNs)
+    // The program compares the kernel's ids; ours are another namespace's.
+    return fail(ErrorKind::Permission,
+                "goscope runs in a user namespace without CAP_SYS_PTRACE in the initial one: the BPF path cannot "
+                "tell which processes are its user's",
+                "run it in the initial user namespace (as root, or with setcap cap_bpf,cap_perfmon+ep: "
+                "docs/security.md)");
+  return AccessScope{.everyone = false, .uid = uid, .gid = gid, .capsCeiling = caps.permitted};
+}
+
+namespace {
+// "0 0 4294967295": the identity map of the initial user namespace.
+bool inInitialUserNamespace() {
+  std::ifstream in("/proc/self/uid_map");
+  unsigned long long inside = 1, outside = 1, count = 0;
+  if (!(in >> inside >> outside >> count)) return true;  // no /proc: nothing to tell it by
+  std::string more;
+  return inside == 0 && outside == 0 && count == 4294967295ULL && !(in >> more);
+}
+}  // namespace
+
+Result<AccessScope> currentAccessScope() {
+  return decideAccessScope(currentCapabilities(), inInitialUserNamespace(), ::getuid(), ::getgid());
+}
+
+std::string accessNotice(const AccessScope& scope) {
+  if (scope.everyone) return "";
+  return "goscope: not fully privileged (no CAP_SYS_PTRACE): only processes of uid " + std::to_string(scope.uid) +
+         " that it may ptrace are traced; calls of other processes are dropped (docs/security.md)";
+}
+
+std::string foreignCallsLine(uint64_t calls) {
+  return "goscope: " + std::to_string(calls) +
+         " calls by processes of other users were not shown (goscope is not fully privileged: see docs/security.md)";
 }
 
 Result<void> checkPrivileges() {
@@ -50,8 +91,9 @@ Result<void> checkPrivileges() {
   return fail(ErrorKind::Permission,
               "the BPF backend needs " + missing + " (or CAP_SYS_ADMIN); this process has " +
                   (c.root ? "uid 0 but not those capabilities" : "neither"),
-              "run as root (sudo goscope ...), or grant them: setcap cap_bpf,cap_perfmon+ep $(which goscope); "
-              "in a container add --cap-add BPF --cap-add PERFMON (and SYS_PTRACE to read other processes)");
+              "run as root (sudo goscope ...), or grant them: setcap cap_bpf,cap_perfmon+ep $(which goscope) "
+              "(that goscope then sees only its user's own processes: docs/security.md); "
+              "in a container add --cap-add BPF --cap-add PERFMON (and SYS_PTRACE to see other users' processes)");
 }
 
 Result<void> checkBpfAvailable() {

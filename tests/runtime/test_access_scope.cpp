@@ -1,0 +1,211 @@
+// A goscope that is not fully privileged sees only the processes its user may
+// ptrace (docs/security.md, "What `setcap` grants"): a copy of goscope with
+// cap_bpf,cap_perfmon+ep, run as uid 65534, counts and traces `-b` on a
+// binary that both root and uid 65534 run, and must show none of root's
+// calls — and say how many it dropped. The same command as root sees both.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "support/run.hpp"
+
+using namespace goscope::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kAsNobody = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- ";
+
+// File capabilities as setcap(8) writes them (struct vfs_cap_data, revision
+// 2): permitted cap_bpf (39) and cap_perfmon (38), the effective bit set.
+bool setBpfPerfmonCaps(const std::string& path) {
+  struct {
+    uint32_t magic;
+    struct {
+      uint32_t permitted, inheritable;
+    } data[2];
+  } caps{0x02000000u | 0x000001u, {{0, 0}, {(1u << (38 - 32)) | (1u << (39 - 32)), 0}}};
+  return ::setxattr(path.c_str(), "security.capability", &caps, sizeof caps, 0) == 0;
+}
+
+// Lines "add(42, 13) = 55" a `functions --loop` has written to its file:
+// one per call of main.add, 10 a second.
+int64_t callsIn(const std::string& file) {
+  std::ifstream in(file);
+  std::string line;
+  int64_t n = 0;
+  while (std::getline(in, line))
+    if (line.rfind("add(42, 13) = 55", 0) == 0) n++;
+  return n;
+}
+
+int64_t countOf(const std::string& out, const std::string& func) {
+  for (const auto& line : splitLines(out)) {
+    if (line.empty() || line[0] != '{') continue;
+    auto o = boost::json::parse(line).as_object();
+    if (o.contains("final") && o["func"].as_string() == func) return o["count"].as_int64();
+  }
+  return -1;
+}
+
+// "hidden_calls" of the session_cost object count --json ends with, -1 when absent.
+int64_t hiddenInJson(const std::string& out) {
+  for (const auto& line : splitLines(out)) {
+    if (line.empty() || line[0] != '{') continue;
+    auto o = boost::json::parse(line).as_object();
+    if (o.contains("session_cost")) {
+      auto& c = o["session_cost"].as_object();
+      return c.contains("hidden_calls") ? c["hidden_calls"].as_int64() : -1;
+    }
+  }
+  return -1;
+}
+
+// N from "goscope: N calls by processes of other users were not shown ...", -1 when absent.
+int64_t hiddenCalls(const std::string& err) {
+  const std::string tail = " calls by processes of other users were not shown (goscope is not fully privileged: see docs/security.md)";
+  for (const auto& line : splitLines(err))
+    if (line.rfind("goscope: ", 0) == 0 && line.find(tail) != std::string::npos)
+      return std::stoll(line.substr(9, line.find(' ', 9) - 9));
+  return -1;
+}
+
+// A private copy of goscope with the capabilities and of the fixture, in a
+// directory uid 65534 can read; the fixture is a copy so that no other
+// test's process runs the same file.
+struct Sandbox {
+  std::string dir = "/tmp/goscope-access-" + std::to_string(::getpid());
+  std::string goscope = dir + "/goscope";
+  std::string functions = dir + "/functions";
+  bool ok = false;
+  Sandbox() {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+    fs::copy_file(cliPath(), goscope);
+    fs::copy_file(fixture("functions"), functions);
+    ::chmod(goscope.c_str(), 0755);
+    ::chmod(functions.c_str(), 0755);
+    ok = setBpfPerfmonCaps(goscope);
+  }
+  ~Sandbox() { fs::remove_all(dir); }
+  // `functions --loop` as root or uid 65534, its stdout into a file of the sandbox.
+  std::vector<std::string> loop(const std::string& as, const std::string& out) const {
+    return {"/bin/sh", "-c", "exec " + as + functions + " --loop > " + out};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("access: with setcap cap_bpf,cap_perfmon+ep another user sees only its own processes (count and trace -b)") {
+  if (::geteuid() != 0 || run(std::string(kAsNobody) + "true").exitCode != 0) {
+    MESSAGE("needs root and a working setpriv (util-linux): skipped");
+    return;
+  }
+  Sandbox box;
+  REQUIRE_MESSAGE(box.ok, "setting file capabilities failed (a filesystem without security xattrs?)");
+  const std::string rootOut = box.dir + "/root.out", nobodyOut = box.dir + "/nobody.out";
+  {
+    std::ofstream(nobodyOut).flush();
+    ::chown(nobodyOut.c_str(), 65534, 65534);
+  }
+
+  // The copy really is unprivileged for uid 65534: -p of root's process is refused.
+  Child rootLoop(box.loop("", rootOut));
+  REQUIRE(waitUntil([&] { return callsIn(rootOut) >= 2; }, 10s));
+  {
+    auto r = run(std::string(kAsNobody) + box.goscope + " count -p " + std::to_string(rootLoop.pid()) + " main.add -d 1");
+    INFO("stderr: " << r.err);
+    CHECK(r.exitCode == 6);
+    REQUIRE(splitLines(r.err).size() == 1);
+    CHECK(r.err.rfind("goscope: count: goscope needs CAP_SYS_PTRACE to probe PID " + std::to_string(rootLoop.pid()) +
+                          ": it runs as uid 0, goscope as uid 65534",
+                      0) == 0);
+    CHECK(r.out.empty());
+  }
+
+  SUBCASE("only root runs the file: uid 65534 counts nothing and says what it dropped") {
+    const int64_t before = callsIn(rootOut);
+    auto r = run(std::string(kAsNobody) + box.goscope + " count --json -b " + box.functions + " main.add -d 2");
+    const int64_t made = callsIn(rootOut) - before;
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exitCode == 0);
+    CHECK(r.err.find("only processes of uid 65534 that it may ptrace are traced") != std::string::npos);
+    CHECK(countOf(r.out, "main.add") == 0);
+    // Not vacuous: root's process called main.add meanwhile, the probes fired
+    // in it, and every one of those calls was dropped and counted.
+    CHECK(made >= 5);
+    const int64_t hidden = hiddenCalls(r.err);
+    CHECK(hidden >= 5);
+    CHECK(hidden <= made + 1);
+    CHECK(hiddenInJson(r.out) == hidden);
+  }
+
+  SUBCASE("both run it: uid 65534 counts and traces only its own process, root sees both") {
+    Child nobodyLoop(box.loop(kAsNobody, nobodyOut));
+    REQUIRE(waitUntil([&] { return callsIn(nobodyOut) >= 2; }, 10s));
+
+    const int64_t rootBefore = callsIn(rootOut), nobodyBefore = callsIn(nobodyOut);
+    auto r = run(std::string(kAsNobody) + box.goscope + " count --json -b " + box.functions + " main.add -d 2");
+    const int64_t rootMade = callsIn(rootOut) - rootBefore, nobodyMade = callsIn(nobodyOut) - nobodyBefore;
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exitCode == 0);
+    const int64_t seen = countOf(r.out, "main.add");
+    CAPTURE(seen);
+    CAPTURE(rootMade);
+    CAPTURE(nobodyMade);
+    // Its own process's calls, at most those it made in the window (root's
+    // would double the figure); root's dropped and said.
+    CHECK(seen >= 5);
+    CHECK(seen <= nobodyMade + 1);
+    const int64_t hidden = hiddenCalls(r.err);
+    CHECK(hidden >= 5);
+    CHECK(hidden <= rootMade + 1);
+
+    // trace -b prints the calls of uid 65534's process only, with their arguments.
+    auto t = run(std::string(kAsNobody) + box.goscope + " trace --json -b " + box.functions + " main.add -d 2");
+    INFO("trace stderr: " << t.err);
+    REQUIRE(t.exitCode == 0);
+    int mine = 0, others = 0;
+    for (const auto& line : splitLines(t.out)) {
+      if (line.empty() || line[0] != '{') continue;
+      auto o = boost::json::parse(line).as_object();
+      if (o["pid"].as_int64() == nobodyLoop.pid()) {
+        mine++;
+        CHECK(o["args"].as_object().at("x").as_int64() == 42);
+      } else {
+        others++;
+      }
+    }
+    CHECK(mine >= 5);
+    CHECK(others == 0);
+    CHECK(hiddenCalls(t.err) >= 5);
+
+    // Root (fully privileged) with the same copy: both processes, nothing dropped.
+    const int64_t rootBefore2 = callsIn(rootOut), nobodyBefore2 = callsIn(nobodyOut);
+    auto a = run(box.goscope + " count --json -b " + box.functions + " main.add -d 2");
+    const int64_t rootMade2 = callsIn(rootOut) - rootBefore2, nobodyMade2 = callsIn(nobodyOut) - nobodyBefore2;
+    INFO("root stderr: " << a.err);
+    REQUIRE(a.exitCode == 0);
+    const int64_t all = countOf(a.out, "main.add");
+    CAPTURE(all);
+    CAPTURE(rootMade2);
+    CAPTURE(nobodyMade2);
+    CHECK(all > std::max(rootMade2, nobodyMade2) + 1);  // more than one process's calls
+    CHECK(all <= rootMade2 + nobodyMade2 + 2);
+    CHECK(hiddenCalls(a.err) == -1);
+    CHECK(hiddenInJson(a.out) == -1);
+    CHECK(a.err.find("not fully privileged") == std::string::npos);
+  }
+  CHECK(rootLoop.alive());
+}
