@@ -245,12 +245,16 @@ class BpfEventSession final : public EventSession {
     names_.setLoadBias(b);
   }
 
-  std::vector<Frame> frames(std::span<const uint64_t> pcs) const {
+  // The frames to show (break's --stack N keeps N); `cut` is set when there
+  // were more, recorded or not (Call::stackCut).
+  std::vector<Frame> frames(std::span<const uint64_t> pcs, bool& cut) const {
     std::vector<Frame> out;
     for (const auto& f : symbolizeStack(target_.binary().pclntab(), pcs, bias_))
       out.push_back(Frame{f.pc, f.source.function, f.source.file, f.source.line, f.known, f.source.inlined});
-    if (request_.capture.stackFrames > 0 && out.size() > static_cast<size_t>(request_.capture.stackFrames))
+    if (request_.capture.stackFrames > 0 && out.size() > static_cast<size_t>(request_.capture.stackFrames)) {
       out.resize(request_.capture.stackFrames);
+      cut = true;
+    }
     return out;
   }
 
@@ -272,8 +276,8 @@ class BpfEventSession final : public EventSession {
       Call c = callAt(fn, e);
       if (request_.capture.args) fillArgs(c.args, c.argRegisters, e, t);
       if (request_.capture.stack) {
-        c.stack = frames(e.stack);
         c.stackCut = e.stackCut;
+        c.stack = frames(e.stack, c.stackCut);
       }
       deliver(c, sink);
       return;
@@ -284,8 +288,8 @@ class BpfEventSession final : public EventSession {
       p.tsNs = e.tsNs;
       if (request_.capture.args) fillArgs(p.args, p.regs, e, t);
       if (request_.capture.stack) {
-        p.stack = frames(e.stack);
         p.stackCut = e.stackCut;
+        p.stack = frames(e.stack, p.stackCut);
       }
       if (pending_.size() >= kMaxPending) {
         dropped_ += pending_.size();
@@ -322,7 +326,8 @@ class BpfEventSession final : public EventSession {
     c.tsNs = e.tsNs;
     if (request_.action == Action::Break) {
       const uint64_t entry = fn.entry + bias_;
-      auto where = frames(std::span<const uint64_t>(&entry, 1));
+      bool unused = false;
+      auto where = frames(std::span<const uint64_t>(&entry, 1), unused);
       if (!where.empty()) {
         c.file = where[0].file;
         c.line = where[0].line;
