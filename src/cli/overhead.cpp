@@ -61,6 +61,20 @@ struct Subject {
   std::string counterName;
 };
 
+// What the strategy expects a hit of `mode` to cost, from the same figures
+// it plans with (api::hostCosts: calibrated on this host, or the documented
+// defaults), so the demo shows prediction and measurement side by side.
+std::optional<double> expectedPerHitNs(const std::string& mode, const Subject& s, const HostCosts& costs) {
+  if (mode == "delve-break-every-hit") return costs.delveStopNs;
+  if (mode == "bpf-count-entry" || mode == "bpftrace") return costs.perHitNs(Placement::Stepped);  // the plain entry
+  if (mode != "bpf-count" && mode != "bpf-count-read") return std::nullopt;
+  const GoFunction* fn = s.binary->pclntab().functionNamed(s.func);
+  if (!fn) return std::nullopt;
+  auto code = s.binary->analyze(*fn);
+  if (!code) return std::nullopt;
+  return costs.perHitNs(code->probe.kind == ProbeSite::Kind::SteppedEntry ? Placement::Stepped : Placement::Emulated);
+}
+
 Result<int64_t> readCounter(const Subject& s) {
   auto bytes = s.process.readMemory(s.counterAddress, s.counterSize);
   if (!bytes) return bytes.failure();
@@ -310,7 +324,9 @@ int runOverhead(const std::vector<std::string>& argv) {
   }
 
   double base = median(rates["none"]);
-  if (!json) std::printf("\n%-22s %16s %12s %12s   %s\n", "MODE", "TARGET OPS/S", "SLOWDOWN", "PER HIT", "RANGE (ops/s)");
+  const HostCosts costs = api::hostCosts();
+  if (!json) std::printf("\n%-22s %16s %12s %12s %12s   %s\n", "MODE", "TARGET OPS/S", "SLOWDOWN", "PER HIT", "EXPECTED",
+                         "RANGE (ops/s)");
   for (const auto& name : modes) {
     auto it = rates.find(name);
     if (it == rates.end()) {
@@ -323,19 +339,24 @@ int runOverhead(const std::vector<std::string>& argv) {
     std::optional<double> perHit;
     if (hitsEveryOp(name) && med > 0 && base > 0) perHit = (1.0 / med - 1.0 / base) * 1e9;
     auto [lo, hi] = std::minmax_element(it->second.begin(), it->second.end());
+    const std::optional<double> expected = expectedPerHitNs(name, s, costs);
     if (json) {
       boost::json::array runs;
       for (double r : it->second) runs.push_back(std::llround(r));
       boost::json::object o{{"mode", name}, {"ops_per_s", std::llround(med)}, {"slowdown", std::round(slowdown * 100) / 100},
                             {"runs", std::move(runs)}};
       o["per_hit_ns"] = perHit ? boost::json::value(std::llround(*perHit)) : boost::json::value(nullptr);
+      o["expected_per_hit_ns"] = expected ? boost::json::value(std::llround(*expected)) : boost::json::value(nullptr);
       std::cout << boost::json::serialize(o) << '\n';
     } else {
-      char hit[32] = "-";
+      char hit[32] = "-", exp[32] = "-";
       if (perHit) std::snprintf(hit, sizeof hit, "%.0f ns", *perHit);
-      std::printf("%-22s %16.0f %11.1fx %12s   %.0f - %.0f\n", name.c_str(), med, slowdown, hit, *lo, *hi);
+      if (expected) std::snprintf(exp, sizeof exp, "%.0f ns", *expected);
+      std::printf("%-22s %16.0f %11.1fx %12s %12s   %.0f - %.0f\n", name.c_str(), med, slowdown, hit, exp, *lo, *hi);
     }
   }
+  if (!json) std::printf("EXPECTED: what the strategy plans with (%s; a Delve hit: %s)\n", costs.source.c_str(),
+                         costs.delveSource.c_str());
   std::fflush(stdout);
   return 0;
 }

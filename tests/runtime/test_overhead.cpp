@@ -38,6 +38,13 @@ TEST_CASE("overhead --json: every mode, BPF far cheaper than a Delve breakpoint 
   CHECK(slowdown("delve-break-every-hit") >= 100 * slowdown("bpf-count"));
   CHECK(modes["delve-sample-1hz"]["per_hit_ns"].is_null());
   CHECK(modes["bpf-count"]["per_hit_ns"].as_int64() > 0);
+  // Beside each measured figure, what the strategy plans with (the same
+  // calibrated host figures): a Delve stop dearer than any uprobe.
+  for (const auto& m : expected) CHECK(modes[m].contains("expected_per_hit_ns"));
+  CHECK(modes["none"]["expected_per_hit_ns"].is_null());
+  CHECK(modes["bpf-count"]["expected_per_hit_ns"].as_int64() > 0);
+  CHECK(modes["delve-break-every-hit"]["expected_per_hit_ns"].as_int64() >
+        10 * modes["bpf-count"]["expected_per_hit_ns"].as_int64());
 }
 
 TEST_CASE("overhead: bad input") {
