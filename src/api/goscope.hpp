@@ -66,8 +66,13 @@ std::string hiddenCallsLine(uint64_t calls);
 // $XDG_CACHE_HOME/goscope/host-costs.json; the documented defaults (saying
 // so in `source`) without BPF privileges or with GOSCOPE_NO_CALIBRATION set.
 HostCosts hostCosts();
+// Measures the probe placements again now (the machine's load changed, a
+// cache taken under load) and rewrites the cache; the last measured Delve
+// stop is kept. Fails without BPF privileges or when the measure is refused.
+Result<HostCosts> recalibrate();
 // A Delve session measured what its stops cost per hit (`how` says where):
-// later plans in this process use it (not cached: docs/overhead.md).
+// later plans use it, in this process and, through the cache, later ones
+// (docs/overhead.md).
 void recordDelveStopCost(double perHitNs, const std::string& how);
 
 // The facts about `request`'s target that the planner weighs. `binary` is

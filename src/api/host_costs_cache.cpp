@@ -134,6 +134,21 @@ State& state() {
   return s;
 }
 
+// Calibrates the probe placements into `c` and writes the cache.
+Result<void> measureInto(HostCosts& c, const std::string& identity) {
+  auto measured = bpf::calibrate();
+  if (!measured) return measured.failure();
+  c.emulatedNs = measured->emulatedNs;
+  c.steppedNs = measured->steppedNs;
+  c.returnNs = measured->returnNs;
+  char when[64];
+  time_t t = ::time(nullptr);
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+  c.source = std::string("calibrated on this host ") + when;
+  saveCache(identity, c);
+  return {};
+}
+
 }  // namespace
 
 HostCosts hostCosts() {
@@ -150,19 +165,16 @@ HostCosts hostCosts() {
   if (!bpf::checkPrivileges()) return s.costs;
   std::fprintf(stderr, "goscope: measuring what a probe costs on this host (once per kernel and CPU; cached in %s)\n",
                cachePath().empty() ? "memory only: no $HOME" : cachePath().c_str());
-  auto measured = bpf::calibrate();
-  if (!measured) {
-    spdlog::debug("calibration failed: {}", measured.error().message);
-    return s.costs;
-  }
-  s.costs.emulatedNs = measured->emulatedNs;
-  s.costs.steppedNs = measured->steppedNs;
-  s.costs.returnNs = measured->returnNs;
-  char when[64];
-  time_t t = ::time(nullptr);
-  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
-  s.costs.source = std::string("calibrated on this host ") + when;
-  saveCache(identity, s.costs);
+  if (auto r = measureInto(s.costs, identity); !r) spdlog::debug("calibration failed: {}", r.error().message);
+  return s.costs;
+}
+
+Result<HostCosts> recalibrate() {
+  (void)hostCosts();  // the Delve figure a session cached stays
+  if (auto ok = bpf::checkPrivileges(); !ok) return ok.failure();
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  if (auto r = measureInto(s.costs, hostIdentity()); !r) return r.failure();
   return s.costs;
 }
 

@@ -18,6 +18,7 @@ const std::vector<Command>& commands();
 int runList(const std::vector<std::string>& args);
 int runInfo(const std::vector<std::string>& args);
 int runDoctor(const std::vector<std::string>& args);
+int runCalibrate(const std::vector<std::string>& args);
 int runCount(const std::vector<std::string>& args);
 int runLatency(const std::vector<std::string>& args);
 int runOverhead(const std::vector<std::string>& args);

@@ -3,6 +3,9 @@
 // same run are asserted (medians of 3 interleaved rounds); absolute speeds
 // depend on the machine.
 #include <doctest/doctest.h>
+#include <unistd.h>
+#include <fstream>
+#include <filesystem>
 
 #include <boost/json.hpp>
 #include <map>
@@ -45,6 +48,40 @@ TEST_CASE("overhead --json: every mode, BPF far cheaper than a Delve breakpoint 
   CHECK(modes["bpf-count"]["expected_per_hit_ns"].as_int64() > 0);
   CHECK(modes["delve-break-every-hit"]["expected_per_hit_ns"].as_int64() >
         10 * modes["bpf-count"]["expected_per_hit_ns"].as_int64());
+}
+
+TEST_CASE("overhead: goscope calibrate measures again, rewrites the cache, and keeps the measured Delve stop") {
+  const std::string dir = "/tmp/goscope-calibrate-" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  const std::string env = "XDG_CACHE_HOME=" + dir + " ";
+  auto first = run(env + cliPath() + " calibrate --json");
+  REQUIRE_MESSAGE(first.exitCode == 0, first.err);
+  auto a = boost::json::parse(first.out).as_object();
+  // A single-stepped probe costs more than an emulated one on every kernel.
+  CHECK(a["emulated_ns"].as_int64() > 0);
+  CHECK(a["stepped_ns"].as_int64() > a["emulated_ns"].as_int64());
+  CHECK(a["return_ns"].as_int64() > a["emulated_ns"].as_int64());
+  CHECK(std::string(a["source"].as_string()).starts_with("calibrated on this host"));
+  const std::string cache = dir + "/goscope/host-costs.json";
+  REQUIRE(std::filesystem::exists(cache));
+  // A Delve stop a session measured (written as a session would) survives a
+  // recalibration of the probe figures.
+  auto doc = boost::json::parse(slurpFile(cache)).as_object();
+  doc["delve_stop_ns"] = 2500000.0;
+  doc["delve_source"] = "measured here: 40 Delve hits stopped the target 100 ms";
+  { std::ofstream(cache) << boost::json::serialize(doc) << "\n"; }
+  auto second = run(env + cliPath() + " calibrate --json");
+  REQUIRE_MESSAGE(second.exitCode == 0, second.err);
+  auto b = boost::json::parse(second.out).as_object();
+  CHECK(b["delve_stop_ns"].as_int64() == 2500000);
+  CHECK(b["delve_source"].as_string() == "measured here: 40 Delve hits stopped the target 100 ms");
+  auto reread = boost::json::parse(slurpFile(cache)).as_object();
+  CHECK(reread["delve_stop_ns"].to_number<double>() == doctest::Approx(2500000.0));
+  // The text form names it too.
+  auto text = run(env + cliPath() + " calibrate");
+  CHECK(text.out.find("a Delve hit: 2.50 ms (measured here: 40 Delve hits") != std::string::npos);
+  CHECK(run(env + cliPath() + " calibrate extra").exitCode == 2);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("overhead: bad input") {
