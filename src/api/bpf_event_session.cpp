@@ -153,7 +153,17 @@ class BpfEventSession final : public EventSession {
                                      govern(true);
                                    },
                                    [] {});
-    if (!done()) (void)engine_->poll(0, onEvent);  // what is still in the ring
+    // Off first, then what is still in the ring, in full: with the probes
+    // attached the kernel kept writing while goscope read, and the session's
+    // end (Ctrl-C, -d) came seconds late on a hot function (issue #14).
+    // After Ctrl-C too: those calls happened and are shown, not dropped.
+    if (auto lost = engine_->linksLost()) linksLost_ = *lost;
+    endNs_ = static_cast<uint64_t>(monotonicSeconds() * 1e9);  // bpf_ktime_get_ns's clock
+    auto detached = engine_->detachAll();
+    while (!outputClosed_ && !hitsReached()) {
+      auto n = engine_->poll(0, onEvent);
+      if (!n || *n == 0) break;
+    }
     govern(false);
     EventTotals t = totals();
     t.activeS = monotonicSeconds() - t0;
@@ -166,11 +176,10 @@ class BpfEventSession final : public EventSession {
             : why == EndReason::TargetExeced ? EventEnd::TargetExeced
                                              : EventEnd::Signal;
     if (t.end == EventEnd::TargetExeced) t.execedTo = target_.execedTo();
-    if (auto lost = engine_->linksLost()) {  // every probe went with the link holder
+    if (linksLost_) {  // every probe went with the link holder
       t.end = EventEnd::Failed;
-      t.failed = Error{ErrorKind::External, *lost, "the events printed above end there; run goscope again"};
+      t.failed = Error{ErrorKind::External, *linksLost_, "the events printed above end there; run goscope again"};
     }
-    auto detached = engine_->detachAll();
     t.detachedPoints = detached.points;
     t.detachMs = detached.detachMs;
     t.hiddenCalls = engine_->stats().foreignCalls;  // every probe is off: final
@@ -180,6 +189,10 @@ class BpfEventSession final : public EventSession {
 
  private:
   void stop() override { stopAsked_ = true; }
+
+  std::optional<std::string> linksLost_;  // the link holder died (said before detaching)
+  uint64_t endNs_ = 0;                    // the session's end, once it has come
+  bool hitsReached() const { return request_.maxHits > 0 && delivered_ >= request_.maxHits; }
 
   bool done() const {
     return stopAsked_ || outputClosed_ || (request_.maxHits > 0 && delivered_ >= request_.maxHits);
@@ -264,7 +277,10 @@ class BpfEventSession final : public EventSession {
   }
 
   void onEventOf(const bpf::Event& e, const std::function<bool(const Call&)>& sink) {
-    if (e.probeId >= traces_.size() || done()) return;
+    if (e.probeId >= traces_.size() || outputClosed_ || hitsReached()) return;
+    // Calls after the session's end, while the probes come off one by one
+    // (an entry's probe can go before its return's): not the session's.
+    if (endNs_ && e.tsNs > endNs_) return;
     const FunctionTrace& t = traces_[e.probeId];
     const GoFunction& fn = *sel_.functions[e.probeId].fn;
     if (deriveBias_ && !e.isReturn() && e.ip) {

@@ -216,9 +216,12 @@ class Engine {
   uint64_t lostEvents() const { return stats().lost(); }
 
   // Waits up to timeoutMs (0 = don't wait, < 0 = until an event) for events
-  // and delivers every waiting one to `onEvent`, in ring order. Returns how
-  // many were delivered; 0 on timeout or when a signal interrupted the wait.
-  // Malformed records are counted, not delivered.
+  // and delivers the waiting ones to `onEvent`, in ring order, for at most
+  // timeoutMs + kPollBudgetMs: a ring the kernel keeps filling is left for
+  // the next poll rather than holding this one (and the session's end) for
+  // ever. Returns how many were delivered; 0 on timeout or when a signal
+  // interrupted the wait. Malformed records are counted, not delivered.
+  static constexpr int kPollBudgetMs = 100;
   using EventCallback = std::function<void(const Event&)>;
   Result<size_t> poll(int timeoutMs, const EventCallback& onEvent);
   // An fd that becomes readable when the kernel wakes readers (for an
