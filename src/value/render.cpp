@@ -70,9 +70,11 @@ std::string elementsText(const Value& v, const char* open) {
 }
 
 // A value its path did not load (past Delve's load depth, a struct past the
-// direct read's): cut, whatever its kind. The BPF path's cut (Unavailable)
-// and a slice without its elements say so in their own forms.
-bool isCut(const Value& v) { return v.elided && v.kind != K::Slice && v.kind != K::Unavailable; }
+// direct read's, past the BPF decoder's depth: an Unavailable with its type):
+// cut, whatever its kind, in one form on every path. (The BPF cut used to
+// print `…` and, in JSON, null, which reads as nil.) A slice without its
+// elements says so in its own form.
+bool isCut(const Value& v) { return v.elided && v.kind != K::Slice; }
 
 // JSON for a cut value: an object that cannot be read as nil or as a Go
 // string, with what is known for a follow-up read (`*(*T)(addr)`).
@@ -86,7 +88,7 @@ json::value cutJson(const Value& v) {
 std::string text(const Value& v) {
   if (isCut(v) && v.kind != K::Struct && v.kind != K::Map) return "{…}";
   switch (v.kind) {
-    case K::Unavailable: return v.elided ? "…" : "<" + v.unavailable + ">";
+    case K::Unavailable: return "<" + v.unavailable + ">";
     case K::Bool: return v.boolean ? "true" : "false";
     case K::Int: return std::to_string(v.i);
     case K::Uint: return std::to_string(v.u);

@@ -8,6 +8,7 @@
 
 #include "backend/bpf/value_decode.hpp"
 #include "backend/bpf/capture_plan.hpp"
+#include "value/render.hpp"
 
 using namespace goscope;
 using bpf::MemRead;
@@ -351,6 +352,22 @@ TEST_CASE("value format: values without a known place say why") {
   auto a = decodeArgs(in.e, l, plan, kNoNames);
   CHECK(a[0].text == "<unknown: DWARF omits a parameter>");
   CHECK(a[0].json.is_null());
+}
+
+TEST_CASE("value format: a value past the decoder's depth prints as cut on every path, never as nil") {
+  // What value_decode.cpp builds past kMaxDepth: nothing read, the type known.
+  Value v = Value::missing("");
+  v.elided = true;
+  v.type = "*main.Node";
+  CHECK(renderText(v) == "{…}");
+  auto j = renderJson(v);
+  REQUIRE(j.is_object());  // was: null, which says nil
+  CHECK(j.as_object().at("cut").as_bool());
+  CHECK(j.as_object().at("type").as_string() == "*main.Node");
+  // A value that is simply unavailable keeps its reason and its null.
+  Value u = Value::missing("float in X0");
+  CHECK(renderText(u) == "<float in X0>");
+  CHECK(renderJson(u).is_null());
 }
 
 TEST_CASE("capture plan: options out of range are refused") {
