@@ -193,9 +193,16 @@ void DlvProcess::noteTracer(pid_t tid) { send(guardian::kTracer, &tid, sizeof ti
 void DlvProcess::restoreIfOrphaned() {
   if (patches_.empty() || running()) return;
   if (guardian_ > 0) {
+    // A guardian SIGKILLed with dlv may not be dead yet when goscope sees
+    // dlv gone (the kill lands after the stop it was frozen in): give it
+    // half a second to be reaped before taking it for alive. (CI once saw
+    // waitpid say "running" here and nobody restored zoo's int3 bytes.)
     int st = 0;
-    if (::waitpid(guardian_, &st, WNOHANG) == 0) return;  // alive: it restores (and we would race it)
-    guardian_ = -1;  // reaped here
+    pid_t r = 0;
+    for (int i = 0; i < 50 && (r = ::waitpid(guardian_, &st, WNOHANG)) == 0; i++)
+      std::this_thread::sleep_for(Millis(10));
+    if (r == 0) return;  // alive: it restores (and we would race it)
+    guardian_ = -1;      // reaped here
   }
   auto r = restoreText(target_, patches_.data(), static_cast<int>(patches_.size()), targetStoppedBefore_, exeDev_,
                        exeIno_);
