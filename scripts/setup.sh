@@ -34,4 +34,10 @@ packages=(
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+# npm fetches the prebuilt Go programs of other releases (scripts/fetch-go-samples.sh).
+# Debian's npm only where none is there: a nodejs from elsewhere (NodeSource)
+# brings its own, which Debian's package would conflict with.
+if ! command -v npm >/dev/null 2>&1; then
+  apt-get install -y -qq --no-install-recommends npm >/dev/null
+fi
 echo "setup.sh: installed ${#packages[@]} packages"
