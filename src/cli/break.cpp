@@ -91,8 +91,10 @@ int runBreak(const std::vector<std::string>& argv) {
     return out->open();  // false when nobody reads any more (`| head`): stop holding the target
   });
   printTotals(totals, request.capture.cond.has_value());
-  // The cost line on stderr; break's JSON stays one object per hit.
-  std::fprintf(stderr, "goscope: %s\n", api::describe(totals.cost).c_str());
+  // The cost line on stderr; with --json the stream also ends with a
+  // session_cost object, as trace's, count's and latency's do.
+  out->sessionCost(totals.cost);
+  out->flush();
   raiseIfSessionFailed(totals);
   return 0;
 }

@@ -166,8 +166,11 @@ int runTrace(const std::vector<std::string>& argv) {
     return out->open();
   });
   printTotals(totals);
-  // The cost line on stderr; trace's JSON stays one object per call.
-  std::fprintf(stderr, "goscope: %s\n", api::describe(totals.cost).c_str());
+  // The cost line on stderr; with --json the stream also ends with a
+  // session_cost object (as count's and latency's do: the stream already
+  // carries overhead_bound objects, so a reader picks calls by their keys).
+  out->sessionCost(totals.cost);
+  out->flush();
   raiseIfSessionFailed(totals);
   return 0;
 }

@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
 
@@ -31,16 +32,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 std::string pidArg(pid_t pid) { return " -p " + std::to_string(pid) + " "; }
-
-std::vector<boost::json::object> jsonLines(const std::string& out) {
-  std::vector<boost::json::object> objs;
-  for (const auto& l : splitLines(out)) {
-    auto v = boost::json::parse(l);
-    REQUIRE(v.is_object());
-    objs.push_back(v.as_object());
-  }
-  return objs;
-}
 
 std::string lastLine(const std::string& s) {
   auto lines = splitLines(s);
@@ -182,7 +173,7 @@ TEST_CASE("read: zoo's globals as Go-like text and as JSON") {
 
   auto j = runCli("read --json" + pidArg(z.pid()) + exprs + " main.cfg");
   REQUIRE(j.exitCode == 0);
-  auto objs = jsonLines(j.out);
+  auto objs = callObjects(j.out);
   REQUIRE(objs.size() == 7);
   for (const auto& o : objs) {
     CHECK(o.size() == 3);
@@ -213,7 +204,7 @@ TEST_CASE("sample: one record per interval, with the pause each took") {
   auto r = runCli("sample --json" + pidArg(c.pid()) + "--at main.doWork main.counter -i 0.5 -d 2.2");
   INFO("stderr: " << r.err);
   REQUIRE(r.exitCode == 0);
-  auto recs = jsonLines(r.out);
+  auto recs = callObjects(r.out);
   CHECK(recs.size() == 5);  // at 0, 0.5, 1, 1.5, 2 s
   int64_t last = -1;
   for (size_t i = 0; i < recs.size(); ++i) {
@@ -262,7 +253,7 @@ TEST_CASE("break --cond: only hits that match, with arguments and stacks") {
   auto r = runCli("break --json" + pidArg(z.pid()) + "main.mayPanic main.cfg.Name --args --stack 2 --cond 'i == 7' -n 5");
   INFO("stderr: " << r.err);
   REQUIRE(r.exitCode == 0);
-  auto hits = jsonLines(r.out);
+  auto hits = callObjects(r.out);
   REQUIRE(hits.size() == 5);
   for (size_t n = 0; n < hits.size(); ++n) {
     const auto& h = hits[n];
@@ -358,7 +349,7 @@ TEST_CASE("set --json on a struct field — read sees it") {
   auto r = runCli("set --json" + pidArg(z.pid()) + "main.cfg.Workers=3 --allow-write");
   INFO("stderr: " << r.err);
   REQUIRE(r.exitCode == 0);
-  auto objs = jsonLines(r.out);
+  auto objs = callObjects(r.out);
   REQUIRE(objs.size() == 1);
   CHECK(objs[0].at("var") == "main.cfg.Workers");
   CHECK(objs[0].at("type") == "int");

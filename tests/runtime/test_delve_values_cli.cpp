@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
 
@@ -48,16 +49,6 @@ void checkNestedUnharmed(Nested& n) {
   CHECK(textDifference(n.pid(), *n.elf) == 0);
 }
 
-std::vector<boost::json::object> jsonLines(const std::string& out) {
-  std::vector<boost::json::object> objs;
-  for (const auto& l : splitLines(out)) {
-    auto v = boost::json::parse(l);
-    REQUIRE(v.is_object());
-    objs.push_back(v.as_object());
-  }
-  return objs;
-}
-
 // r (a *main.Request) as JSON: its Peer's fields. Rwc is a live *main.Conn in
 // an io.ReadWriter two levels down: cut. None and Closer are real nils.
 void checkRequestJson(const boost::json::value& r) {
@@ -85,7 +76,7 @@ TEST_CASE("delve values: break --json keys are the expressions as typed, cut val
   auto r = runCli("break --json" + n.p() + "main.handle r '" + kVal + "' r.Peer.Rwc r.Peer.None --args -n 2");
   INFO("stderr: " << r.err);
   REQUIRE(r.exitCode == 0);
-  auto hits = jsonLines(r.out);
+  auto hits = callObjects(r.out);
   REQUIRE(hits.size() == 2);
   for (const auto& h : hits) {
     const auto& values = h.at("values").as_object();
@@ -129,7 +120,7 @@ TEST_CASE("delve values: sample labels its expressions as typed") {
   auto r = runCli("sample --json" + n.p() + "--at main.handle '" + kVal + "' r.Peer -i 0.3 -d 0.5");
   INFO("stderr: " << r.err);
   REQUIRE(r.exitCode == 0);
-  auto recs = jsonLines(r.out);
+  auto recs = callObjects(r.out);
   REQUIRE(recs.size() == 2);  // at 0 and 0.3 s
   for (const auto& o : recs) {
     REQUIRE(o.at("miss") == false);
@@ -147,7 +138,7 @@ TEST_CASE("delve values: trace planned onto Delve prints cut arguments, not nil"
   auto r = runCli("trace --json --strategy delve --max-overhead 100" + n.p() + "main.handle -d 0.5");
   INFO("stderr: " << r.err);
   REQUIRE(r.exitCode == 0);
-  auto calls = jsonLines(r.out);
+  auto calls = callObjects(r.out);
   REQUIRE(!calls.empty());  // ~100 calls/s for 0.5 s
   INFO(boost::json::serialize(calls[0]));
   for (const auto& c : calls) checkRequestJson(c.at("args").at("r"));

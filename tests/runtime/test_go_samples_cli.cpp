@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "support/json_lines.hpp"
 #include "support/run.hpp"
 
 using namespace goscope::test;
@@ -58,17 +59,10 @@ std::string samplePath(const std::string& dir, const Sample& s) {
   return path;
 }
 
-std::vector<boost::json::object> jsonLines(const std::string& out) {
-  std::vector<boost::json::object> v;
-  for (const auto& l : splitLines(out))
-    if (!l.empty() && l[0] == '{') v.push_back(boost::json::parse(l).as_object());
-  return v;
-}
-
 // The (final) object of `func` in count/latency --json output; null when absent.
 boost::json::object forFunc(const std::string& out, const std::string& func) {
   boost::json::object found;
-  for (auto& o : jsonLines(out))
+  for (auto& o : callObjects(out))
     if (o.contains("func") && o["func"].as_string() == func) found = o;
   return found;
 }
@@ -233,7 +227,7 @@ TEST_CASE("go samples: trace of js_parser.Parse while esbuild bundles 30 files s
     auto r = runCli("trace --json -c '" + bundleCommand(path, project, out) + "' " + kParse);
     REQUIRE_MESSAGE(r.exitCode == 0, r.err);
     CHECK(std::filesystem::file_size(out) > 0);  // esbuild did bundle
-    auto calls = jsonLines(r.out);
+    auto calls = callObjects(r.out);
     CHECK(calls.size() >= kModules + 1);
     auto ids = checkedGoids(calls);
     // Each parse on a goroutine of its own: as many ids as calls.
@@ -271,7 +265,7 @@ TEST_CASE("go samples: trace of exec.Cmd.Start while lefthook runs 20 parallel c
     // The binary is stripped: the signature gives the receiver and the result.
     auto r = run(hookCommand(repo, "trace --json -c '" + path + " run stress' 'os/exec.(*Cmd).Start(c uintptr) error'"));
     REQUIRE_MESSAGE(r.exitCode == 0, r.err);
-    auto calls = jsonLines(r.out);
+    auto calls = callObjects(r.out);
     CHECK(calls.size() >= kCommands);
     for (auto& o : calls) {
       CHECK(o["args"].as_object().at("c").to_number<uint64_t>() != 0);  // a *exec.Cmd

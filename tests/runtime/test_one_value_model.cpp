@@ -10,6 +10,7 @@
 #include <map>
 #include <regex>
 
+#include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
 
@@ -22,8 +23,7 @@ const std::string kHandle = "'main.(*Server).Handle'";
 // ID of the request -> the hit's "args" JSON.
 std::map<int64_t, boost::json::object> argsById(const std::string& out) {
   std::map<int64_t, boost::json::object> byId;
-  for (const auto& line : splitLines(out)) {
-    auto hit = boost::json::parse(line).as_object();
+  for (auto& hit : callObjects(out)) {
     const auto& args = hit.at("args").as_object();
     byId[args.at("req").as_object().at("ID").as_int64()] = args;
   }

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 #include <map>
 
+#include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "support/zoo_status.hpp"
 
@@ -46,7 +47,7 @@ TEST_CASE("trace on every main.* function: one line per call, target correct") {
   REQUIRE(zoo.contains("ok"));
   CHECK(zoo["ok"].as_bool());
   std::map<std::string, int64_t> lines;
-  for (const auto& l : splitLines(r.out)) lines[std::string(boost::json::parse(l).as_object()["func"].as_string())]++;
+  for (auto& o : callObjects(r.out)) lines[std::string(o["func"].as_string())]++;
   CHECK(lines["main.add"] == zoo["calls"].as_object()["main.add"].as_int64());
   CHECK(lines["main.deepRecurse"] == zoo["calls"].as_object()["main.deepRecurse"].as_int64());
   CHECK(r.err.find("events lost") == std::string::npos);

@@ -13,6 +13,7 @@
 #include <regex>
 #include <thread>
 
+#include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
 
@@ -125,7 +126,12 @@ TEST_CASE("strategy: break prints the same lines and JSON keys on either path") 
   INFO(bpf.err << delve.err);
   REQUIRE(bpf.exitCode == 0);
   REQUIRE(delve.exitCode == 0);
-  auto a = boost::json::parse(bpf.out).as_object(), b = boost::json::parse(delve.out).as_object();
+  // One hit object each; then each stream's session_cost object.
+  REQUIRE(callObjects(bpf.out).size() == 1);
+  REQUIRE(callObjects(delve.out).size() == 1);
+  auto a = callObjects(bpf.out)[0], b = callObjects(delve.out)[0];
+  CHECK(sessionCost(bpf.out).has_value());
+  CHECK(sessionCost(delve.out).has_value());
   for (auto* o : {&a, &b}) o->erase("time");
   CHECK(boost::json::serialize(a) == boost::json::serialize(b));
   CHECK(a.at("args").at("name") == "gopher");

@@ -83,6 +83,7 @@ struct TraceTally {
     auto v = json::parse(line, ec);
     if (ec || !v.is_object()) return fail("not JSON", line);
     auto& o = v.as_object();
+    if (o.contains("session_cost")) return;  // the stream's last object (issue #11)
     if (!o.contains("func") || !o["func"].is_string()) return fail("no func", line);
     std::string f(o["func"].as_string());
     lines[f]++;

@@ -10,19 +10,13 @@
 #include <map>
 #include <set>
 
+#include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
 
 using namespace goscope::test;
 
 namespace {
-
-std::vector<boost::json::object> jsonLines(const std::string& out) {
-  std::vector<boost::json::object> v;
-  for (const auto& l : splitLines(out))
-    if (!l.empty() && l[0] == '{') v.push_back(boost::json::parse(l).as_object());
-  return v;
-}
 
 }  // namespace
 
@@ -32,7 +26,7 @@ TEST_CASE("trace --json: main.add(x=42, y=13) = 55 on every variant") {
     std::string spec = v == "stripped" ? "'main.add(x int, y int) int'" : "main.add";
     auto r = runCli("trace --json -c '" + fixture("functions", v) + " --repeat 2' " + spec);
     REQUIRE_MESSAGE(r.exitCode == 0, r.err);
-    auto calls = jsonLines(r.out);
+    auto calls = callObjects(r.out);
     REQUIRE(calls.size() == 2);
     for (auto& o : calls) {
       for (const char* k : {"func", "pid", "goid", "ts_ns", "args", "results"}) CHECK(o.contains(k));
@@ -44,6 +38,15 @@ TEST_CASE("trace --json: main.add(x=42, y=13) = 55 on every variant") {
       CHECK(o["goid"].as_int64() == 1);  // main runs on goroutine 1
       CHECK(o["duration_ns"].as_int64() > 0);
     }
+    // The stream ends with what the session cost the target (issue #11).
+    auto lines = splitLines(r.out);
+    REQUIRE(!lines.empty());
+    auto last = boost::json::parse(lines.back()).as_object();
+    REQUIRE(last.contains("session_cost"));
+    auto& cost = last["session_cost"].as_object();
+    CHECK(cost["stopped_ms"].to_number<double>() == 0);  // BPF: the target never stopped
+    CHECK(cost["peak_rate"].to_number<int64_t>() >= 0);
+    CHECK(cost.contains("cpu_ms"));
   }
 }
 
@@ -54,7 +57,7 @@ TEST_CASE("trace: a signature that contradicts DWARF is warned about and DWARF's
   CHECK(r.err.find("goscope: warning: the signature `main.add(x string, y string) string` disagrees with the binary's DWARF, "
                    "which says main.add(x int, y int) int: DWARF's is used (hint: --force-signature uses yours)") !=
         std::string::npos);
-  auto calls = jsonLines(r.out);
+  auto calls = callObjects(r.out);
   REQUIRE(calls.size() == 1);
   CHECK(calls[0]["args"].as_object().at("x").as_int64() == 42);  // was: read as a string, silently
   CHECK(calls[0]["results"].as_array()[0].as_int64() == 55);
@@ -62,7 +65,7 @@ TEST_CASE("trace: a signature that contradicts DWARF is warned about and DWARF's
   auto forced = runCli(cmd + " --force-signature");
   REQUIRE_MESSAGE(forced.exitCode == 0, forced.err);
   CHECK(forced.err.find("yours is used (--force-signature)") != std::string::npos);
-  auto fc = jsonLines(forced.out);
+  auto fc = callObjects(forced.out);
   REQUIRE(fc.size() == 1);
   CHECK_FALSE(fc[0]["args"].as_object().at("x").is_int64());  // decoded as the string it was told
 
@@ -90,7 +93,7 @@ TEST_CASE("trace: goroutine ids equal the ones the program reports for itself, o
     }
     REQUIRE(own.size() == 20);
     std::map<int64_t, int64_t> traced;
-    for (auto& o : jsonLines(r.out)) traced[o["args"].as_object().at("i").to_number<int64_t>()] = o["goid"].to_number<int64_t>();
+    for (auto& o : callObjects(r.out)) traced[o["args"].as_object().at("i").to_number<int64_t>()] = o["goid"].to_number<int64_t>();
     CHECK(traced == own);
     std::set<int64_t> distinct;
     for (const auto& [i, id] : own) distinct.insert(id);
@@ -122,7 +125,7 @@ TEST_CASE("trace --stack: the direct caller is there at the entry — --folded c
     CAPTURE(v);
     auto r = runCli("trace --json --stack -c '" + fixture("functions", v) + "' main.add");
     REQUIRE_MESSAGE(r.exitCode == 0, r.err);
-    auto calls = jsonLines(r.out);
+    auto calls = callObjects(r.out);
     REQUIRE(calls.size() == 1);
     auto& st = calls[0]["stack"].as_array();
     REQUIRE(st.size() >= 3);
@@ -152,7 +155,7 @@ TEST_CASE("trace --stack: a stack deeper than the kernel records is marked cut, 
   auto r = runCli("trace --json --stack -c '" + fixture("zoo") + " --rounds 1' main.deepRecurse");
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);
   size_t cut = 0, whole = 0;
-  for (auto& c : jsonLines(r.out)) {
+  for (auto& c : callObjects(r.out)) {
     if (!c.contains("stack")) continue;  // a return whose entry came before the attach
     REQUIRE(c.contains("stack_cut"));
     const auto& st = c["stack"].as_array();
