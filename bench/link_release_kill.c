@@ -7,6 +7,11 @@
 //   unlink  the link pinned in a bpffs and its fd closed: unlink(2) of the pin
 //   ns      the link pinned in a bpffs mounted in the child's private mount
 //           namespace, fd closed: the child just dies (the namespace goes)
+//   exit    the child just dies holding the link's only fd (its exit closes it)
+//   park    the link's only fd in flight in a unix socket message that also
+//           carries the receiving socket itself (a cycle only the af_unix
+//           garbage collector frees, from a kworker), fd closed: the child
+//           just dies holding the socket (needs no capability, no bpffs)
 // After each round: how many probed entries still hold int3 (0xcc) in the
 // target, and whether a link of the target's pid is left. Count "leaking
 // uprobe" lines in dmesg around the run to see what the kernel said.
@@ -25,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -71,7 +77,7 @@ static int links_of(int pid) {  // uprobe_multi links whose pid filter is `pid`
 
 int main(int argc, char** argv) {
   if (argc != 7) {
-    fprintf(stderr, "usage: %s create|close|unlink|ns ROUNDS MAXUS PID BINARY OFFSETS\n", argv[0]);
+    fprintf(stderr, "usage: %s create|close|unlink|ns|exit|park ROUNDS MAXUS PID BINARY OFFSETS\n", argv[0]);
     return 2;
   }
   const char* mode = argv[1];
@@ -124,6 +130,19 @@ int main(int argc, char** argv) {
         if (pin[0]) {
           if (bpf_obj_pin(fd, pin)) _exit(13);
           close(fd);  // the pin holds the link now
+        } else if (strcmp(mode, "park") == 0) {
+          int sv[2];
+          if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv)) _exit(14);
+          int fds[2] = {sv[1], fd};  // sv[1]'s own queue holds sv[1]: a cycle
+          char byte = 0, cbuf[CMSG_SPACE(sizeof fds)];
+          struct iovec iov = {&byte, 1};
+          struct msghdr m = {0};
+          m.msg_iov = &iov, m.msg_iovlen = 1, m.msg_control = cbuf, m.msg_controllen = sizeof cbuf;
+          struct cmsghdr* c = CMSG_FIRSTHDR(&m);
+          c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof fds);
+          memcpy(CMSG_DATA(c), fds, sizeof fds);
+          if (sendmsg(sv[0], &m, 0) != 1) _exit(15);
+          close(fd);  // the message holds the link now
         }
       }
       char b = 1;

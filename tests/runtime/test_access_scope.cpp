@@ -12,10 +12,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <random>
 #include <thread>
 
+#include "support/goscope_process.hpp"
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
+#include "support/unharmed.hpp"
 
 using namespace goscope::test;
 using namespace std::chrono_literals;
@@ -209,5 +213,85 @@ TEST_CASE("access: with setcap cap_bpf,cap_perfmon+ep another user sees only its
     CHECK(hiddenInJson(a.out) == -1);
     CHECK(a.err.find("not fully privileged") == std::string::npos);
   }
+  CHECK(rootLoop.alive());
+}
+
+namespace {
+
+// Every process running the sandbox's goscope copy (goscope, its link
+// holder, the holder's forks), holders first.
+std::vector<pid_t> copiesRunning(const std::string& exe) {
+  std::vector<pid_t> holders, others;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ec;
+    if (fs::read_symlink(e.path() / "exe", ec) != exe) continue;
+    std::ifstream cmd(e.path() / "cmdline");
+    std::string all((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    (all.find("__link-holder") != std::string::npos ? holders : others).push_back(std::stoi(name));
+  }
+  holders.insert(holders.end(), others.begin(), others.end());
+  return holders;
+}
+
+}  // namespace
+
+// The setcap copy cannot have the link holder's private bpffs (no
+// CAP_SYS_ADMIN): its holder keeps the links' fds instead (docs/kernel.md).
+// Its `-b` probes reach root's process too, and the user owns every process
+// of the session: SIGKILLs of all of them at random moments must leave root's
+// process with its text equal to the file (issue #12 item 2).
+TEST_CASE("access: a setcap copy's count -b SIGKILLed with its link holder leaves no int3 in another user's process") {
+  if (::geteuid() != 0 || run(std::string(kAsNobody) + "true").exitCode != 0) {
+    MESSAGE("needs root and a working setpriv (util-linux): skipped");
+    return;
+  }
+  Sandbox box;
+  REQUIRE_MESSAGE(box.ok, "setting file capabilities failed (a filesystem without security xattrs?)");
+  const std::string rootOut = box.dir + "/root.out";
+  Child rootLoop(box.loop("", rootOut));
+  REQUIRE(waitUntil([&] { return callsIn(rootOut) >= 2; }, 10s));
+  auto elf = goscope::ElfFile::open(box.functions);
+  REQUIRE(elf.has_value());
+
+  // Its holder runs, without a bpffs.
+  {
+    auto v = run(std::string(kAsNobody) + box.goscope + " -v count -b " + box.functions + " main.add -d 0.5");
+    INFO("stderr: " << v.err);
+    REQUIRE(v.exitCode == 0);
+    CHECK(v.err.find("links held as its fds (no CAP_SYS_ADMIN for a private bpffs)") != std::string::npos);
+  }
+
+  const long rounds = envNumber("GOSCOPE_KILL_ROUNDS", 10);
+  std::mt19937_64 rng(std::random_device{}());
+  int killedWithHolder = 0;
+  for (long r = 0; r < rounds; r++) {
+    KernelLog kmsg;
+    Child g({"/bin/sh", "-c",
+             "exec " + std::string(kAsNobody) + box.goscope + " count -b " + box.functions +
+                 " 'main.*' 'runtime.*' -d 0.4 >/dev/null 2>&1"});
+    const int delayMs = std::uniform_int_distribution<int>(0, 900)(rng);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
+    auto victims = copiesRunning(box.goscope);
+    bool holder = false;
+    for (pid_t p : victims) {
+      std::ifstream cmd("/proc/" + std::to_string(p) + "/cmdline");
+      std::string all((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+      holder |= all.find("__link-holder") != std::string::npos;
+      ::kill(p, SIGKILL);
+    }
+    killedWithHolder += holder;
+    g.waitExit(10'000);
+    CAPTURE(r);
+    CAPTURE(delayMs);
+    CHECK(waitUntil([&] { return copiesRunning(box.goscope).empty(); }, 10s));
+    uint64_t diff = 0;
+    waitUntil([&] { return (diff = textDifference(rootLoop.pid(), **elf)) == 0; }, 5s);
+    REQUIRE_MESSAGE(diff == 0, "root's process's .text differs from the file at 0x" << std::hex << diff);
+    if (kmsg.available()) CHECK(kmsg.newLines("leaking uprobe").empty());
+  }
+  MESSAGE(rounds << " rounds, the link holder killed too in " << killedWithHolder);
+  CHECK(killedWithHolder > 0);
   CHECK(rootLoop.alive());
 }

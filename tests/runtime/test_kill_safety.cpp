@@ -312,6 +312,19 @@ TEST_CASE("kill-safety: BPF path, goscope and its link holder SIGKILLed together
                "duration reached", false, Kill::WithHelper}});
 }
 
+// A goscope without CAP_SYS_ADMIN (a setcap copy: docs/security.md) gets a
+// link holder without a bpffs, which keeps the links' fds itself: killed
+// with goscope, its exit releases them (docs/kernel.md). The same mode,
+// forced as root.
+TEST_CASE("kill-safety: BPF path, goscope and its fd-keeping link holder (a setcap copy's) SIGKILLed together") {
+  struct Mode {
+    Mode() { ::setenv("GOSCOPE_LINK_HOLDER_MODE", "fds", 1); }
+    ~Mode() { ::unsetenv("GOSCOPE_LINK_HOLDER_MODE"); }
+  } mode;
+  killSafety({{"count+fd holder", {"count", "-p", "PID", "runtime.*", "main.*", "-d", "0.4"}, "attached to PID",
+               "duration reached", false, Kill::WithHelper}});
+}
+
 TEST_CASE("kill-safety: BPF path, goscope's whole process group SIGKILLed at random moments") {
   killSafety({{"count (group)", {"count", "-p", "PID", "runtime.*", "main.*", "-d", "0.4"}, "attached to PID",
                "duration reached", false, Kill::Group}});

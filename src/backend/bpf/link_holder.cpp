@@ -54,6 +54,7 @@ struct Reply {
 };
 
 constexpr int kHolderFd = 3;  // the socket's number in the holder
+constexpr int32_t kHoldsFds = 5;  // the ready message's stage: no bpffs, the holder keeps fds
 
 std::mutex gProgramMutex;
 std::string gProgram;  // set by the CLI: /proc/self/exe
@@ -120,10 +121,11 @@ int pinObject(int fd, const char* path) {
 
 // ---- the holder ---------------------------------------------------------------
 
-struct Held {  // what a pinned link is on
+struct Held {  // what a held link is on
   std::string path;
   pid_t pid = 0;
   std::vector<uint64_t> offsets;
+  int fd = -1;  // without a bpffs: the link's fd (else it is pinned)
 };
 
 // The pages of a link's target that hold its probes: the target's address
@@ -198,7 +200,14 @@ int waitRestored(pid_t pid, std::vector<ProbedPage> pages, int timeoutMs) {
 
 struct Holder {
   int sock;
-  std::string dir;  // the private bpffs
+  // The private bpffs; empty when the holder could not have one (no
+  // CAP_SYS_ADMIN: a setcap copy of goscope). It then keeps each link's fd
+  // itself: a process that dies holding a link's fd releases it in its exit,
+  // after the kernel has dequeued the SIGKILL and while it ignores any other
+  // one (a group exit), so the unregister is not interrupted (docs/kernel.md,
+  // "Who drops a uprobe_multi link's last reference": 0 leaks in the "exit"
+  // rounds).
+  std::string dir;
   uint32_t nextId = 1;
   std::map<uint32_t, Held> ids;
 
@@ -226,8 +235,11 @@ struct Holder {
     const char* path = data.data() + arrays;
     uint32_t id = nextId++;
     std::string pin = pinPath(id);
+    const bool pins = !dir.empty();
+    // A socket rather than a pipe: without a bpffs the fork sends the link's
+    // fd back with its answer.
     int pipeFds[2];
-    if (::pipe2(pipeFds, O_CLOEXEC) != 0) return -errno;
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pipeFds) != 0) return -errno;
     pid_t child = ::fork();
     if (child < 0) {
       int e = errno;
@@ -238,29 +250,37 @@ struct Holder {
     if (child == 0) {
       int fd = rawUprobeMultiCreate(progFd, path, offsets.data(), cookies.data(), r.cnt, 0, r.pid);
       int res = fd;
-      if (fd >= 0) {
+      if (fd >= 0 && pins) {
         res = pinObject(fd, pin.c_str());
         ::close(fd);  // with the pin, not the last reference
         if (res == 0 && !r.keep) ::unlink(pin.c_str());
+      } else if (fd >= 0) {
+        res = 0;
+        // A trial's fd is not sent: this fork's exit releases the link
+        // (never a close(2) a SIGKILL could interrupt).
+        if (r.keep) {
+          sendFds(pipeFds[1], &res, sizeof res, fd, -1);
+          ::_exit(0);
+        }
       }
-      while (::write(pipeFds[1], &res, sizeof res) < 0 && errno == EINTR) {
-      }
+      sendFds(pipeFds[1], &res, sizeof res, -1, -1);
       ::_exit(0);
     }
     ::close(pipeFds[1]);
     int res = -EIO;
-    ssize_t n;
-    while ((n = ::read(pipeFds[0], &res, sizeof res)) < 0 && errno == EINTR) {
-    }
-    if (n != static_cast<ssize_t>(sizeof res)) res = -EIO;
+    int linkFds[2];
+    if (recvFds(pipeFds[0], &res, sizeof res, linkFds) != static_cast<ssize_t>(sizeof res)) res = -EIO;
     ::close(pipeFds[0]);
+    if (linkFds[1] >= 0) ::close(linkFds[1]);  // (never sent)
+    const int linkFd = linkFds[0];  // fd mode only; close-on-exec (MSG_CMSG_CLOEXEC)
     int status;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     if (res < 0) return res;
     if (!r.keep) return static_cast<int>(id);
+    if (!pins && linkFd < 0) return -EIO;
     std::sort(offsets.begin(), offsets.end());  // detach() searches them
-    ids[id] = Held{path, r.pid, std::move(offsets)};
+    ids[id] = Held{path, r.pid, std::move(offsets), linkFd};
     return static_cast<int>(id);
   }
 
@@ -289,12 +309,14 @@ struct Holder {
           return std::binary_search(other.offsets.begin(), other.offsets.end(), off);
         });
     auto pages = probedPages(held);
+    int fd = held.fd;
+    if (fd < 0) {  // pinned: take an fd from the pin and unlink it
     std::string pin = pinPath(id);
     union bpf_attr a;
     std::memset(&a, 0, sizeof a);
     a.pathname = reinterpret_cast<uint64_t>(pin.c_str());
     a.file_flags = 0;
-    int fd = static_cast<int>(::syscall(SYS_bpf, BPF_OBJ_GET, &a, sizeof a));
+    fd = static_cast<int>(::syscall(SYS_bpf, BPF_OBJ_GET, &a, sizeof a));
     if (fd < 0) {
       if (::unlink(pin.c_str()) != 0) return -errno;
       *waitedMs = waitRestored(held.pid, std::move(pages), 5000);  // released from a kworker
@@ -302,6 +324,7 @@ struct Holder {
     }
     ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     ::unlink(pin.c_str());
+    }
     int go[2];
     if (::pipe2(go, O_CLOEXEC) != 0) {
       ::close(fd);
@@ -313,7 +336,9 @@ struct Holder {
       char c;
       while (::read(go[0], &c, 1) < 0 && errno == EINTR) {
       }  // EOF: the holder closed its copy (or died)
-      ::close(fd);  // the last reference: the kernel removes the probes now
+      // The last reference goes in this exit, not in a close(2): a SIGKILL
+      // cannot interrupt it there (docs/kernel.md). The kernel removes the
+      // probes before the holder's waitpid returns.
       ::_exit(0);
     }
     ::close(fd);
@@ -442,8 +467,20 @@ int runLinkHolder(int sock) {
   else if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ready = {-errno, 2};
   else if (!dir) ready = {-ENOENT, 3};
   else if (::mount("bpf", dir, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700") != 0) ready = {-errno, 4};
+  // Without the capability for a namespace and a bpffs (EPERM: a setcap
+  // copy has CAP_BPF and CAP_PERFMON only) the holder keeps the links' fds
+  // itself, which is as kill-safe (see Holder::dir); it says so in `stage`.
+  std::string pinDir = dir ? dir : "";
+  // GOSCOPE_LINK_HOLDER_MODE=fds: the same without trying (the kill-safety
+  // suite runs it as root); not for a setcap copy's user to choose.
+  const char* mode = ::getauxval(AT_SECURE) ? nullptr : std::getenv("GOSCOPE_LINK_HOLDER_MODE");
+  if (mode && std::string(mode) == "fds" && ready.result == 0) ready.result = -EPERM;
+  if (ready.result == -EPERM) {
+    ready = {0, kHoldsFds};
+    pinDir.clear();
+  }
   if (sendFds(sock, &ready, sizeof ready, -1, -1) < 0 || ready.result != 0) return 1;
-  Holder h{sock, dir};
+  Holder h{sock, pinDir};
   return h.serve();
 }
 
@@ -522,7 +559,11 @@ Result<std::shared_ptr<LinkHolder>> LinkHolder::spawn() {
   h->stopPipeRead_.reset(pp[0]);
   h->stopPipeWrite_.reset(pp[1]);
   h->watcher_ = std::thread([raw = h.get()] { raw->watch(); });
-  spdlog::debug("bpf: link holder pid {} ({}), links pinned in its own mount namespace", pid, program);
+  if (rep.stage == kHoldsFds)
+    spdlog::debug("bpf: link holder pid {} ({}), links held as its fds (no CAP_SYS_ADMIN for a private bpffs)", pid,
+                  program);
+  else
+    spdlog::debug("bpf: link holder pid {} ({}), links pinned in its own mount namespace", pid, program);
   return h;
 }
 
