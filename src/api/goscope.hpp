@@ -90,7 +90,10 @@ Result<Plan> plan(const ProbeRequest& request, TargetFacts* factsOut = nullptr);
 // Hits per second of the functions `patterns` match in `pid`, counted in the
 // kernel for `windowS` seconds (BPF counters at the cheap placement: the
 // process does not stop). The strategy layer's rate probe.
-Result<double> measureHitRate(const GoBinary& binary, pid_t pid, const std::vector<Pattern>& patterns, double windowS);
+// limitPerS > 0: stop as soon as the rate is clearly above or below it
+// (src/strategy/rate_verdict.hpp), after at least 50 ms.
+Result<double> measureHitRate(const GoBinary& binary, pid_t pid, const std::vector<Pattern>& patterns, double windowS,
+                              double limitPerS = 0);
 
 // ---- count and latency ----------------------------------------------------------
 

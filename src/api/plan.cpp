@@ -162,7 +162,7 @@ Result<Planned> factsAndPlan(const ProbeRequest& r, const GoBinary& bin, std::op
   if (isPerHit(r.action) && rateDecides && pid && !r.expectedRatePerS && out.facts.bpfPrivileges) {
     auto patterns = patternsOf(r);
     if (!patterns) return out;
-    if (auto rate = measureHitRate(bin, *pid, *patterns, r.rateWindowS)) {
+    if (auto rate = measureHitRate(bin, *pid, *patterns, r.rateWindowS, out.plan->delveRateLimitPerS)) {
       out.facts.measuredRatePerS = *rate;
       out.plan = planRequest(r, out.facts);
     }

@@ -2,6 +2,9 @@
 // millisecond of stopped process per hit) and BPF (microseconds), count the
 // hits in the kernel for a moment. The count sits at the cheap placement
 // (the stack check's branch), so measuring costs the target next to nothing.
+// It stops as soon as the count settles the choice (rate_verdict.hpp).
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <thread>
 
@@ -9,12 +12,14 @@
 #include "backend/bpf/bpf_engine.hpp"
 #include "backend/bpf/function_selection.hpp"
 #include "probe/pattern.hpp"
+#include "strategy/rate_verdict.hpp"
 #include "target/go_runtime_facts.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::api {
 
-Result<double> measureHitRate(const GoBinary& bin, pid_t pid, const std::vector<Pattern>& patterns, double windowS) {
+Result<double> measureHitRate(const GoBinary& bin, pid_t pid, const std::vector<Pattern>& patterns, double windowS,
+                              double limitPerS) {
   auto proc = Process::attach(pid);
   if (!proc) return fail(proc.error());
   auto sel = selectFunctions(bin, patterns, {.ignoreMissing = true}, "PID " + std::to_string(pid));
@@ -25,18 +30,35 @@ Result<double> measureHitRate(const GoBinary& bin, pid_t pid, const std::vector<
     if (auto c = (*engine)->configureProbe(f.probeId, bpf::ProbeConfig{.count = true}); !c) return fail(c.error());
   auto stats = (*engine)->attach(proc->exeHandlePath(), pid, sel->points);
   if (!stats) return fail(stats.error());
+  auto total = [&]() -> Result<uint64_t> {
+    auto counts = (*engine)->counts();
+    if (!counts) return fail(counts.error());
+    uint64_t n = 0;
+    for (const auto& f : sel->functions)
+      if (f.probeId < counts->size()) n += (*counts)[f.probeId];
+    return n;
+  };
   const auto t0 = std::chrono::steady_clock::now();
   const auto until = t0 + std::chrono::duration<double>(windowS);
-  while (std::chrono::steady_clock::now() < until && !stopRequested() && proc->alive())
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  RateVerdict verdict = RateVerdict::Unclear;
+  while (std::chrono::steady_clock::now() < until && !stopRequested() && proc->alive()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  auto counts = (*engine)->counts();
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (limitPerS <= 0 || elapsed() < kRateProbeFloorS) continue;
+    auto n = total();
+    if (!n) break;
+    if ((verdict = rateVerdict(static_cast<double>(*n), elapsed(), limitPerS)) != RateVerdict::Unclear) break;
+  }
+  auto n = total();
+  const double took = elapsed();
   (*engine)->detachAll();
-  if (!counts) return fail(counts.error());
-  uint64_t total = 0;
-  for (const auto& f : sel->functions)
-    if (f.probeId < counts->size()) total += (*counts)[f.probeId];
-  return elapsed > 0 ? static_cast<double>(total) / elapsed : 0.0;
+  if (!n) return fail(n.error());
+  spdlog::debug("strategy: rate probe: {} hits in {:.0f} ms ({}), Delve's limit {:.1f} hits/s", *n, took * 1000,
+                verdict == RateVerdict::Above   ? "stopped early: clearly above"
+                : verdict == RateVerdict::Below ? "stopped early: clearly below"
+                                                : "the whole window",
+                limitPerS);
+  return took > 0 ? static_cast<double>(*n) / took : 0.0;
 }
 
 }  // namespace goscope::api

@@ -228,6 +228,7 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
         if (floats) p.reasons.push_back(only.why + ": --expect-rate N lets a slow function go to Delve");
         p.fallback = Backend::Delve;
         p.needsRate = true;
+        if (f.costs.delveStopNs > 0) p.delveRateLimitPerS = r.maxOverheadPct * 1e7 / f.costs.delveStopNs;
         return p;
       }
       const double overheadPct = *rate * f.costs.delveStopNs / 1e7;

@@ -60,6 +60,9 @@ struct Plan {
   std::optional<Backend> fallback;
   // The hit rate would decide (it is unknown): measure it and plan again.
   bool needsRate = false;
+  // With needsRate: the rate above which Delve's stops exceed the budget
+  // (the rate probe may stop once it is clearly above or below it).
+  double delveRateLimitPerS = 0;
 };
 
 // The most breakpoints a Delve plan sets (one per matched function): beyond
