@@ -7,6 +7,7 @@
 #include "cli/target_options.hpp"
 #include "output/output.hpp"
 #include "target/goid_offset.hpp"
+#include "target/namespaces.hpp"
 
 namespace goscope::cli {
 
@@ -39,6 +40,7 @@ int runInfo(const std::vector<std::string>& argv) {
     info.pid = t.process->pid();
     info.exe = t.process->exePath();
     info.loadBias = t.loadBias;
+    info.namespaces = namespacesOf(t.process->pid(), t.process->exePath());
   } else {
     info.exe = bin.name();
   }

@@ -199,6 +199,15 @@ class JsonOutput final : public Output {
     o["functions"] = t.functions;
     o["goid_offset"] = t.goidOffset ? boost::json::value(*t.goidOffset) : boost::json::value(nullptr);
     o["goid_offset_source"] = t.goidOffsetHow;
+    if (const auto& ns = t.namespaces) {
+      boost::json::object n{{"mount", ns->mountNs},
+                            {"pid", ns->pidNs},
+                            {"own_mount", ns->otherMountNs},
+                            {"own_pid", ns->otherPidNs},
+                            {"pid_inside", ns->innerPid ? boost::json::value(*ns->innerPid) : boost::json::value(nullptr)}};
+      if (!ns->hostExePath.empty()) n["file_from_here"] = ns->hostExePath;
+      o["namespaces"] = std::move(n);
+    }
     std::cout << jsonText(o) << '\n';
   }
 

@@ -15,6 +15,7 @@
 #include "api/doctor.hpp"
 #include "api/session_cost.hpp"
 #include "probe/latency_stats.hpp"
+#include "target/namespaces.hpp"
 #include "value/value.hpp"
 
 namespace goscope::output {
@@ -98,6 +99,8 @@ class Output {
     size_t functions = 0;
     std::optional<uint64_t> goidOffset;
     std::string goidOffsetHow;  // how it was found ("DWARF", "runtime.newproc1's store at 0x..."), or why not
+    // -p: the process's namespaces (a container's process: docs/containers.md).
+    std::optional<ProcessNamespaces> namespaces;
   };
   virtual void targetInfo(const TargetInfo& info) = 0;
   // goscope doctor: the process's code against its file.

@@ -130,6 +130,13 @@ class TextOutput final : public Output {
     auto known = [](const std::optional<std::string>& v) { return v ? *v : std::string("unknown"); };
     if (t.pid) std::cout << "pid:            " << *t.pid << '\n';
     std::cout << "executable:     " << t.exe << '\n';
+    if (const auto& ns = t.namespaces; ns && (ns->otherMountNs || ns->otherPidNs)) {
+      std::cout << "namespaces:     " << (ns->otherMountNs ? "its own mount namespace" : "goscope's mount namespace")
+                << (ns->otherPidNs ? ", its own PID namespace" : ", goscope's PID namespace") << " (a container?)\n";
+      if (ns->innerPid) std::cout << "pid inside:     " << *ns->innerPid << '\n';
+      if (!ns->hostExePath.empty())
+        std::cout << "file from here: " << ns->hostExePath << " (the executable path is the one inside)\n";
+    }
     std::cout << "go version:     " << known(t.goVersion) << '\n';
     std::cout << "main package:   " << known(t.mainPath) << '\n';
     std::cout << "pie:            " << (t.pie ? "yes" : "no") << '\n';

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "target/namespaces.hpp"
+
 namespace goscope {
 
 std::string Target::describe() const {
@@ -11,6 +13,19 @@ std::string Target::describe() const {
 
 Result<Target> openBinaryTarget(const std::string& path) {
   auto b = GoBinary::open(path);
+  if (!b && b.error().kind == ErrorKind::NotFound && !path.empty() && path[0] == '/') {
+    // A path that exists only inside a container: say who runs it and how
+    // to name it from here (docs/containers.md).
+    if (auto pids = processesRunningPathElsewhere(path); !pids.empty()) {
+      const std::string p = std::to_string(pids[0]);
+      std::string who = "PID " + p;
+      if (pids.size() > 1) who += " (and " + std::to_string(pids.size() - 1) + (pids.size() > 2 ? "+" : "") + " more)";
+      return fail(ErrorKind::NotFound,
+                  path + ": no such file here; " + who + " runs it in another mount namespace (a container)",
+                  "-p " + p + " probes that process, -b /proc/" + p + "/root" + path +
+                      " every process that runs the same file");
+    }
+  }
   if (!b) return b.failure();
   return Target{std::move(*b), std::nullopt, 0};
 }

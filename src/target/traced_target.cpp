@@ -21,9 +21,9 @@ Result<TracedTarget> TracedTarget::open(const TargetSpec& spec) {
     t.attachPath_ = t.process_->exeHandlePath();
     t.pidFilter_ = *spec.pid;
   } else if (spec.binary) {
-    auto b = GoBinary::open(*spec.binary);
-    if (!b) return b.failure();
-    t.binary_ = *b;
+    auto target = openBinaryTarget(*spec.binary);  // (explains a path only a container has)
+    if (!target) return target.failure();
+    t.binary_ = target->binary;
     t.attachPath_ = *spec.binary;
     t.display_ = *spec.binary;
   } else {
