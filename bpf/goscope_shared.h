@@ -187,7 +187,7 @@ enum gs_stat {
   GS_STAT_NO_CONFIG = 4,   /* hits whose probe id has no config */
   GS_STAT_READ_ERRORS = 5, /* failed user-memory reads */
   GS_STAT_MISMATCHES = 6,  /* returns without an entry, all probes */
-  GS_STAT_HITS = 7,        /* program runs, all probes */
+  GS_STAT_HITS = 7,        /* program runs of probes that do more than count */
   GS_STAT_SAMPLED_OUT = 8, /* calls whose events sampling left out (sample_every) */
   GS_STAT_FOREIGN = 9,     /* calls of tasks goscope's user may not ptrace, dropped (access_filter) */
   GS_STAT_COUNT = 10,

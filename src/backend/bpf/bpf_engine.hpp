@@ -137,7 +137,7 @@ struct StackCount {
 
 // Engine-wide counters, summed over CPUs.
 struct EngineStats {
-  uint64_t hits = 0;          // program runs past the stack check (all probes)
+  uint64_t hits = 0;          // program runs past the stack check of probes that do more than count (counts() has the others)
   uint64_t events = 0;        // events written to the ring
   uint64_t lostRingFull = 0;  // events dropped because the ring was full
   uint64_t lostBusy = 0;      // events dropped because a preempted run held the per-CPU buffer
