@@ -39,6 +39,10 @@ void addLocations(const Args& args, ProbeRequest& r) {
     }
     auto sig = orRaise(parseUserSignature(spec));
     orRaise(layoutFromSignature(spec));
+    if (auto it = r.signatures.find(sig.funcName); it != r.signatures.end() && it->second != spec)
+      raise({ErrorKind::Usage,
+             "two signatures for " + sig.funcName + ": `" + it->second + "` and `" + spec + "`",
+             "give one signature per function"});
     r.signatures[sig.funcName] = spec;
     r.locations.push_back(sig.funcName);
   }
@@ -49,6 +53,10 @@ void addLocations(const Args& args, ProbeRequest& r) {
 void checkSignatures(ProbeRequest& r, const GoBinary& bin, bool forced) {
   for (auto it = r.signatures.begin(); it != r.signatures.end();) {
     SignatureCheck c = checkSignature(bin, it->first, it->second, forced);
+    // A signature that is used must fit the function table's frame (forced
+    // or not: that number is the compiler's, not a description).
+    if (c.useSignature)
+      if (auto e = checkSignatureFrame(bin, it->first, it->second)) raise(*e);
     if (!c.warning.empty()) printNotice("warning: " + c.warning);
     it = c.useSignature ? std::next(it) : r.signatures.erase(it);
   }

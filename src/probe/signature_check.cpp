@@ -63,6 +63,21 @@ bool sameTypes(const std::vector<ValueLayout>& a, const std::vector<ValueLayout>
 
 }  // namespace
 
+std::optional<Error> checkSignatureFrame(const GoBinary& bin, const std::string& funcName,
+                                         const std::string& signature) {
+  const GoFunction* fn = bin.pclntab().functionNamed(funcName);
+  if (!fn || fn->args < 0) return std::nullopt;
+  auto layout = layoutFromSignature(signature);
+  if (!layout) return std::nullopt;  // (its own error is raised where it is parsed)
+  auto frame = argumentFrameSize(*layout);
+  if (!frame || *frame == static_cast<uint64_t>(fn->args)) return std::nullopt;
+  return Error{ErrorKind::Usage,
+               "the signature `" + signature + "` makes an argument frame of " + std::to_string(*frame) +
+                   " bytes, but the binary's function table says " + funcName + "'s is " + std::to_string(fn->args) +
+                   " bytes: a value is missing, extra or of another size",
+               "check the number and types of the arguments and results (a method's receiver comes first)"};
+}
+
 SignatureCheck checkSignature(const GoBinary& bin, const std::string& funcName, const std::string& signature,
                               bool forced) {
   SignatureCheck out;

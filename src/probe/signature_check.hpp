@@ -5,6 +5,7 @@
 // warning, unless the user forces their own.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "target/go_binary.hpp"
@@ -20,5 +21,15 @@ struct SignatureCheck {
 // signature is used even where DWARF disagrees (still warned).
 SignatureCheck checkSignature(const GoBinary& bin, const std::string& funcName, const std::string& signature,
                               bool forced);
+
+// The argument frame the signature makes against the one the binary's
+// function table records for `funcName` (_func.args: stack arguments and
+// results plus the register arguments' spill slots, abi_layout.hpp). They
+// differ when an argument or result is missing, extra or of another size:
+// every value after it would be read from the wrong register. An error
+// (Usage) naming both sizes; nothing when they agree, or when either is
+// unknown (assembly functions, a function the table does not have).
+std::optional<Error> checkSignatureFrame(const GoBinary& bin, const std::string& funcName,
+                                         const std::string& signature);
 
 }  // namespace goscope
