@@ -287,8 +287,10 @@ TEST_CASE("prometheus: latency --prometheus serves a cumulative histogram whose 
   GoscopeProcess g({"latency", "-p", std::to_string(counter.pid()), "main.doWork", "--prometheus", "127.0.0.1:0"});
   const unsigned short port = servingPort(g);
   REQUIRE_MESSAGE(port != 0, g.err());
+  const auto t0 = std::chrono::steady_clock::now();
   REQUIRE(counter.burst() == 1000);
   REQUIRE(counter.burst() == 2000);
+  const double burstsS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   Reply r = get(port, "/metrics");
   REQUIRE_MESSAGE(r.ok, r.error);
@@ -324,10 +326,10 @@ TEST_CASE("prometheus: latency --prometheus serves a cumulative histogram whose 
   CHECK(calls == 2000);
   CHECK(count == 2000);
   CHECK(inf == 2000);
-  // Each call of a function that increments a global takes well under a
-  // millisecond, even with the probes' own cost in it.
+  // Seconds, not nanoseconds: the calls ran one after another in one
+  // goroutine, inside the time the two bursts took.
   CHECK(sum > 0);
-  CHECK(sum < 2000 * 1e-3);
+  CHECK(sum <= burstsS);
   g.signal(SIGINT);
   int st = g.wait(30s);
   CHECK_MESSAGE((WIFEXITED(st) && WEXITSTATUS(st) == 0), g.err());
@@ -364,7 +366,7 @@ TEST_CASE("prometheus: HEAD, 404 and 405 answered, and a slow or oversized clien
   auto t0 = std::chrono::steady_clock::now();
   Reply during = get(port, "/metrics");
   CHECK(during.status == 200);
-  CHECK(std::chrono::steady_clock::now() - t0 < 2s);
+  CHECK(std::chrono::steady_clock::now() - t0 < 5s);  // not the slow one's 10 s
   // A request far larger than any scrape's: the connection is closed, no answer.
   tcp::socket big(ioc);
   big.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
