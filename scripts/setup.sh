@@ -29,6 +29,10 @@ packages=(
   binutils bpftrace procps psmisc
   # error tests: setpriv runs goscope with capabilities dropped
   util-linux
+  # the --prometheus tests: Debian's Prometheus server scrapes goscope
+  # (tests/runtime/test_prometheus.cpp). The tests start their own server on
+  # free ports; the package's service (:9090, where systemd runs it) is unused.
+  prometheus
 )
 
 export DEBIAN_FRONTEND=noninteractive

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "api/cost_meter.hpp"
@@ -64,6 +65,11 @@ struct AggregateSession::Impl {
   uint64_t hiddenCalls_ = 0;  // read at detach: the engine goes with it
   bool enforce() const { return enforce_; }
   void govern(bool act = true);
+  // snapshot() may be called from another thread while run() runs (the
+  // Prometheus exporter's server does): this guards what the loop changes
+  // (dropped probes, the meter) and the engine's life. Recursive because
+  // govern() calls onBound_, which may take a snapshot.
+  mutable std::recursive_mutex mu_;
 };
 
 // Samples the counts (at most every 250 ms) into the meter; when the budget
@@ -214,11 +220,13 @@ std::string AggregateSession::accessNotice() const {
 }
 
 uint64_t AggregateSession::hiddenCalls() const {
+  std::lock_guard lock(impl_->mu_);
   if (impl_->detached_ || !impl_->engine_) return impl_->hiddenCalls_;
   return impl_->engine_->stats().foreignCalls;
 }
 
 Result<CountSnapshot> AggregateSession::snapshot() const {
+  std::lock_guard lock(impl_->mu_);
   if (impl_->detached_) return fail(ErrorKind::Internal, "count session already detached");
   auto counts = impl_->engine_->counts();
   if (!counts) return fail(counts.error());
@@ -240,6 +248,7 @@ Result<CountSnapshot> AggregateSession::snapshot() const {
 }
 
 Result<std::map<std::string, uint64_t>> AggregateSession::foldedStacks() {
+  std::lock_guard lock(impl_->mu_);
   if (impl_->detached_) return fail(ErrorKind::Internal, "count session already detached");
   auto counts = impl_->engine_->stackCounts();
   if (!counts) return counts.failure();
@@ -272,6 +281,7 @@ EndReason AggregateSession::run(const std::function<void(const CountSnapshot&)>&
       impl_->target_, impl_->loop_,
       [&](int ms) {
         std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        std::lock_guard lock(impl_->mu_);
         impl_->govern();
       },
       [&] {
@@ -290,6 +300,7 @@ uint64_t AggregateSession::cutStacks() const { return impl_->cutStacks_; }
 void AggregateSession::onBound(BoundCallback callback) { impl_->onBound_ = std::move(callback); }
 
 SessionCost AggregateSession::cost() const {
+  std::lock_guard lock(impl_->mu_);
   if (!impl_->meter_) return {};
   const double elapsed = (impl_->detached_ ? impl_->endS_ : monotonicSeconds() - impl_->startS_);
   SessionCost c = impl_->meter_->totals(elapsed);
@@ -298,7 +309,9 @@ SessionCost AggregateSession::cost() const {
 }
 
 Detached AggregateSession::detach() {
-  if (!impl_ || impl_->detached_ || !impl_->engine_) return {};
+  if (!impl_) return {};
+  std::lock_guard lock(impl_->mu_);
+  if (impl_->detached_ || !impl_->engine_) return {};
   // The last counts into the meter before they go.
   impl_->govern(false);
   impl_->endS_ = monotonicSeconds() - impl_->startS_;

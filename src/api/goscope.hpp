@@ -149,6 +149,8 @@ class AggregateSession {
   // before they were counted (0 when fully privileged). Final after detach().
   uint64_t hiddenCalls() const;
 
+  // Safe from any thread, also while run() runs on another (an exporter's
+  // server takes one per scrape); an error once detached.
   Result<CountSnapshot> snapshot() const;
   // With request.capture.stack: how often each distinct stack reached the
   // probes, as folded lines ("main.main;main.run;main.add", root first) —

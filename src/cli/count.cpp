@@ -13,6 +13,7 @@
 #include "cli/command.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/probe_options.hpp"
+#include "cli/prometheus_option.hpp"
 #include "output/output.hpp"
 #include "util/stop_signals.hpp"
 
@@ -91,6 +92,7 @@ int runCount(const std::vector<std::string>& argv) {
   auto specs = traceOptionSpecs({{"read", 0, true, "read this global (e.g. main.counter) on each hit of the first function"},
                                  {"entry", 0, false, "probe the plain function entry, not the cheaper stack-check branch"}});
   for (auto& o : strategyOptionSpecs(false, true)) specs.push_back(o);
+  specs.push_back(prometheusOptionSpec());
   auto args = orRaise(parseArgs("count", specs, argv));
   if (args.has("help")) {
     std::cout << usageOf("goscope count (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS] [-d SECS] [--read VAR] [--json] PATTERN...", specs);
@@ -99,6 +101,7 @@ int runCount(const std::vector<std::string>& argv) {
   ProbeRequest request = requestFromTraceArgs(args, Action::Count);
   request.locations = args.positional();
   if (request.locations.empty()) raise({ErrorKind::Usage, "count: name at least one function pattern, e.g. 'main.*'"});
+  auto exporter = listenIfAsked(args);
   TracedTarget target = openTracedTarget(request);
   request.readVariable = args.get("read");
   request.plainEntry = args.has("entry");
@@ -109,6 +112,7 @@ int runCount(const std::vector<std::string>& argv) {
   auto session = orRaise(api::AggregateSession::start(std::move(target), request));
   printLineIfAny(session->accessNotice());
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
+  PrometheusServing serving(exporter.get(), *session);
   auto out = output::makeOutput(json);
   CountReporter reporter(*out, session->readVariable(), json);
   session->onBound([&](const api::BoundAction& a) { out->bound(a); });

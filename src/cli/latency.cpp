@@ -13,6 +13,7 @@
 #include "cli/command.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/probe_options.hpp"
+#include "cli/prometheus_option.hpp"
 #include "output/output.hpp"
 #include "util/stop_signals.hpp"
 
@@ -34,6 +35,7 @@ void report(output::Output& out, const api::CountSnapshot& snap, bool finalRepor
 
 int runLatency(const std::vector<std::string>& argv) {
   auto specs = traceOptionSpecs(strategyOptionSpecs(false, true));
+  specs.push_back(prometheusOptionSpec());
   auto args = orRaise(parseArgs("latency", specs, argv));
   if (args.has("help")) {
     std::cout << usageOf("goscope latency (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS] [-d SECS] [--json] PATTERN...", specs);
@@ -42,6 +44,7 @@ int runLatency(const std::vector<std::string>& argv) {
   ProbeRequest request = requestFromTraceArgs(args, Action::Latency);
   request.locations = args.positional();
   if (request.locations.empty()) raise({ErrorKind::Usage, "latency: name at least one function pattern, e.g. 'main.*'"});
+  auto exporter = listenIfAsked(args);
   TracedTarget target = openTracedTarget(request);
   applyStrategyOptions(args, request);
   planOrRaise(args, request, target.binary(), request.target.pid);
@@ -49,6 +52,7 @@ int runLatency(const std::vector<std::string>& argv) {
   auto session = orRaise(api::AggregateSession::start(std::move(target), request));
   printLineIfAny(session->accessNotice());
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
+  PrometheusServing serving(exporter.get(), *session);
   auto out = output::makeOutput(json);
   session->onBound([&](const api::BoundAction& a) { out->bound(a); });
   EndReason why = session->run([&](const api::CountSnapshot& snap) {
