@@ -110,7 +110,7 @@ class BpfEventSession final : public EventSession {
     {
       const HostCosts costs = hostCosts();
       std::vector<CostMeter::Probe> probes;
-      for (const auto& f : sel_.functions) probes.push_back({f.fn->name, perCallNs(costs, f.code.probe.kind, !isBreak)});
+      for (const auto& f : sel_.functions) probes.push_back({f.fn->name, perCallNs(costs, f.probeKind, !isBreak)});
       meter_ = std::make_unique<CostMeter>(std::move(probes), costs, request_.maxOverheadPct, request_.maxOverheadExplicit);
       sampleEvery_.assign(sel_.functions.size(), 0);
     }
@@ -284,7 +284,7 @@ class BpfEventSession final : public EventSession {
     const FunctionTrace& t = traces_[e.probeId];
     const GoFunction& fn = *sel_.functions[e.probeId].fn;
     if (deriveBias_ && !e.isReturn() && e.ip) {
-      setBias(e.ip - sel_.functions[e.probeId].code.probe.address);
+      setBias(e.ip - sel_.functions[e.probeId].probeAddress);
       deriveBias_ = false;
     }
     if (request_.action == Action::Break) {

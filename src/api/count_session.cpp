@@ -2,6 +2,8 @@
 // nothing crosses to user space per hit), with an optional read of a global
 // on each hit of the first function — the talks' counter demo. `goscope
 // count` is this class plus printing.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <chrono>
@@ -164,6 +166,10 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   }
 
   bpf::EngineOptions eo{.goidOffset = goidOffset(bin)};
+  // One probe id per function: a binary with more functions than the
+  // default (kubectl 1.33: 79,884) must not fail with "probe id 65536 is not
+  // below maxProbes".
+  eo.maxProbes = std::max<uint32_t>(eo.maxProbes, static_cast<uint32_t>(s->selection_.functions.size()));
   eo.measureProgramTime = true;
   if (r.capture.stack) eo.stackTraceEntries = 16384;
   if (latency) eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(s->selection_.functions.size()));
@@ -180,6 +186,8 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   for (const auto& f : s->selection_.functions)
     if (auto c = s->engine_->configureProbe(f.probeId, bpf::ProbeConfig{.count = true, .latency = latency, .stackCounts = r.capture.stack}); !c)
       return fail(c.error());
+  spdlog::debug("start-up: {} probes configured ({:.0f} ms after goscope started)", s->selection_.functions.size(),
+                secondsSinceProcessStart() * 1000);
   // A PIE started by -c has no load bias until it runs: configure the read
   // after release (reconfiguring zeroes that probe's count of the first
   // moments); everything else knows its addresses now.
@@ -196,7 +204,7 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
     const HostCosts costs = hostCosts();
     std::vector<CostMeter::Probe> probes;
     for (const auto& f : s->selection_.functions)
-      probes.push_back({f.fn->name, perCallNs(costs, f.code.probe.kind, latency)});
+      probes.push_back({f.fn->name, perCallNs(costs, f.probeKind, latency)});
     s->meter_ = std::make_unique<CostMeter>(std::move(probes), costs, r.maxOverheadPct, r.maxOverheadExplicit);
     s->enforce_ = r.maxOverheadExplicit;
     s->droppedAt_.assign(s->selection_.functions.size(), std::nullopt);

@@ -66,13 +66,14 @@ void setBit(std::vector<uint64_t>& bits, uint64_t off) {
 
 }  // namespace
 
-Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t entry) {
+Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t entry, DecodeDepth depth) {
   if (code.empty()) return fail(ErrorKind::Usage, "analyzeFunction: no code at " + hex(entry));
   if (entry + code.size() < entry)
     return fail(ErrorKind::Usage, "analyzeFunction: code at " + hex(entry) + " wraps around");
   const ZydisDecoder& zydis = decoder();
 
   FunctionCode fn;
+  fn.depth = depth;
   fn.entry = entry;
   fn.end = entry + code.size();
   fn.boundaryBits.assign((code.size() + 63) / 64, 0);
@@ -83,7 +84,10 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
   const uint8_t* p = code.data();
   size_t left = code.size();
   uint64_t addr = entry;
+  const bool headOnly = depth == DecodeDepth::EntryOnly;
   while (left > 0) {
+    // The head is all the entry-probe decision reads (go_prologue.hpp).
+    if (headOnly && head.size() == kPrologueWindow) break;
     // Trailing int3 is padding to the next function, not code (an int3
     // followed by anything else is an instruction of the body).
     if (*p == 0xcc && std::all_of(p, p + left, [](uint8_t b) { return b == 0xcc; })) break;
@@ -105,7 +109,7 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
     auto view = x86::parseInsn(bytes);
     const UprobeVerdict verdict = verdictOf(view);
     if (!verdict.safe()) fn.unsafe.push_back(at), fn.unsafeWhy.push_back(verdict.hazard);
-    if (isRet(in)) fn.returns.push_back(at);
+    if (!headOnly && isRet(in)) fn.returns.push_back(at);  // a head's RETs would be a partial list
   }
   fn.bodyEnd = fn.undecodable.value_or(addr);
   fn.boundaryBits.resize((fn.bodyEnd - entry + 63) / 64);
@@ -127,6 +131,9 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
 }
 
 std::optional<std::string> returnsUnknownReason(const FunctionCode& fn) {
+  if (fn.depth == DecodeDepth::EntryOnly)
+    return "returns not looked for: only the first " + std::to_string(kPrologueWindow) +
+           " instructions were decoded (for the entry probe)";
   if (!fn.undecodable) return std::nullopt;
   return "returns unknown: the bytes at " + hex(*fn.undecodable) + " (entry+" +
          std::to_string(*fn.undecodable - fn.entry) + ") do not decode (" + std::string(fn.undecodableWhy) +

@@ -35,11 +35,28 @@ struct ProbeSite {
   std::string reason;  // why this site (or why none)
 };
 
+// How far to decode. The entry probe (count) depends on the first
+// kPrologueWindow instructions only: the prologue matcher reads no more, and
+// chooseProbeSite looks at the entry and the stack-check jbe. RETs (latency,
+// trace, list) need the sweep to the function's end. Decoding only the head
+// is what makes `count -b BIN '*'` start fast on 60,000-function binaries
+// (docs/disassembly.md, "Start-up"); the probe chosen is the same
+// (tests/runtime/test_disasm.cpp checks it on every function of real binaries).
+enum class DecodeDepth : uint8_t {
+  EntryOnly,  // the first kPrologueWindow instructions: `probe` only, no RETs
+  Whole,      // to the end of the body
+};
+
 struct FunctionCode {
+  DecodeDepth depth = DecodeDepth::Whole;
   uint64_t entry = 0;
   uint64_t end = 0;      // entry + the bytes given (includes trailing padding)
-  uint64_t bodyEnd = 0;  // first byte of trailing int3 padding, or where decoding stopped
-  std::vector<uint64_t> returns;              // every RET (c3/c2), ascending
+  // First byte of trailing int3 padding, or where decoding stopped (bad
+  // bytes; with EntryOnly, also the end of the head). Boundaries, `unsafe`
+  // and RETs are known in [entry, bodyEnd) only: an address past it is never
+  // probed (hazardAt says Undecodable).
+  uint64_t bodyEnd = 0;
+  std::vector<uint64_t> returns;              // every RET (c3/c2), ascending; empty with EntryOnly
   std::optional<uint64_t> stackCheckBranch;   // the jbe of the stack-check prologue
   std::optional<uint64_t> morestackTarget;    // where that jbe goes
   GoPrologue::Form prologue = GoPrologue::Form::None;
@@ -58,13 +75,15 @@ struct FunctionCode {
 
 // Errors: Usage (empty code, address overflow). Bytes that do not decode are
 // not an error: the sweep stops there and FunctionCode::undecodable says where.
-Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t entry);
+Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t entry,
+                                     DecodeDepth depth = DecodeDepth::Whole);
 
 // Why the RETs of this function are not known (nullopt: `returns` is
 // complete). The sweep stopped on bytes the decoder rejects before the end of
 // the function, so a RET after them would be missed: a latency or trace that
 // probed `returns` would see calls that never complete. One line, for `list`
-// (returns_reason) and the refusal of latency/trace.
+// (returns_reason) and the refusal of latency/trace. An EntryOnly analysis
+// never looked for RETs, and says so.
 std::optional<std::string> returnsUnknownReason(const FunctionCode& fn);
 
 bool isInstructionBoundary(const FunctionCode& fn, uint64_t addr);

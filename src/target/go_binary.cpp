@@ -2,9 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
+#include "util/progress.hpp"
+
 namespace goscope {
 
 Result<std::shared_ptr<GoBinary>> GoBinary::open(const std::string& path, const std::string& displayName) {
+  const auto t0 = std::chrono::steady_clock::now();
   auto elf = ElfFile::open(path);
   if (!elf) return elf.failure();
   auto pcln = Pclntab::read(**elf);
@@ -21,6 +26,11 @@ Result<std::shared_ptr<GoBinary>> GoBinary::open(const std::string& path, const 
   b->name_ = displayName.empty() ? path : displayName;
   if (auto bi = readBuildInfo(*b->elf_)) b->build_ = std::move(*bi);
   else spdlog::debug("{}: {}", b->name_, bi.error().message);
+  // Start-up phases in -v (issue #14): where the time to the first probe goes.
+  spdlog::debug("start-up: {}: ELF and pclntab read, {} functions, in {:.1f} ms ({:.0f} ms after goscope started)",
+                b->name_, b->pcln_.functions().size(),
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+                secondsSinceProcessStart() * 1000);
   return b;
 }
 
@@ -36,11 +46,11 @@ const DwarfInfo* GoBinary::dwarf() const {
   return dwarf_ ? &*dwarf_ : nullptr;
 }
 
-Result<FunctionCode> GoBinary::analyze(const GoFunction& fn) const {
+Result<FunctionCode> GoBinary::analyze(const GoFunction& fn, DecodeDepth depth) const {
   if (fn.end <= fn.entry) return fail(ErrorKind::BadTarget, fn.name + ": empty function range");
   auto bytes = elf_->readVaddr(fn.entry, fn.end - fn.entry);
   if (!bytes) return fail(ErrorKind::BadTarget, fn.name + ": code not in the file");
-  return analyzeFunction(*bytes, fn.entry);
+  return analyzeFunction(*bytes, fn.entry, depth);
 }
 
 std::optional<std::string> GoBinary::signature(const GoFunction& fn) const {

@@ -37,7 +37,9 @@ class GoBinary {
   const DwarfInfo* dwarf() const;
   bool hasSymtab() const { return elf_->hasSymtab(); }
 
-  Result<FunctionCode> analyze(const GoFunction& fn) const;
+  // Thread-safe (the file is mapped read-only): parallel_analysis.hpp runs
+  // it on every CPU.
+  Result<FunctionCode> analyze(const GoFunction& fn, DecodeDepth depth = DecodeDepth::Whole) const;
   // `main.add(x int, y int) int` from DWARF, or nullopt without DWARF.
   std::optional<std::string> signature(const GoFunction& fn) const;
   // The file offset uprobes are placed at for a link-time address.

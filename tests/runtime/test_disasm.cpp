@@ -30,6 +30,8 @@
 #include "support/run.hpp"
 #include "target/disasm.hpp"
 #include "target/elf_file.hpp"
+#include "target/go_binary.hpp"
+#include "target/parallel_analysis.hpp"
 #include "target/pclntab.hpp"
 #include "target/x86_insn.hpp"
 
@@ -461,4 +463,80 @@ TEST_CASE("Go 1.25 to 1.27 samples with AVX-512: RETs and boundaries agree with 
     for (const auto& n : dataInText) MESSAGE("    " << n);
   }
   if (tested == 0) MESSAGE("no Go 1.25-1.27 sample in " << dir << ": skipped");
+}
+
+namespace {
+
+// Every real binary at hand: the fixtures (each variant), Go's compiler, and
+// every sample of other Go releases (GOSCOPE_GO_SAMPLES).
+std::vector<std::string> realBinaries() {
+  std::vector<std::string> out;
+  for (const auto& name : kFixtures)
+    for (const auto& variant : kVariants)
+      if (access(fixture(name, variant).c_str(), X_OK) == 0) out.push_back(fixture(name, variant));
+  if (access(kGoCompiler, R_OK) == 0) out.push_back(kGoCompiler);
+  if (const char* dir = std::getenv("GOSCOPE_GO_SAMPLES"); dir && *dir) {
+    auto r = run("find '" + std::string(dir) + "' -maxdepth 1 -type f -perm -u+x | sort");
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("disasm: decoding only the prologue, on every CPU, places every probe where the whole sweep does") {
+  // `count` decodes the first kPrologueWindow instructions of each function,
+  // on every CPU (target/parallel_analysis.hpp); latency, trace and list
+  // decode whole functions, also in parallel. The probe placed must be the
+  // very one the whole sequential sweep chooses, and the parallel whole
+  // sweep must equal the sequential one (RETs, unsafe instructions,
+  // boundaries), on every function of every real binary here.
+  size_t binaries = 0, functions = 0, mismatches = 0;
+  for (const std::string& path : realBinaries()) {
+    CAPTURE(path);
+    auto bin = GoBinary::open(path);
+    REQUIRE_MESSAGE(bin.has_value(), path);
+    std::vector<const GoFunction*> fns;
+    for (const GoFunction& fn : (*bin)->pclntab().functions()) fns.push_back(&fn);
+    // More threads than CPUs, so that chunks really interleave.
+    unsigned used = 0;
+    auto heads = analyzeFunctions(**bin, fns, DecodeDepth::EntryOnly, {}, {.threads = 4, .threadsUsed = &used});
+    auto wholes = analyzeFunctions(**bin, fns, DecodeDepth::Whole, {}, {.threads = 3});
+    REQUIRE(heads.size() == fns.size());
+    REQUIRE(wholes.size() == fns.size());
+    if (fns.size() > 1024) CHECK(used == 4);
+    ++binaries;
+    for (size_t i = 0; i < fns.size(); i++) {
+      const GoFunction& fn = *fns[i];
+      auto serial = (*bin)->analyze(fn);
+      const bool ok = serial.has_value();
+      if (!ok || !heads[i] || !wholes[i]) {
+        CHECK_MESSAGE(ok == heads[i].has_value(), fn.name);
+        CHECK_MESSAGE(ok == wholes[i].has_value(), fn.name);
+        continue;
+      }
+      ++functions;
+      const FunctionCode &s = *serial, &h = *heads[i], &w = *wholes[i];
+      auto same = [&](const char* what, bool eq) {
+        if (!eq && ++mismatches <= 10) MESSAGE(fn.name << " in " << path << ": " << std::string(what) << " differs");
+      };
+      same("probe address", h.probe.address == s.probe.address);
+      same("probe kind", h.probe.kind == s.probe.kind);
+      same("probe reason", h.probe.reason == s.probe.reason);
+      same("prologue", h.prologue == s.prologue && h.stackCheckBranch == s.stackCheckBranch &&
+                           h.morestackTarget == s.morestackTarget && h.bodyStart == s.bodyStart);
+      same("--entry safety", isSafeToProbe(h, fn.entry) == isSafeToProbe(s, fn.entry));
+      same("entry-only RETs (none)", h.returns.empty() && returnsUnknownReason(h).has_value());
+      same("whole sweep in parallel", w.returns == s.returns && w.unsafe == s.unsafe && w.unsafeWhy == s.unsafeWhy &&
+                                          w.boundaryBits == s.boundaryBits && w.bodyEnd == s.bodyEnd &&
+                                          w.undecodable == s.undecodable && w.probe.address == s.probe.address &&
+                                          w.probe.kind == s.probe.kind);
+    }
+  }
+  CHECK(binaries > 0);
+  CHECK(mismatches == 0);
+  MESSAGE(binaries << " binaries, " << functions << " functions: entry-only and parallel analyses agree with the whole "
+                   << "sequential sweep (" << mismatches << " mismatches)");
 }

@@ -160,3 +160,37 @@ TEST_CASE("list and latency on a function that does not decode to its end") {
   CHECK(latency.out.empty());
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("list reads the file's code, not the int3 of probes a count -b has attached to it") {
+  // The kernel writes a pid-0 uprobe's int3 into every private mapping of
+  // the file that may execute, goscope's own included (docs/disassembly.md,
+  // "Start-up"). goscope maps it MAP_SHARED, which uprobes never write: a
+  // list of the same file while a count -b probes it must be the same.
+  // (With a private mapping, main.doWork, probed at its jbe, was missing.)
+  if (geteuid() != 0) {
+    MESSAGE("not root: count -b cannot attach, skipped");
+    return;
+  }
+  char dir[] = "/tmp/goscope-list-probed.XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string copy = std::string(dir) + "/counter";
+  REQUIRE(run("cp '" + fixture("counter") + "' '" + copy + "'").exitCode == 0);
+  const auto before = runCli("list --json --all -b " + copy + " 'main.*'");
+  REQUIRE_MESSAGE(before.exitCode == 0, before.err);
+
+  const std::string err = std::string(dir) + "/count.err";
+  REQUIRE(run("'" + cliPath() + "' count -b '" + copy + "' 'main.*' -d 4 >/dev/null 2>'" + err + "' &").exitCode == 0);
+  bool attached = false;
+  for (int i = 0; i < 100 && !attached; i++) {
+    usleep(50 * 1000);
+    attached = run("grep -q 'probes attached' '" + err + "'").exitCode == 0;
+  }
+  REQUIRE_MESSAGE(attached, run("cat '" + err + "'").out);
+  const auto during = runCli("list --json --all -b " + copy + " 'main.*'");
+  REQUIRE_MESSAGE(during.exitCode == 0, during.err);
+  CHECK(during.out == before.out);
+  CHECK(before.out.find("\"main.doWork\"") != std::string::npos);
+  // Let the count end (it detaches at -d 4) before the copy goes.
+  for (int i = 0; i < 200 && run("grep -q 'detached' '" + err + "'").exitCode != 0; i++) usleep(50 * 1000);
+  run("rm -rf '" + std::string(dir) + "'");
+}

@@ -1,5 +1,10 @@
 #include "backend/bpf/function_selection.hpp"
 
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "target/parallel_analysis.hpp"
 #include "util/progress.hpp"
 #include "util/stop_signals.hpp"
 
@@ -11,58 +16,82 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
   std::string unsafeExample;
   const auto& all = bin.pclntab().functions();
   std::vector<bool> matched(patterns.size(), false);
-  size_t seen = 0;
+  std::vector<const GoFunction*> chosen;
   for (const auto& fn : all) {
-    // A Ctrl-C while a big binary is read stops here, before anything is
-    // attached; a person at a terminal sees how far it got.
-    if (++seen % 1024 == 0) {
-      if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
-      reportProgress("choosing probe sites", seen, all.size());
-    }
     bool match = false;
     for (size_t i = 0; i < patterns.size(); i++)
       if (patterns[i].matches(fn.name)) {
         match = true;
         matched[i] = true;
       }
-    if (!match) continue;
-    auto code = bin.analyze(fn);
-    if (!code || code->probe.kind == ProbeSite::Kind::None) {
-      sel.skippedUnsafe++;
-      if (unsafeExample.empty())
-        unsafeExample = fn.name + ": " + (code ? code->probe.reason : code.error().message);
-      continue;
-    }
-    // Returns wanted but not all known (the sweep stopped on bytes the
-    // decoder rejects): probing the RETs found would report calls that never
-    // complete, a silent wrong answer. Left out, with the reason.
-    if (opt.returns) {
-      if (auto why = returnsUnknownReason(*code)) {
-        if (sel.skippedReturnsUnknown++ == 0) sel.returnsUnknownExample = fn.name + ": " + *why;
-        if (unsafeExample.empty()) unsafeExample = fn.name + ": " + *why;
+    if (match) chosen.push_back(&fn);
+  }
+  // Only what the probes need is decoded (docs/disassembly.md, "Start-up"):
+  // an entry probe needs the prologue, RETs need the whole function. On
+  // every CPU; the results come back in table order.
+  const DecodeDepth depth = opt.returns ? DecodeDepth::Whole : DecodeDepth::EntryOnly;
+  const auto t0 = std::chrono::steady_clock::now();
+  // In blocks, so that at most one block of whole FunctionCode records
+  // waits beside the selection (memory: issue #14 asks < 100 MB for 58,000
+  // functions). A Ctrl-C while a big binary is read stops here, before
+  // anything is attached; a person at a terminal sees how far it got.
+  constexpr size_t kBlock = 8192;
+  unsigned threads = 0;
+  sel.functions.reserve(chosen.size());
+  for (size_t from = 0; from < chosen.size(); from += kBlock) {
+    const std::span<const GoFunction* const> block(chosen.data() + from, std::min(kBlock, chosen.size() - from));
+    auto codes = analyzeFunctions(
+        bin, block, depth,
+        [&](size_t done, size_t) {
+          reportProgress("choosing probe sites", from + done, chosen.size());
+          return !stopRequested();
+        },
+        {.threadsUsed = &threads});
+    if (codes.size() != block.size() || stopRequested())
+      return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
+    for (size_t k = 0; k < block.size(); k++) {
+      const GoFunction& fn = *block[k];
+      auto& code = codes[k];
+      if (!code || code->probe.kind == ProbeSite::Kind::None) {
+        sel.skippedUnsafe++;
+        if (unsafeExample.empty())
+          unsafeExample = fn.name + ": " + (code ? code->probe.reason : code.error().message);
         continue;
       }
-    }
-    uint32_t id = static_cast<uint32_t>(sel.functions.size());
-    uint64_t at = code->probe.address;
-    bpf::SiteKind kind = code->probe.kind == ProbeSite::Kind::StackCheckBranch ? bpf::SiteKind::EntryStackCheck
-                                                                               : bpf::SiteKind::Entry;
-    if (opt.plainEntry && isSafeToProbe(*code, fn.entry)) {
-      at = fn.entry;
-      kind = bpf::SiteKind::Entry;
-    }
-    auto entryOff = bin.fileOffset(at);
-    if (!entryOff) continue;
-    sel.points.push_back({*entryOff, id, kind});
-    if (opt.returns) {
-      for (uint64_t r : code->returns) {
-        if (!isSafeToProbe(*code, r)) continue;
-        if (auto off = bin.fileOffset(r)) sel.points.push_back({*off, id, bpf::SiteKind::Return});
+      // Returns wanted but not all known (the sweep stopped on bytes the
+      // decoder rejects): probing the RETs found would report calls that never
+      // complete, a silent wrong answer. Left out, with the reason.
+      if (opt.returns) {
+        if (auto why = returnsUnknownReason(*code)) {
+          if (sel.skippedReturnsUnknown++ == 0) sel.returnsUnknownExample = fn.name + ": " + *why;
+          if (unsafeExample.empty()) unsafeExample = fn.name + ": " + *why;
+          continue;
+        }
       }
+      uint32_t id = static_cast<uint32_t>(sel.functions.size());
+      uint64_t at = code->probe.address;
+      bpf::SiteKind kind = code->probe.kind == ProbeSite::Kind::StackCheckBranch ? bpf::SiteKind::EntryStackCheck
+                                                                                 : bpf::SiteKind::Entry;
+      if (opt.plainEntry && isSafeToProbe(*code, fn.entry)) {
+        at = fn.entry;
+        kind = bpf::SiteKind::Entry;
+      }
+      auto entryOff = bin.fileOffset(at);
+      if (!entryOff) continue;
+      sel.points.push_back({*entryOff, id, kind});
+      if (opt.returns) {
+        for (uint64_t r : code->returns) {
+          if (!isSafeToProbe(*code, r)) continue;
+          if (auto off = bin.fileOffset(r)) sel.points.push_back({*off, id, bpf::SiteKind::Return});
+        }
+      }
+      sel.functions.push_back({&fn, code->probe.kind, code->probe.address, id});
     }
-    sel.functions.push_back({&fn, std::move(*code), id});
   }
-  reportProgress("choosing probe sites", all.size(), all.size());
+  spdlog::debug("start-up: {} of {} functions matched, decoded ({}) on {} thread(s) in {:.1f} ms ({:.0f} ms after goscope started)",
+                chosen.size(), all.size(), depth == DecodeDepth::Whole ? "whole functions, for RETs" : "prologues only",
+                threads, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+                secondsSinceProcessStart() * 1000);
   if (sel.functions.empty()) {
     std::string what;
     for (const auto& p : patterns) what += (what.empty() ? "'" : ", '") + p.text() + "'";

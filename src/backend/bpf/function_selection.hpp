@@ -13,9 +13,13 @@
 
 namespace goscope {
 
+// What the session needs of a chosen function: its entry probe's place and
+// kind (its cost per hit). Not the whole FunctionCode: 80,000 of those were
+// ~25 MB that nothing read (issue #14, peak RSS).
 struct SelectedFunction {
   const GoFunction* fn = nullptr;
-  FunctionCode code;
+  ProbeSite::Kind probeKind = ProbeSite::Kind::None;
+  uint64_t probeAddress = 0;  // the chosen site (the jbe or the entry), before --entry
   uint32_t probeId = 0;
 };
 
