@@ -1,0 +1,128 @@
+// trace -n (stop after N calls, as break -n), the wall-clock time of each
+// call (text: microseconds; JSON: "time", RFC 3339 with nanoseconds, beside
+// the monotonic ts_ns), and elapsed_ms on every interval object of count and
+// latency (issue #17).
+#include <doctest/doctest.h>
+
+#include <time.h>
+
+#include <boost/json.hpp>
+
+#include <regex>
+
+#include "support/run.hpp"
+#include "support/unharmed.hpp"
+
+using namespace goscope::test;
+
+namespace {
+
+std::vector<boost::json::object> jsonObjects(const std::string& out) {
+  std::vector<boost::json::object> v;
+  for (const auto& l : splitLines(out))
+    if (!l.empty() && l[0] == '{') v.push_back(boost::json::parse(l).as_object());
+  return v;
+}
+
+int64_t realtimeNs() {
+  timespec t{};
+  clock_gettime(CLOCK_REALTIME, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+// "2026-11-24T20:31:05.123456789Z" -> ns since the epoch; -1 when it is not that form.
+int64_t parseRfc3339Nanos(const std::string& s) {
+  static const std::regex form(R"((\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{9})Z)");
+  std::smatch m;
+  if (!std::regex_match(s, m, form)) return -1;
+  tm parts{};
+  parts.tm_year = std::stoi(m[1]) - 1900;
+  parts.tm_mon = std::stoi(m[2]) - 1;
+  parts.tm_mday = std::stoi(m[3]);
+  parts.tm_hour = std::stoi(m[4]);
+  parts.tm_min = std::stoi(m[5]);
+  parts.tm_sec = std::stoi(m[6]);
+  return static_cast<int64_t>(timegm(&parts)) * 1'000'000'000 + std::stoll(m[7]);
+}
+
+}  // namespace
+
+TEST_CASE("trace -n N: exactly N calls printed, text and JSON, then detached with exit 0") {
+  Counter c;  // main.doWork runs millions of times a second
+  const double before = c.rate();
+  for (const std::string json : {"", " --json"}) {
+    CAPTURE(json);
+    auto r = runCli("trace -n 7" + json + " -p " + std::to_string(c.pid()) + " main.doWork");
+    INFO(r.err);
+    CHECK(r.exitCode == 0);
+    const auto lines = splitLines(r.out);
+    CHECK(lines.size() == 7);
+    for (const auto& l : lines) CHECK(l.find("main.doWork(") != std::string::npos || l.find("\"main.doWork\"") != std::string::npos);
+    if (!json.empty()) CHECK(jsonObjects(r.out).size() == 7);
+    CHECK(r.err.find("goscope: hit count reached") != std::string::npos);
+  }
+  // On a -c command too: the session ends at the Nth call, not with the program.
+  auto l = runCli("trace -n 2 -c '" + fixture("functions") + " --repeat 5' main.add");
+  REQUIRE_MESSAGE(l.exitCode == 0, l.err);
+  CHECK(splitLines(l.out).size() == 2);
+  checkUnharmed(c, before);  // the probes came off: the counter runs at full speed again
+}
+
+TEST_CASE("trace: each call's wall-clock time, microseconds in text, RFC 3339 nanoseconds in JSON beside ts_ns") {
+  const int64_t t0 = realtimeNs();
+  auto r = runCli("trace --json -c '" + fixture("functions") + " --repeat 3' main.add");
+  const int64_t t1 = realtimeNs();
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  auto calls = jsonObjects(r.out);
+  REQUIRE(calls.size() == 3);
+  std::vector<int64_t> wall, mono;
+  for (auto& o : calls) {
+    REQUIRE(o.contains("time"));
+    REQUIRE(o.contains("ts_ns"));  // the monotonic stamp stays
+    const std::string time(o["time"].as_string());
+    CAPTURE(time);
+    const int64_t ns = parseRfc3339Nanos(time);
+    REQUIRE(ns > 0);
+    CHECK(ns >= t0);  // within the run, by the wall clock
+    CHECK(ns <= t1);
+    wall.push_back(ns);
+    mono.push_back(o["ts_ns"].to_number<int64_t>());
+  }
+  // One offset for the session: wall-clock gaps are the monotonic gaps, to the nanosecond.
+  for (size_t i = 1; i < wall.size(); i++) CHECK(wall[i] - wall[0] == mono[i] - mono[0]);
+
+  auto text = runCli("trace -c '" + fixture("functions") + " --repeat 2' main.add");
+  REQUIRE_MESSAGE(text.exitCode == 0, text.err);
+  const auto lines = splitLines(text.out);
+  REQUIRE(lines.size() == 2);
+  for (const auto& line : lines) {
+    CAPTURE(line);
+    CHECK(std::regex_search(line, std::regex(R"(^\d\d:\d\d:\d\d\.\d{6} pid=\d+ goid=1 main\.add\(x=42, y=13\) = 55)")));
+  }
+}
+
+TEST_CASE("count and latency: every interval JSON object carries elapsed_ms") {
+  Counter c;
+  const std::string p = " -p " + std::to_string(c.pid()) + " ";
+  auto count = runCli("count --json -i 0.3 -d 1.2" + p + "main.doWork --read main.counter");
+  REQUIRE_MESSAGE(count.exitCode == 0, count.err);
+  auto latency = runCli("latency --json -i 0.3 -d 1.2" + p + "main.doWork");
+  REQUIRE_MESSAGE(latency.exitCode == 0, latency.err);
+  for (const auto* out : {&count.out, &latency.out}) {
+    int64_t last = -1;
+    size_t intervals = 0;
+    for (auto& o : jsonObjects(*out)) {
+      if (o.contains("session_cost") || o.contains("overhead_bound")) continue;  // their own elapsed_ms, inside
+      if (o.contains("final") && o.contains("count") && !o.contains("buckets")) continue;  // count's totals: no interval
+      CAPTURE(boost::json::serialize(o));
+      REQUIRE(o.contains("elapsed_ms"));
+      const int64_t ms = o["elapsed_ms"].to_number<int64_t>();
+      CHECK(ms >= last);  // in order
+      CHECK(ms > 0);
+      CHECK(ms < 5000);
+      last = ms;
+      intervals++;
+    }
+    CHECK(intervals >= 3);  // -i 0.3 over 1.2 s
+  }
+}
