@@ -65,6 +65,14 @@ Plan planOrRaise(const Args& args, const ProbeRequest& r, const GoBinary& bin, s
   return orRaise(std::move(p));
 }
 
+void explainWithoutPlan(const std::string& what, const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid) {
+  TargetFacts facts;
+  (void)api::plan(r, bin, pid, &facts);  // for the facts; list and info have no path to choose
+  std::fprintf(stderr, "goscope: plan: none: %s\n", what.c_str());
+  std::istringstream lines("  " + explainFacts(facts));
+  for (std::string line; std::getline(lines, line);) std::fprintf(stderr, "goscope: %s\n", line.c_str());
+}
+
 Target openProcessForPlanning(pid_t pid) {
   auto t = openProcessTarget(pid);
   if (!t && t.error().kind == ErrorKind::Permission) orRaise(checkPtracePrivileges(pid));

@@ -24,6 +24,11 @@ void applyStrategyOptions(const Args& args, ProbeRequest& request);
 // facts and the plan go to stderr (`goscope: plan ...` lines) first.
 Plan planOrRaise(const Args& args, const ProbeRequest& request, const GoBinary& binary, std::optional<pid_t> pid);
 
+// --explain for a subcommand with no plan to choose (list, info): `what` it
+// does instead ("list reads ..."), then the same facts lines as a plan's.
+void explainWithoutPlan(const std::string& what, const ProbeRequest& request, const GoBinary& binary,
+                        std::optional<pid_t> pid);
+
 // The running process a Delve-path subcommand (read, sample, break, set)
 // plans for. When its executable cannot be read, the ptrace check says
 // more precisely what is missing (another user's process, no
