@@ -23,9 +23,11 @@ namespace {
 
 // The hit rate, over a window that means something. A session cut short by
 // -n lasts mostly set-up and poll latency: 3 hits of a function called
-// 98,458 times a second once read "220 hits/s" (3 over 13.6 ms). Then the
-// rate is taken between the first hit and the last (their own time stamps);
-// otherwise over the whole session, which is what -d and Ctrl-C measure.
+// 98,458 times a second once read "220 hits/s" (3 over 13.6 ms). So, for
+// -n: between the first hit and the last (their own time stamps) when there
+// are enough hits to tell; else the rate the plan measured in the kernel
+// before attaching, if it did; else, over a session of a second or more,
+// hits over the session; else none. -d and Ctrl-C: over the whole session.
 struct HitTimes {
   uint64_t firstNs = 0, lastNs = 0;
   void add(uint64_t ns) {
@@ -34,21 +36,29 @@ struct HitTimes {
   }
 };
 
-std::string rateText(const api::EventTotals& t, const HitTimes& h) {
-  char buf[96];
+constexpr long long kHitsForARate = 10;  // a burst of 2 or 3 calls says little about a rate
+
+std::string rateText(const api::EventTotals& t, const HitTimes& h, std::optional<double> measuredRate) {
+  char buf[112];
   if (t.end == api::EventEnd::HitCount) {
-    if (t.calls < 2 || h.lastNs <= h.firstNs) return "";
-    std::snprintf(buf, sizeof buf, " (%.1f hits/s between the first hit and the last)",
-                  static_cast<double>(t.calls - 1) * 1e9 / static_cast<double>(h.lastNs - h.firstNs));
-    return buf;
+    if (t.calls >= kHitsForARate && h.lastNs > h.firstNs) {
+      std::snprintf(buf, sizeof buf, " (%.1f hits/s between the first hit and the last)",
+                    static_cast<double>(t.calls - 1) * 1e9 / static_cast<double>(h.lastNs - h.firstNs));
+      return buf;
+    }
+    if (measuredRate && *measuredRate > 0) {  // 0: none seen in its 250 ms, which says little once hits came
+      std::snprintf(buf, sizeof buf, " (%.1f hits/s measured in the kernel before the session)", *measuredRate);
+      return buf;
+    }
+    if (t.activeS < 1) return "";
   }
   std::snprintf(buf, sizeof buf, " (%.1f hits/s)", t.activeS > 0 ? t.calls / t.activeS : 0.0);
   return buf;
 }
 
-void printTotals(const api::EventTotals& t, bool cond, const HitTimes& h) {
+void printTotals(const api::EventTotals& t, bool cond, const HitTimes& h, std::optional<double> measuredRate) {
   std::fflush(stdout);
-  const std::string rate = rateText(t, h);
+  const std::string rate = rateText(t, h, measuredRate);
   if (t.path == Backend::Bpf) {
     std::fprintf(stderr, "goscope: %lld hits in %.2f s%s; %s\n", t.calls, t.activeS, rate.c_str(), api::describe(t.end));
     std::fprintf(stderr, "goscope: PID %d was not stopped (BPF path); detached %zu probes in %.1f ms\n", t.pid,
@@ -102,7 +112,8 @@ int runBreak(const std::vector<std::string>& argv) {
   request.dlvArgs = args.all("dlv-arg");
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
-  Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
+  TargetFacts facts;
+  Plan plan = planOrRaise(args, request, target.binary(), request.target.pid, &facts);
 
   auto session = orRaise(api::startEventSession(request, plan, std::move(target), printNotice));
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
@@ -118,7 +129,7 @@ int runBreak(const std::vector<std::string>& argv) {
     times.add(c.tsNs);
     return out->open();  // false when nobody reads any more (`| head`): stop holding the target
   });
-  printTotals(totals, request.capture.cond.has_value(), times);
+  printTotals(totals, request.capture.cond.has_value(), times, facts.measuredRatePerS);
   // The cost line on stderr; break's JSON stays one object per hit.
   std::fprintf(stderr, "goscope: %s\n", api::describe(totals.cost).c_str());
   return exitCodeAfter(totals, args.has("strict"));

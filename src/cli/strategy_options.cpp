@@ -53,9 +53,11 @@ void applyStrategyOptions(const Args& args, ProbeRequest& r) {
   if (args.has("expect-rate")) r.expectedRatePerS = positiveNumber(args, "expect-rate", 1e9);
 }
 
-Plan planOrRaise(const Args& args, const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid) {
+Plan planOrRaise(const Args& args, const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid,
+                 TargetFacts* factsOut) {
   TargetFacts facts;
   auto p = api::plan(r, bin, pid, &facts);
+  if (factsOut) *factsOut = facts;
   if (args.has("explain")) {
     std::string text = p ? explainPlan(*p) : "plan: none: " + p.error().message + "\n";
     text += "  " + explainFacts(facts);

@@ -133,3 +133,25 @@ TEST_CASE("count and latency: every interval JSON object carries elapsed_ms") {
     CHECK(intervals >= 3);  // -i 0.3 over 1.2 s
   }
 }
+
+// break -n used to divide its hits by a session that is mostly set-up: 3
+// hits of a function called ~98,000 times a second read "220 hits/s".
+TEST_CASE("break -n: the rate it reports is the function's, not the set-up's") {
+  Counter c;  // main.doWork: thousands of calls a second at least
+  const std::string p = " -p " + std::to_string(c.pid()) + " ";
+  auto rateIn = [](const std::string& err, const std::string& how) {
+    std::smatch m;
+    const std::regex line(R"((\d+) hits in \d+\.\d\d s \((\d+\.\d) hits/s )" + how + R"(\); hit count reached)");
+    return std::regex_search(err, m, line) ? std::stod(m[2]) : -1.0;
+  };
+  // Few hits: the rate the plan measured in the kernel just before.
+  auto few = runCli("break -n 3" + p + "main.doWork");
+  REQUIRE_MESSAGE(few.exitCode == 0, few.err);
+  const double measured = rateIn(few.err, "measured in the kernel before the session");
+  CHECK_MESSAGE(measured > 1000, few.err);
+  // Enough hits: between the first and the last, by their own time stamps (BPF: the target runs on).
+  auto many = runCli("break -n 200 --strategy bpf" + p + "main.doWork");
+  REQUIRE_MESSAGE(many.exitCode == 0, many.err);
+  const double between = rateIn(many.err, "between the first hit and the last");
+  CHECK_MESSAGE(between > 1000, many.err);
+}
