@@ -71,6 +71,16 @@ TEST_CASE("trace -n N: exactly N calls printed, text and JSON, then detached wit
   for (const auto& line : splitLines(l.out)) calls += line.find(" pid=") != std::string::npos;
   CHECK(calls == 2);
   checkUnharmed(c, before);  // the probes came off: the counter runs at full speed again
+  // On the Delve path too (a breakpoint per call; -n is its hit count).
+  Child zoo({fixture("zoo"), "--sleep-ms", "10"});
+  std::this_thread::sleep_for(500ms);
+  auto d = runCli("trace -n 2 --strategy delve --json -p " + std::to_string(zoo.pid()) + " main.greet");
+  REQUIRE_MESSAGE(d.exitCode == 0, d.err);
+  auto delveCalls = jsonObjects(d.out);
+  REQUIRE(delveCalls.size() == 2);
+  for (auto& o : delveCalls) CHECK(o["args"].as_object().at("name") == "gopher");
+  CHECK(waitUntraced(zoo.pid(), 10s));
+  CHECK(zoo.alive());
 }
 
 TEST_CASE("trace: each call's wall-clock time, microseconds in text, RFC 3339 nanoseconds in JSON beside ts_ns") {
