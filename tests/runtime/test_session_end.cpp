@@ -17,9 +17,10 @@ TEST_CASE("session end: a -p target that exits ends the session with exit 0 and 
     for (const bool strict : {false, true}) {
       CAPTURE(sub);
       CAPTURE(strict);
-      // 3 s: set-up (break measures the rate first) takes over a second on a loaded machine.
-      Child c({fixture("counter"), "--duration", "3"});
-      std::this_thread::sleep_for(200ms);
+      // Running for sure (it reported once: about 3 s left), and long enough
+      // for a set-up that takes over a second on a loaded machine (break
+      // measures the rate first). A fixed sleep after fork raced the exec.
+      Counter c({"--duration", "4"});
       const std::string pid = std::to_string(c.pid());
       auto r = runCli(sub + " -p " + pid + " main.doWork -d 20" + (strict ? " --strict" : ""));
       INFO("stderr: " << r.err);
