@@ -569,7 +569,7 @@ TEST_CASE("delve errors: one line with a hint, the documented exit code") {
     CHECK(splitLines(r.out).size() > 10);  // the hits before it exited
     CHECK(r.err.find(" hits in ") != std::string::npos);
     Counter s({"--duration", "2"});
-    auto sr = runCli("sample" + pidArg(s.pid()) + "--at main.doWork main.counter -i 0.3");
+    auto sr = runCli("sample --strict" + pidArg(s.pid()) + "--at main.doWork main.counter -i 0.3");
     expectError(sr, 8, "exited during the session", /*stdoutEmpty=*/false);
     CHECK(splitLines(sr.out).size() >= 2);
   }

@@ -13,16 +13,17 @@
 using namespace goscope::test;
 
 TEST_CASE("session end: a -p target that exits ends the session with exit 0 and a line, --strict makes it exit 8") {
-  for (const std::string sub : {"count", "latency", "trace", "break"}) {
+  for (const std::string sub : {"count", "latency", "trace", "break", "sample"}) {
     for (const bool strict : {false, true}) {
       CAPTURE(sub);
       CAPTURE(strict);
-      // Running for sure (it reported once: about 3 s left), and long enough
+      // Running for sure (it reported once: about 5 s left), and long enough
       // for a set-up that takes over a second on a loaded machine (break
       // measures the rate first). A fixed sleep after fork raced the exec.
-      Counter c({"--duration", "4"});
+      Counter c({"--duration", "6"});
       const std::string pid = std::to_string(c.pid());
-      auto r = runCli(sub + " -p " + pid + " main.doWork -d 20" + (strict ? " --strict" : ""));
+      const std::string what = sub == "sample" ? " --at main.doWork main.counter -i 0.3" : " main.doWork";
+      auto r = runCli(sub + " -p " + pid + what + " -d 20" + (strict ? " --strict" : ""));
       INFO("stderr: " << r.err);
       const std::string last = splitLines(r.err).back();
       if (strict) {
