@@ -17,8 +17,9 @@ void printUsage(FILE* to) {
   std::fprintf(to, "usage: goscope COMMAND [OPTIONS]   (goscope COMMAND --help for its options)\n\ncommands:\n");
   for (const auto& c : goscope::cli::commands()) std::fprintf(to, "  %-10s %s\n", c.name, c.summary);
   std::fprintf(to, "\nexit codes: 0 ok, 1 internal error, 2 usage, 3 not found, 4 bad target, 5 no match,\n"
-                   "            6 permission, 7 external tool failed, 8 target exited,\n"
-                   "            9 doctor: the code differs from the file\n");
+                   "            6 permission, 7 external tool failed, 8 target exec'd (or exited, with --strict),\n"
+                   "            9 doctor: the code differs from the file; a -c command that ends the session: its own\n"
+                   "\n-v or --verbose, anywhere on the line, logs what goscope does on stderr\n");
 }
 
 }  // namespace

@@ -176,6 +176,7 @@ class BpfEventSession final : public EventSession {
             : why == EndReason::TargetExeced ? EventEnd::TargetExeced
                                              : EventEnd::Signal;
     if (t.end == EventEnd::TargetExeced) t.execedTo = target_.execedTo();
+    if (t.end == EventEnd::TargetExited) t.commandStatus = target_.commandExitStatus();
     if (linksLost_) {  // every probe went with the link holder
       t.end = EventEnd::Failed;
       t.failed = Error{ErrorKind::External, *linksLost_, "the events printed above end there; run goscope again"};

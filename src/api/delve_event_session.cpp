@@ -224,6 +224,12 @@ class DelveEventSession final : public EventSession {
             : loop.end == HitLoopEnd::Stopped    ? EventEnd::OutputClosed
                                                  : EventEnd::Signal;
     if (loop.failed) t.failed = sessionError(pid_, *loop.failed);
+    // The target's exit (not an exec) is how the session ended, not a
+    // failure of goscope's: `failed` keeps how it is said, for callers that
+    // make it an error (goscope --strict).
+    if (t.failed && t.failed->kind == ErrorKind::TargetGone &&
+        t.failed->message.find("replaced its program") == std::string::npos)
+      t.end = EventEnd::TargetExited;
     if (!detached) t.detachFailed = detached.error();
     auto times = session_->timings();
     t.costs = {pid_, times.stoppedMs, times.attachMs, times.detachMs, msSince(t0_)};

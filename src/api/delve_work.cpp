@@ -226,6 +226,8 @@ Result<SampleTotals> sample(const ProbeRequest& r, double timeoutS, const std::f
     auto taken = takeSample(s, spec, timeout);
     if (!taken) {
       if (!stopRequested()) totals.failed = sessionError(pid, taken.error());
+      totals.targetExited = totals.failed && totals.failed->kind == ErrorKind::TargetGone &&
+                            totals.failed->message.find("replaced its program") == std::string::npos;
       break;
     }
     Sample one;

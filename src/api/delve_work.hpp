@@ -72,6 +72,9 @@ struct SampleTotals {
   int taken = 0, misses = 0;
   double pauseSumMs = 0, pauseMaxMs = 0;
   std::optional<Error> failed;
+  // `failed` is the target's exit (not an exec): how the session ended, which
+  // callers may take as its normal end (goscope sample without --strict).
+  bool targetExited = false;
   std::optional<Error> detachFailed;
   DelveCosts costs;
 };

@@ -34,6 +34,7 @@ struct EventTotals {
   bool targetIsBinaryWide = false;
   std::string target;   // "PID 123 (/path)"
   std::string execedTo; // EventEnd::TargetExeced: the program it exec'd
+  std::optional<int> commandStatus;  // -c, EventEnd::TargetExited: the command's exit status (128+N: signal N)
   pid_t pid = 0;
 
   // BPF path.

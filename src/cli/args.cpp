@@ -1,5 +1,7 @@
 #include "cli/args.hpp"
 
+#include "cli/help_text.hpp"
+
 #include <charconv>
 #include <cmath>
 
@@ -55,14 +57,20 @@ Result<Args> parseArgs(const std::string& sub, const std::vector<OptionSpec>& sp
     return nullptr;
   };
   bool onlyPositional = false;
+  const bool takesCommand = findLong("command") != nullptr;
   for (size_t i = 0; i < argv.size(); i++) {
     const std::string& arg = argv[i];
+    if (onlyPositional && takesCommand) {
+      a.trailingCommand_.push_back(arg);
+      continue;
+    }
     if (onlyPositional || arg.size() < 2 || arg[0] != '-' || (arg[1] != '-' && std::isdigit(static_cast<unsigned char>(arg[1])))) {
       a.positional_.push_back(arg);
       continue;
     }
     if (arg == "--") {
       onlyPositional = true;
+      a.doubleDash_ = true;
       continue;
     }
     const OptionSpec* spec = nullptr;
@@ -106,9 +114,15 @@ std::string usageOf(const std::string& synopsis, const std::vector<OptionSpec>& 
   for (const auto& s : specs) {
     std::string left = "  ";
     left += s.shortName ? std::string("-") + s.shortName + ", " : "    ";
-    left += "--" + s.longName + (s.takesValue ? " VALUE" : "");
+    left += "--" + s.longName + (s.takesValue ? " " + valuePlaceholder(s.longName) : "");
     if (left.size() < 28) left.resize(28, ' ');
     out += left + " " + s.help + "\n";
+  }
+  // "goscope SUB ...": the examples of SUB follow the options.
+  const std::string prefix = "goscope ";
+  if (synopsis.starts_with(prefix)) {
+    const std::string sub = synopsis.substr(prefix.size(), synopsis.find(' ', prefix.size()) - prefix.size());
+    if (std::string ex = helpExamples(sub); !ex.empty()) out += "\n" + ex;
   }
   return out;
 }

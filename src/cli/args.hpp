@@ -26,6 +26,11 @@ class Args {
   std::optional<std::string> get(const std::string& name) const;
   std::vector<std::string> all(const std::string& name) const;
   const std::vector<std::string>& positional() const { return positional_; }
+  // For a subcommand with -c: the words after `--`, a command to start as
+  // -c would (`goscope count main.add -- ./prog args`); empty when none.
+  // Elsewhere `--` only ends the options, and what follows is positional.
+  const std::vector<std::string>& trailingCommand() const { return trailingCommand_; }
+  bool hasDoubleDash() const { return doubleDash_; }
 
   Result<long long> getInt(const std::string& name, long long dflt, long long min, long long max) const;
   Result<double> getSeconds(const std::string& name, double dflt) const;
@@ -34,6 +39,8 @@ class Args {
   friend Result<Args> parseArgs(const std::string&, const std::vector<OptionSpec>&, const std::vector<std::string>&);
   std::multimap<std::string, std::string> values_;
   std::vector<std::string> positional_;
+  std::vector<std::string> trailingCommand_;
+  bool doubleDash_ = false;
 };
 
 Result<Args> parseArgs(const std::string& subcommand, const std::vector<OptionSpec>& specs,

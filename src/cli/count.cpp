@@ -62,7 +62,7 @@ class CountReporter {
  private:
   void printRead(const api::CountSnapshot& snap) {
     if (!snap.readValue) {
-      out_.globalRead(*readVar_, std::nullopt, std::nullopt);
+      out_.globalRead(*readVar_, std::nullopt, std::nullopt, snap.elapsedS);
       return;
     }
     int64_t value = *snap.readValue;
@@ -71,7 +71,7 @@ class CountReporter {
     // has nothing to compare with).
     std::optional<long long> rate;
     if (haveRead_) rate = std::llround(static_cast<double>(value - lastValue_) / std::max(1e-9, now - lastReadT_));
-    out_.globalRead(*readVar_, value, rate);
+    out_.globalRead(*readVar_, value, rate, now);
     lastValue_ = value;
     lastReadT_ = now;
     haveRead_ = true;
@@ -127,8 +127,7 @@ int runCount(const std::vector<std::string>& argv) {
   printHiddenCalls(session->hiddenCalls());
   out->sessionCost(session->cost());
   out->flush();
-  raiseIfTargetGone(session->target(), why);
-  return 0;
+  return exitCodeAfter(session->target(), why, args.has("strict"));
 }
 
 }  // namespace goscope::cli

@@ -18,7 +18,7 @@ const std::vector<OptionSpec> kSpecs = {
 
 int runInfo(const std::vector<std::string>& argv) {
   std::vector<OptionSpec> specs = kSpecs;
-  specs.push_back({"explain", 0, false, "print the plan, and every reason behind it, on stderr"});
+  specs.push_back({"explain", 0, false, "say on stderr what info reads (it has no plan to choose), and the facts about the target"});
   auto args = orRaise(parseArgs("info", specs, argv));
   if (args.has("help")) {
     std::cout << usageOf("goscope info (-b BINARY | -p PID) [--json]", specs);
@@ -29,7 +29,9 @@ int runInfo(const std::vector<std::string>& argv) {
     ProbeRequest request;
     request.action = Action::Info;
     if (t.process) request.target.pid = t.process->pid();
-    planOrRaise(args, request, *t.binary, request.target.pid);
+    explainWithoutPlan("info reads the executable (build info, pclntab, DWARF, runtime.newproc1's code) and, for -p, "
+                       "the process's memory map: no probe is attached, no debugger, the process is not stopped",
+                       request, *t.binary, request.target.pid);
   }
   const GoBinary& bin = *t.binary;
   const BuildInfo* bi = bin.buildInfo();
@@ -54,9 +56,12 @@ int runInfo(const std::vector<std::string>& argv) {
   info.dwarf = dw != nullptr;
   info.pclntabFormat = bin.pclntab().goVersionFormat();
   info.functions = bin.pclntab().functions().size();
-  GoidOffset goid = findGoidOffset(bin);
+  // The offset the probes use, found or assumed (was: null when assumed,
+  // while traces printed the ids read at the assumed offset).
+  GoidOffsetInUse goid = goidOffsetInUse(bin);
   info.goidOffset = goid.offset;
   info.goidOffsetHow = goid.how;
+  info.goidOffsetAssumed = goid.assumed;
   auto out = output::makeOutput(args.has("json"));
   out->targetInfo(info);
   out->flush();

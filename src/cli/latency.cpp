@@ -26,7 +26,7 @@ void report(output::Output& out, const api::CountSnapshot& snap, bool finalRepor
   for (const auto& f : snap.functions) {
     if (!f.latency) continue;
     if (f.latency->count == 0 && f.latency->mismatches == 0 && snap.functions.size() > 1) continue;
-    out.latency(f.func, *f.latency, finalReport);
+    out.latency(f.func, *f.latency, finalReport, snap.elapsedS);
   }
   out.flush();
 }
@@ -65,8 +65,7 @@ int runLatency(const std::vector<std::string>& argv) {
   printHiddenCalls(session->hiddenCalls());
   out->sessionCost(session->cost());
   out->flush();
-  raiseIfTargetGone(session->target(), why);
-  return 0;
+  return exitCodeAfter(session->target(), why, args.has("strict"));
 }
 
 }  // namespace goscope::cli

@@ -45,7 +45,7 @@ output::Output::FunctionRow rowOf(const GoFunction& fn, const Result<FunctionCod
 
 int runList(const std::vector<std::string>& argv) {
   std::vector<OptionSpec> specs = kSpecs;
-  specs.push_back({"explain", 0, false, "print the plan, and every reason behind it, on stderr"});
+  specs.push_back({"explain", 0, false, "say on stderr what list reads (it has no plan to choose), and the facts about the target"});
   auto args = orRaise(parseArgs("list", specs, argv));
   if (args.has("help")) {
     std::cout << usageOf("goscope list (-b BINARY | -p PID) [--json] [--all] [PATTERN...]", specs)
@@ -59,7 +59,11 @@ int runList(const std::vector<std::string>& argv) {
     ProbeRequest request;
     request.action = Action::List;
     if (target.process) request.target.pid = target.process->pid();
-    planOrRaise(args, request, *target.binary, request.target.pid);
+    // Nothing to choose (was: "plan: direct-read", which is read's plan).
+    explainWithoutPlan("list reads the executable's function table (pclntab; DWARF and .symtab where present) "
+                       "and decodes each function's code to place probes: no probe is attached, no debugger, "
+                       "the process is neither stopped nor read",
+                       request, *target.binary, request.target.pid);
   }
   const GoBinary& bin = *target.binary;
   bool json = args.has("json"), all = args.has("all");

@@ -17,12 +17,13 @@ namespace goscope::cli {
 std::vector<OptionSpec> traceOptionSpecs(std::vector<OptionSpec> extra) {
   std::vector<OptionSpec> specs = {
       {"pid", 'p', true, "trace a running process"},
-      {"command", 'c', true, "start 'CMD ARGS' and trace it from its first instruction"},
+      {"command", 'c', true, "start 'CMD ARGS' and trace it from its first instruction (or: -- CMD ARGS, last); goscope exits with its status"},
       {"binary", 'b', true, "trace every process running this file, including later ones"},
       {"interval", 'i', true, "print a report every SECS seconds"},
       {"duration", 'd', true, "stop after SECS seconds"},
       {"json", 0, false, "one JSON object per line"},
       {"ignore-missing", 0, false, "go on when a pattern matches no function (by default that is an error, exit 5)"},
+      {"strict", 0, false, "a -p target that exits is an error (exit 8), not the session's normal end (exit 0)"},
       {"help", 'h', false, "this help"},
   };
   specs.insert(specs.end(), extra.begin(), extra.end());
@@ -34,6 +35,14 @@ ProbeRequest requestFromTraceArgs(const Args& args, Action action) {
   r.action = action;
   if (auto p = args.get("pid")) r.target.pid = watchTarget(orRaise(parsePid(*p)));
   if (auto c = args.get("command")) r.target.command = *c;
+  // `-- CMD ARGS`: the command as words, as time and strace take it.
+  if (args.hasDoubleDash()) {
+    if (args.trailingCommand().empty())
+      raise({ErrorKind::Usage, "-- needs a command after it", "e.g. goscope count main.add -- ./prog ARGS"});
+    if (args.has("command"))
+      raise({ErrorKind::Usage, "give the command once: -c 'CMD ARGS' or -- CMD ARGS, not both"});
+    r.target.command = joinCommand(args.trailingCommand());
+  }
   if (auto b = args.get("binary")) r.target.binary = *b;
   r.target.commandStdoutToStderr = args.has("json");
   if (args.has("interval")) r.intervalS = orRaise(args.getSeconds("interval", 1));
@@ -81,7 +90,25 @@ void printNotice(const std::string& line) { std::fprintf(stderr, "goscope: %s\n"
          "everything recorded before the exec is printed above"});
 }
 
-void raiseIfTargetGone(const TracedTarget& target, EndReason why) {
+// A -p target's exit ends the session normally (as bpftrace's does): a line
+// saying so, exit 0; --strict makes it the error it was before (exit 8).
+static int targetExited(const std::string& target, bool strict) {
+  if (strict)
+    raise({ErrorKind::TargetGone, target + " exited during the session",
+           "everything recorded before it exited is printed above"});
+  std::fprintf(stderr, "goscope: %s exited; the session ended with it\n", target.c_str());
+  return 0;
+}
+
+// A -c command that ends the session: goscope exits with its status, as
+// time and strace do (128+N when a signal N killed it).
+static int commandEnded(const std::string& target, std::optional<int> status) {
+  if (!status || *status == 0) return 0;
+  std::fprintf(stderr, "goscope: %s exited with status %d; goscope exits with it\n", target.c_str(), *status);
+  return *status;
+}
+
+int exitCodeAfter(const TracedTarget& target, EndReason why, bool strict) {
   if (why == EndReason::ProbesLost)
     raise({ErrorKind::External, "the link holder died: the kernel removed every probe, so the session ended early",
            "the counts printed above end there; run goscope again"});
@@ -89,20 +116,21 @@ void raiseIfTargetGone(const TracedTarget& target, EndReason why) {
   // "target exited" once the new program ended): the probes stopped
   // seeing it at the exec.
   if (why == EndReason::TargetExeced) raiseExeced(target.describe(), target.execedTo());
-  if (target.isLaunched() || target.isBinaryWide()) return;
-  if (why == EndReason::TargetExited)
-    raise({ErrorKind::TargetGone, target.describe() + " exited during the session",
-           "everything recorded before it exited is printed above"});
+  if (why != EndReason::TargetExited || target.isBinaryWide()) return 0;
+  if (target.isLaunched()) return commandEnded(target.describe(), target.commandExitStatus());
+  return targetExited(target.describe(), strict);
 }
 
-void raiseIfSessionFailed(const api::EventTotals& t) {
+int exitCodeAfter(const api::EventTotals& t, bool strict) {
+  const bool exited = t.end == api::EventEnd::TargetExited && !t.targetIsBinaryWide;
+  // A Delve session says how the target went in `failed`: under --strict that is the error.
+  if (exited && !t.targetIsLaunched && !strict) return targetExited(t.target, false);
   if (t.failed) raise(*t.failed);
   if (t.detachFailed) raise(*t.detachFailed);
   if (t.end == api::EventEnd::TargetExeced) raiseExeced(t.target, t.execedTo);
-  if (t.targetIsLaunched || t.targetIsBinaryWide) return;
-  if (t.end == api::EventEnd::TargetExited)
-    raise({ErrorKind::TargetGone, t.target + " exited during the session",
-           "everything recorded before it exited is printed above"});
+  if (!exited) return 0;
+  if (t.targetIsLaunched) return commandEnded(t.target, t.commandStatus);
+  return targetExited(t.target, strict);
 }
 
 void printLineIfAny(const std::string& line) {

@@ -35,12 +35,14 @@ void printLineIfAny(const std::string& line);
 // kernel dropped (nothing when none).
 void printHiddenCalls(uint64_t calls);
 
-// A -p target that exited or replaced its program (exec) ended the session:
-// after everything recorded is printed, that is exit 8 with one line, as on
-// the Delve path. A -c command that ends is the session's normal end.
-void raiseIfTargetGone(const TracedTarget& target, EndReason why);
-// The same for an event session, and the error that ended a Delve session.
-void raiseIfSessionFailed(const api::EventTotals& totals);
+// goscope's exit code once a session has ended and everything recorded is
+// printed (docs/errors.md): a -p target that exited ended the session
+// normally, exit 0 with a line saying so (`strict`: exit 8, an error line);
+// a -c command that ended it gives its own exit status, as time and strace
+// do; a target that replaced its program (exec) is exit 8. Errors (the
+// link holder's death, the error that ended a Delve session) are raised.
+int exitCodeAfter(const TracedTarget& target, EndReason why, bool strict);
+int exitCodeAfter(const api::EventTotals& totals, bool strict);
 
 // The one line after a Delve session: how long the target was stopped.
 // `note` qualifies the stopped time (e.g. what it leaves out).

@@ -27,6 +27,7 @@ int runSample(const std::vector<std::string>& argv) {
       {"timeout", 0, true, "a miss when FUNC is not called within SECS (default: the interval)"},
       {"strategy", 0, true, "auto (default) or delve: sampling is Delve's"},
       {"explain", 0, false, "print the plan, and every reason behind it, on stderr"},
+      {"strict", 0, false, "a target that exits is an error (exit 8), not the session's normal end (exit 0)"},
   });
   auto args = orRaise(parseArgs("sample", specs, argv));
   if (args.has("help")) {
@@ -67,6 +68,11 @@ int runSample(const std::vector<std::string>& argv) {
   std::fprintf(stderr, "goscope: %d samples (%d misses); pause per sample %.1f ms on average, %.1f ms at most\n",
                totals.taken, totals.misses, totals.taken ? totals.pauseSumMs / totals.taken : 0.0, totals.pauseMaxMs);
   reportTimings(totals.costs);
+  // The target's exit ends the session normally (docs/errors.md), unless --strict.
+  if (totals.targetExited && !args.has("strict")) {
+    std::fprintf(stderr, "goscope: PID %d exited; the session ended with it\n", *request.target.pid);
+    return 0;
+  }
   if (totals.failed) raise(*totals.failed);
   if (totals.detachFailed) raise(*totals.detachFailed);
   return 0;

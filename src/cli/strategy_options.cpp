@@ -53,9 +53,11 @@ void applyStrategyOptions(const Args& args, ProbeRequest& r) {
   if (args.has("expect-rate")) r.expectedRatePerS = positiveNumber(args, "expect-rate", 1e9);
 }
 
-Plan planOrRaise(const Args& args, const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid) {
+Plan planOrRaise(const Args& args, const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid,
+                 TargetFacts* factsOut) {
   TargetFacts facts;
   auto p = api::plan(r, bin, pid, &facts);
+  if (factsOut) *factsOut = facts;
   if (args.has("explain")) {
     std::string text = p ? explainPlan(*p) : "plan: none: " + p.error().message + "\n";
     text += "  " + explainFacts(facts);
@@ -63,6 +65,14 @@ Plan planOrRaise(const Args& args, const ProbeRequest& r, const GoBinary& bin, s
     for (std::string line; std::getline(lines, line);) std::fprintf(stderr, "goscope: %s\n", line.c_str());
   }
   return orRaise(std::move(p));
+}
+
+void explainWithoutPlan(const std::string& what, const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid) {
+  TargetFacts facts;
+  (void)api::plan(r, bin, pid, &facts);  // for the facts; list and info have no path to choose
+  std::fprintf(stderr, "goscope: plan: none: %s\n", what.c_str());
+  std::istringstream lines("  " + explainFacts(facts));
+  for (std::string line; std::getline(lines, line);) std::fprintf(stderr, "goscope: %s\n", line.c_str());
 }
 
 Target openProcessForPlanning(pid_t pid) {

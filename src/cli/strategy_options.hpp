@@ -22,7 +22,14 @@ void applyStrategyOptions(const Args& args, ProbeRequest& request);
 
 // api::plan, raising the planner's refusal as the error; with --explain, the
 // facts and the plan go to stderr (`goscope: plan ...` lines) first.
-Plan planOrRaise(const Args& args, const ProbeRequest& request, const GoBinary& binary, std::optional<pid_t> pid);
+// `facts`, when given, gets what the plan was made from (break: the measured rate).
+Plan planOrRaise(const Args& args, const ProbeRequest& request, const GoBinary& binary, std::optional<pid_t> pid,
+                 TargetFacts* facts = nullptr);
+
+// --explain for a subcommand with no plan to choose (list, info): `what` it
+// does instead ("list reads ..."), then the same facts lines as a plan's.
+void explainWithoutPlan(const std::string& what, const ProbeRequest& request, const GoBinary& binary,
+                        std::optional<pid_t> pid);
 
 // The running process a Delve-path subcommand (read, sample, break, set)
 // plans for. When its executable cannot be read, the ptrace check says

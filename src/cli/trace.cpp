@@ -4,8 +4,13 @@
 // BPF cannot read what is asked (float arguments), on Delve; the output
 // layer prints them. --folded counts stacks in the kernel instead (an
 // aggregate session) and prints them for flame graphs.
+#include <boost/json.hpp>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include "api/event_session.hpp"
@@ -13,10 +18,12 @@
 #include "cli/command.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/probe_options.hpp"
+#include "output/flame_svg.hpp"
 #include "output/output.hpp"
 #include "probe/abi_layout.hpp"
 #include "probe/signature_check.hpp"
 #include "probe/signature_parse.hpp"
+#include "util/json_text.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::cli {
@@ -62,13 +69,48 @@ void checkSignatures(ProbeRequest& r, const GoBinary& bin, bool forced) {
   }
 }
 
-int printFolded(api::AggregateSession& session) {
+// What a stack-counting trace (--folded, --svg) prints and writes.
+struct StackOutputs {
+  bool folded = false;  // the folded lines on stdout
+  bool json = false;    // ... as {"stack":[...],"count":N} objects
+  std::optional<std::string> svgPath;
+  std::string subtitle;  // the flame graph's: what was probed, where
+  bool strict = false;   // --strict: a -p target's exit is exit 8
+};
+
+// {"stack":["runtime.main","main.main","main.add"],"count":22}: the folded
+// line's frames, root first.
+void printFoldedJson(const std::string& line, uint64_t count) {
+  boost::json::array frames;
+  for (size_t start = 0; start <= line.size();) {
+    size_t end = line.find(';', start);
+    if (end == std::string::npos) end = line.size();
+    frames.emplace_back(line.substr(start, end - start));
+    start = end + 1;
+  }
+  std::printf("%s\n", jsonText(boost::json::object{{"stack", std::move(frames)}, {"count", count}}).c_str());
+}
+
+int printFolded(api::AggregateSession& session, const StackOutputs& to) {
   EndReason why = session.run({});
   auto lines = orRaise(session.foldedStacks());
   {
     StopSignalsHeld held;
-    for (const auto& [l, n] : lines) std::printf("%s %llu\n", l.c_str(), static_cast<unsigned long long>(n));
+    if (to.folded)
+      for (const auto& [l, n] : lines) {
+        if (to.json) printFoldedJson(l, n);
+        else std::printf("%s %llu\n", l.c_str(), static_cast<unsigned long long>(n));
+      }
     std::fflush(stdout);
+  }
+  if (to.svgPath) {
+    std::ofstream svg(*to.svgPath, std::ios::trunc);
+    svg << output::flameGraphSvg(lines, {"goscope trace flame graph", to.subtitle});
+    svg.close();
+    if (!svg)
+      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *to.svgPath + ": " + std::strerror(errno),
+             "give a writable path to --svg"});
+    std::fprintf(stderr, "goscope: wrote a flame graph of %zu stacks to %s\n", lines.size(), to.svgPath->c_str());
   }
   std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
   if (const uint64_t cut = session.cutStacks())
@@ -84,8 +126,7 @@ int printFolded(api::AggregateSession& session) {
   session.detach();
   printHiddenCalls(session.hiddenCalls());
   std::fprintf(stderr, "goscope: %s\n", api::describe(session.cost()).c_str());
-  raiseIfTargetGone(session.target(), why);
-  return 0;
+  return exitCodeAfter(session.target(), why, to.strict);
 }
 
 void printTotals(const api::EventTotals& t) {
@@ -93,7 +134,7 @@ void printTotals(const api::EventTotals& t) {
   std::fflush(stdout);
   if (t.path == Backend::Delve) {
     std::fprintf(stderr, "goscope: %lld calls in %.2f s; %s\n", t.calls, t.activeS,
-                 t.failed ? "failed" : api::describe(t.end));
+                 t.failed && t.end != api::EventEnd::TargetExited ? "failed" : api::describe(t.end));
     reportTimings(t.costs);
     return;
   }
@@ -117,18 +158,32 @@ void printTotals(const api::EventTotals& t) {
 
 int runTrace(const std::vector<std::string>& argv) {
   auto specs = traceOptionSpecs({{"stack", 0, false, "print each call's user stack, symbolized"},
-                                 {"folded", 0, false, "print stack counts in the folded format flame graphs read"},
+                                 {"folded", 0, false, "print stack counts in the folded format flame graphs read (with --json: {\"stack\":[...],\"count\":N})"},
+                                 {"svg", 0, true, "write the stack counts as an interactive flame graph (SVG) to FILE"},
+                                 {"count", 'n', true, "stop after N calls (as break -n)"},
                                  {"max-string", 0, true, "bytes of each string to read (1-256, default 64)"},
                                  {"force-signature", 0, false, "use the signatures given even where the binary's DWARF disagrees"}});
   for (auto& o : strategyOptionSpecs(true)) specs.push_back(o);
   auto args = orRaise(parseArgs("trace", specs, argv));
   if (args.has("help")) {
-    std::cout << usageOf("goscope trace (-p PID | -c 'CMD ARGS' | -b BINARY) [--stack | --folded] [-d SECS] [--json] SPEC...", specs)
+    std::cout << usageOf("goscope trace (-p PID | -c 'CMD ARGS' | -b BINARY) [--stack | --folded] [--svg FILE] [-n N] [-d SECS] [--json] SPEC...", specs)
               << "SPEC: a function pattern, or a signature for a stripped binary: 'main.add(x int, y int) int'\n";
     return 0;
   }
-  const bool folded = args.has("folded"), stack = args.has("stack"), json = args.has("json");
-  if (folded && stack) raise({ErrorKind::Usage, "trace: --stack and --folded do not go together"});
+  const bool svg = args.has("svg");
+  // --svg counts stacks as --folded does; both together print the lines and write the picture.
+  const bool folded = args.has("folded") || svg, stack = args.has("stack"), json = args.has("json");
+  if (args.has("folded") && stack) raise({ErrorKind::Usage, "trace: --stack and --folded do not go together"});
+  if (svg && stack) raise({ErrorKind::Usage, "trace: --stack and --svg do not go together", "--svg draws the stacks --folded counts"});
+  if (svg) {  // a path that cannot be written is said before the session, not after it
+    std::ofstream probe(*args.get("svg"), std::ios::app);
+    if (!probe)
+      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *args.get("svg") + ": " + std::strerror(errno),
+             "give a writable path to --svg"});
+  }
+  if (folded && args.has("count"))
+    raise({ErrorKind::Usage, "trace: -n counts printed calls; --folded and --svg count stacks in the kernel",
+           "use -d SECS to bound a --folded or --svg run"});
 
   // One request, two plans: BPF probes (arguments and results, the process
   // never stops) or, when BPF cannot read what is asked (floats in XMM
@@ -141,6 +196,7 @@ int runTrace(const std::vector<std::string>& argv) {
   request.capture.args = request.capture.results = !folded;
   request.capture.stack = stack || folded;
   request.capture.maxString = static_cast<uint16_t>(orRaise(args.getInt("max-string", 64, 1, 256)));
+  request.maxHits = orRaise(args.getInt("count", 0, 1, 1'000'000'000));  // 0: no limit
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
   checkSignatures(request, target.binary(), args.has("force-signature"));
@@ -150,7 +206,8 @@ int runTrace(const std::vector<std::string>& argv) {
     auto session = orRaise(api::AggregateSession::start(std::move(target), request));
     printLineIfAny(session->accessNotice());
     std::fprintf(stderr, "%s\n", session->announcement().c_str());
-    return printFolded(*session);
+    StackOutputs to{args.has("folded"), json, args.get("svg"), session->target().describe(), args.has("strict")};
+    return printFolded(*session, to);
   }
   auto session = orRaise(api::startEventSession(request, plan, std::move(target), printNotice));
   printLineIfAny(session->accessNotice());
@@ -179,8 +236,7 @@ int runTrace(const std::vector<std::string>& argv) {
   // carries overhead_bound objects, so a reader picks calls by their keys).
   out->sessionCost(totals.cost);
   out->flush();
-  raiseIfSessionFailed(totals);
-  return 0;
+  return exitCodeAfter(totals, args.has("strict"));
 }
 
 }  // namespace goscope::cli

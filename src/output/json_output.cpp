@@ -7,6 +7,7 @@
 #include "output/call_parts.hpp"
 #include "output/clock_text.hpp"
 #include "output/outputs.hpp"
+#include "output/wall_time.hpp"
 #include "util/hex.hpp"
 #include "util/json_text.hpp"
 #include "value/render.hpp"
@@ -54,6 +55,8 @@ class JsonOutput final : public Output {
     boost::json::object o{{"func", c.function}, {"pid", c.pid},         {"goid", c.goid},
                           {"ts_ns", c.tsNs},    {"args", std::move(args)}, {"results", std::move(results)}};
     o["duration_ns"] = c.durationNs ? boost::json::value(*c.durationNs) : boost::json::value(nullptr);
+    // Wall-clock time of ts_ns, to match lines against logs (output/wall_time.hpp).
+    o["time"] = rfc3339Nanos(static_cast<int64_t>(c.tsNs) + realtimeOffsetNs_);
     if (stack && c.entrySeen) {
       o["stack"] = stackStrings(c.stack);
       o["stack_cut"] = c.stackCut;  // deeper than the kernel records: the outer frames are missing
@@ -137,13 +140,15 @@ class JsonOutput final : public Output {
     std::cout << jsonText(boost::json::object{{"session_cost", o}}) << '\n';
   }
 
-  void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate) override {
+  void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate,
+                  double elapsedS) override {
     boost::json::object o{{"var", var}, {"value", value ? boost::json::value(*value) : boost::json::value(nullptr)}};
     if (value) o["rate"] = rate ? boost::json::value(*rate) : boost::json::value(nullptr);
+    o["elapsed_ms"] = std::llround(elapsedS * 1000);
     std::cout << jsonText(o) << '\n';
   }
 
-  void latency(const std::string& func, const LatencyStats& s, bool final) override {
+  void latency(const std::string& func, const LatencyStats& s, bool final, double elapsedS) override {
     boost::json::array buckets;
     for (const auto& b : s.log2Buckets())
       buckets.push_back(boost::json::object{{"low", b.low}, {"high", b.high}, {"count", b.count}});
@@ -157,6 +162,7 @@ class JsonOutput final : public Output {
                           {"mean_ns", static_cast<uint64_t>(s.meanNs())},
                           {"mismatches", s.mismatches},
                           {"buckets", std::move(buckets)}};
+    o["elapsed_ms"] = std::llround(elapsedS * 1000);
     if (final) o["final"] = true;
     std::cout << jsonText(o) << '\n';
   }
@@ -199,6 +205,7 @@ class JsonOutput final : public Output {
     o["functions"] = t.functions;
     o["goid_offset"] = t.goidOffset ? boost::json::value(*t.goidOffset) : boost::json::value(nullptr);
     o["goid_offset_source"] = t.goidOffsetHow;
+    o["goid_offset_assumed"] = t.goidOffsetAssumed;
     if (const auto& ns = t.namespaces) {
       boost::json::object n{{"mount", ns->mountNs},
                             {"pid", ns->pidNs},
@@ -250,6 +257,9 @@ class JsonOutput final : public Output {
   void flush() override { std::cout.flush(); }
 
   bool open() const override { return static_cast<bool>(std::cout); }
+
+ private:
+  const int64_t realtimeOffsetNs_ = measureRealtimeOffsetNs();  // at the session's start (output/wall_time.hpp)
 };
 
 }  // namespace

@@ -67,10 +67,13 @@ class Output {
     std::optional<double> droppedAtS;  // the overhead bound removed its probe then; count is up to that moment
   };
   virtual void countTotals(const std::vector<CountTotal>& rows) = 0;
-  // count --read VAR: its value at the last hit (none yet: no hit) and its own rate of change.
-  virtual void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate) = 0;
-  // goscope latency: one function's aggregate (each interval, and `final`).
-  virtual void latency(const std::string& func, const LatencyStats& stats, bool final) = 0;
+  // count --read VAR: its value at the last hit (none yet: no hit) and its own rate of change;
+  // `elapsedS`: seconds since the probes were attached (JSON's elapsed_ms).
+  virtual void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate,
+                          double elapsedS) = 0;
+  // goscope latency: one function's aggregate (each interval, and `final`)
+  // `elapsedS` seconds after the probes were attached (JSON's elapsed_ms).
+  virtual void latency(const std::string& func, const LatencyStats& stats, bool final, double elapsedS) = 0;
 
   // goscope list: one function of the binary.
   struct FunctionRow {
@@ -98,7 +101,8 @@ class Output {
     std::string pclntabFormat;
     size_t functions = 0;
     std::optional<uint64_t> goidOffset;
-    std::string goidOffsetHow;  // how it was found ("DWARF", "runtime.newproc1's store at 0x..."), or why not
+    std::string goidOffsetHow;  // how it was found ("DWARF", "runtime.newproc1's store at 0x..."), or why it is assumed
+    bool goidOffsetAssumed = false;  // not found: the probes use Go's usual offset
     // -p: the process's namespaces (a container's process: docs/containers.md).
     std::optional<ProcessNamespaces> namespaces;
   };

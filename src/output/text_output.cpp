@@ -7,6 +7,7 @@
 #include "output/clock_text.hpp"
 #include "output/histogram_text.hpp"
 #include "output/outputs.hpp"
+#include "output/wall_time.hpp"
 #include "util/hex.hpp"
 #include "value/render.hpp"
 
@@ -34,7 +35,9 @@ class TextOutput final : public Output {
  public:
   void traceCall(const api::Call& c, bool stack) override {
     std::string args = !c.entrySeen ? "?" : c.argRegisters ? registersText(*c.argRegisters) : assignments(c.args, ", ");
-    std::string line = wallClock() + " pid=" + std::to_string(c.pid) + " goid=" + std::to_string(c.goid) + " " +
+    // The call's own time (its entry; its return when the entry was not
+    // seen), not when the line is printed: lines come at returns.
+    std::string line = clockMicros(static_cast<int64_t>(c.tsNs) + realtimeOffsetNs_) + " pid=" + std::to_string(c.pid) + " goid=" + std::to_string(c.goid) + " " +
                        c.function + "(" + args + ")";
     std::string results = c.resultRegister ? registersText({*c.resultRegister}, 1)
                           : c.results      ? assignments(*c.results, ", ", true)
@@ -96,13 +99,13 @@ class TextOutput final : public Output {
     std::fprintf(stderr, "goscope: %s\n", api::describe(c).c_str());
   }
 
-  void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate) override {
+  void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate, double) override {
     if (!value) std::printf("%s: not read yet (no hit)\n", var.c_str());
     else if (rate) std::printf("%s: %lld (%lld ops/s)\n", var.c_str(), static_cast<long long>(*value), *rate);
     else std::printf("%s: %lld\n", var.c_str(), static_cast<long long>(*value));
   }
 
-  void latency(const std::string& func, const LatencyStats& s, bool) override {
+  void latency(const std::string& func, const LatencyStats& s, bool, double) override {
     std::printf("\n%s\n", func.c_str());
     if (s.count == 0) {
       std::printf("  no completed calls\n");
@@ -144,7 +147,9 @@ class TextOutput final : public Output {
     std::cout << "symbols:        " << (t.symtab ? ".symtab" : "stripped") << '\n';
     std::cout << "dwarf:          " << (t.dwarf ? "yes (signatures, types, Delve)" : "no (BPF path only)") << '\n';
     std::cout << "pclntab:        Go " << t.pclntabFormat << " format, " << t.functions << " functions\n";
-    if (t.goidOffset) std::cout << "runtime.g.goid: offset " << *t.goidOffset << " (" << t.goidOffsetHow << ")\n";
+    if (t.goidOffset && t.goidOffsetAssumed)
+      std::cout << "runtime.g.goid: offset " << *t.goidOffset << " (" << t.goidOffsetHow << "): goroutine ids may be wrong\n";
+    else if (t.goidOffset) std::cout << "runtime.g.goid: offset " << *t.goidOffset << " (" << t.goidOffsetHow << ")\n";
     else std::cout << "runtime.g.goid: not found (" << t.goidOffsetHow << "): goroutine ids may be wrong\n";
   }
 
@@ -187,6 +192,9 @@ class TextOutput final : public Output {
   }
 
   bool open() const override { return static_cast<bool>(std::cout); }
+
+ private:
+  const int64_t realtimeOffsetNs_ = measureRealtimeOffsetNs();  // at the session's start (output/wall_time.hpp)
 };
 
 }  // namespace

@@ -10,12 +10,11 @@
 namespace goscope {
 
 uint32_t goidOffset(const GoBinary& bin) {
-  GoidOffset found = findGoidOffset(bin);  // DWARF, else runtime.newproc1's code
-  if (found.offset) return *found.offset;
-  // Neither: goroutine ids may read wrong (pairing, keyed by the g pointer,
+  GoidOffsetInUse used = goidOffsetInUse(bin);  // DWARF, else runtime.newproc1's code, else assumed
+  // Assumed: goroutine ids may read wrong (pairing, keyed by the g pointer,
   // stays right); `goscope info` says so.
-  spdlog::warn("{}: goroutine id offset not found ({}); assuming 152: goroutine ids may be wrong", bin.name(), found.how);
-  return 152;
+  if (used.assumed) spdlog::warn("{}: goroutine id offset {}: goroutine ids may be wrong", bin.name(), used.how);
+  return used.offset;
 }
 
 Result<GlobalVariable> findGlobal(const GoBinary& bin, const std::string& name) {

@@ -126,4 +126,10 @@ GoidOffset findGoidOffset(const GoBinary& bin) {
   return fromCode;
 }
 
+GoidOffsetInUse goidOffsetInUse(const GoBinary& bin) {
+  GoidOffset found = findGoidOffset(bin);
+  if (found.offset) return {*found.offset, found.how, false};
+  return {152, "assumed: Go's usual offset; not found in the binary: " + found.how, true};
+}
+
 }  // namespace goscope

@@ -22,6 +22,16 @@ struct GoidOffset {
 
 GoidOffset findGoidOffset(const GoBinary& bin);
 
+// The offset the probes use, which `goscope info` shows: findGoidOffset's,
+// or when it finds none Go's usual 152, assumed (ids may then be wrong;
+// pairing by the g pointer stays right).
+struct GoidOffsetInUse {
+  uint32_t offset = 152;
+  std::string how;       // findGoidOffset's `how`, or "assumed: ..." with why none was found
+  bool assumed = false;
+};
+GoidOffsetInUse goidOffsetInUse(const GoBinary& bin);
+
 // The store in runtime.newproc1's code (bytes at `entry`), or why not.
 GoidOffset goidOffsetFromNewproc1(std::span<const uint8_t> code, uint64_t entry, const FunctionCode& fc);
 

@@ -47,6 +47,8 @@ class TracedTarget {
   // After execed(): what the target runs now, for the message.
   std::string execedTo() const;
   std::optional<int> childExitStatus() { return child_ ? child_->poll() : std::nullopt; }
+  // -c: the command's exit status once the session saw it end (ended()); none otherwise.
+  std::optional<int> commandExitStatus() const { return child_ ? child_->exitStatus() : std::nullopt; }
   // Runtime address = link-time address + bias, for -p/-c (after release).
   Result<uint64_t> loadBias();
 

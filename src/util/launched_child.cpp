@@ -40,6 +40,23 @@ std::vector<std::string> splitCommand(const std::string& s) {
   return out;
 }
 
+std::string joinCommand(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) {
+    if (!out.empty()) out += ' ';
+    if (!w.empty() && w.find_first_of(" \t\n'\"") == std::string::npos) {
+      out += w;
+      continue;
+    }
+    // splitCommand has no escapes: a word is quoted runs side by side, a '
+    // inside "..." and anything else inside '...'.
+    out += '\'';
+    for (char c : w) out += c == '\'' ? std::string("'\"'\"'") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
+}
+
 std::optional<std::string> resolveProgram(const std::string& name) {
   auto executable = [](const std::string& p) {
     struct stat st{};

@@ -34,6 +34,8 @@ class LaunchedChild {
   Result<void> release();
   // Non-blocking: the exit status once it has exited (reaps it).
   std::optional<int> poll();
+  // The exit status poll() or wait() saw (128+N: killed by signal N); none while it runs.
+  std::optional<int> exitStatus() const { return status_; }
   int wait();
   std::optional<int> waitFor(std::chrono::milliseconds timeout);
   // SIGINT, then SIGTERM, then SIGKILL, each after a grace period; reaps.
@@ -49,6 +51,9 @@ class LaunchedChild {
 };
 
 std::vector<std::string> splitCommand(const std::string& command);
+// The command string splitCommand turns back into `words` exactly (each
+// word quoted as needed): `goscope count main.add -- ./prog 'a b'`.
+std::string joinCommand(const std::vector<std::string>& words);
 
 // The absolute path exec would run for `name`: as given when it has a `/`,
 // else the first executable regular file on $PATH. nullopt when none.

@@ -15,8 +15,10 @@ void setupLogging(std::vector<std::string>& args) {
   spdlog::set_level(spdlog::level::warn);
   if (const char* env = std::getenv("GOSCOPE_LOG")) spdlog::set_level(spdlog::level::from_str(env));
   auto erase = [&](const char* flag, spdlog::level::level_enum lvl) {
-    auto it = std::find(args.begin(), args.end(), flag);
-    if (it == args.end()) return;
+    // Not after `--`: those words are a command's own (`count F -- ./prog -v`).
+    const auto end = std::find(args.begin(), args.end(), std::string("--"));
+    auto it = std::find(args.begin(), end, flag);
+    if (it == end) return;
     args.erase(it);
     spdlog::set_level(lvl);
   };

@@ -185,6 +185,12 @@ TEST_CASE("error table: bad arguments, every subcommand") {
       {"trace -p 1 main.doWork -d nan", 2, "--duration wants a positive number of seconds, not 'nan'"},
       {"trace -p 1 main.doWork --max-string 1000", 2, "--max-string wants a whole number from 1 to 256"},
       {"trace -p 1 'main.*' --stack --folded", 2, "--stack and --folded do not go together"},
+      {"trace -p 1 'main.*' --stack --svg /tmp/goscope-x.svg", 2, "trace: --stack and --svg do not go together"},
+      {"trace -p 1 main.doWork --folded -n 3", 2, "trace: -n counts printed calls; --folded and --svg count stacks"},
+      {"trace -p 1 main.doWork --svg /nonexistent/dir/x.svg", 2, "trace: cannot write the flame graph to /nonexistent/dir/x.svg"},
+      {"trace -p 1 main.doWork -n 0", 2, "--count wants a whole number from 1 to 1000000000"},
+      {"count main.doWork --", 2, "-- needs a command after it"},
+      {"count -c {F} main.doWork -- {F}", 2, "give the command once: -c 'CMD ARGS' or -- CMD ARGS"},
       {"trace -p 1 'main.add(x int'", 2, "cannot read the signature"},
       {"trace -p 1 'main.add(x frob) int'", 2, "unsupported type `frob`"},
       {"count -p 1", 2, "count: name at least one function pattern"},
@@ -386,10 +392,11 @@ TEST_CASE("error table: missing privileges are named before any work") {
 // ---- the target changes under a session ---------------------------------------------
 
 TEST_CASE("error table: the target exits during a BPF session") {
+  // --strict: without it the exit is the session's normal end, exit 0 (test_session_end.cpp).
   for (const std::string sub : {"count", "latency", "trace"}) {
     Child c({fixture("counter"), "--duration", "1"});
     std::this_thread::sleep_for(200ms);
-    auto r = runCli(sub + " -p " + pidOf(c.pid()) + " main.doWork -d 20");
+    auto r = runCli(sub + " -p " + pidOf(c.pid()) + " main.doWork -d 20 --strict");
     INFO(sub << " stderr: " << r.err);
     CHECK(r.exitCode == 8);  // after what was recorded, as on the Delve path
     CHECK(splitLines(r.err).back().find("exited during the session (hint: everything recorded before it exited") !=
@@ -613,7 +620,7 @@ TEST_CASE("error table: messages that used to mislead say what happened") {
         std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
         ::kill(z.pid(), SIGKILL);
       });
-      auto r = runCli("count -p " + pidOf(z.pid()) + " 'runtime.*' 'main.*' -d 5");
+      auto r = runCli("count --strict -p " + pidOf(z.pid()) + " 'runtime.*' 'main.*' -d 5");
       killer.join();
       INFO(delayMs << " ms: " << r.err);
       CHECK(r.exitCode == 8);

@@ -1,0 +1,68 @@
+#include "cli/help_text.hpp"
+
+#include <map>
+
+namespace goscope::cli {
+
+std::string valuePlaceholder(const std::string& name) {
+  static const std::map<std::string, std::string> kinds = {
+      {"pid", "PID"},         {"command", "'CMD ARGS'"},       {"binary", "BINARY"},      {"interval", "SECS"},
+      {"duration", "SECS"},   {"timeout", "SECS"},             {"window", "SECS"},        {"max-string", "BYTES"},
+      {"count", "N"},         {"stack", "N"},                  {"repeat", "N"},           {"cond", "EXPR"},
+      {"read", "VAR"},        {"counter", "VAR"},              {"at", "FUNC"},            {"func", "FUNC"},
+      {"strategy", "auto|delve|bpf"}, {"max-overhead", "PCT"}, {"expect-rate", "HITS/S"}, {"svg", "FILE"},
+      {"dlv-arg", "ARG"},     {"modes", "LIST"},               {"prometheus", "ADDR"},
+  };
+  auto it = kinds.find(name);
+  return it == kinds.end() ? "VALUE" : it->second;
+}
+
+std::string helpExamples(const std::string& sub) {
+  // Commands a reader can run as they are on a Go program of their own
+  // (PIDs and paths are placeholders); each says what it shows.
+  static const std::map<std::string, std::string> examples = {
+      {"list",
+       "  goscope list -b ./server 'main.*'              functions of main, with their signatures\n"
+       "  goscope list -p 1234 '/Handle$/' --json        one JSON object per matching function\n"},
+      {"info",
+       "  goscope info -b ./server                       Go version, DWARF, symbols, goroutine id offset\n"
+       "  goscope info -p 1234 --json\n"},
+      {"count",
+       "  goscope count -p 1234 'main.*' -i 1            calls of every main function, each second\n"
+       "  goscope count main.add -- ./prog --repeat 3    start ./prog, count until it exits (its exit status)\n"
+       "  goscope count -p 1234 main.doWork --read main.counter -d 5 --json\n"},
+      {"latency",
+       "  goscope latency -p 1234 'main.(*Server).Handle' -d 10   a log2 histogram and percentiles\n"
+       "  goscope latency -c './server -port 8080' 'net/http.(*conn).serve' -i 5 --json\n"},
+      {"trace",
+       "  goscope trace -p 1234 main.add -n 10           the first 10 calls, arguments and results\n"
+       "  goscope trace -b ./prog 'main.add(x int, y int) int' --json   a stripped binary, with a signature\n"
+       "  goscope trace -p 1234 'main.*' -d 10 --folded --svg flame.svg   stack counts and a flame graph\n"},
+      {"overhead",
+       "  goscope overhead                               every way of probing, on goscope's own fixture\n"
+       "  goscope overhead -p 1234 --func main.doWork --counter main.counter -w 2\n"},
+      {"read",
+       "  goscope read -p 1234 main.counter 'len(main.items)'\n"
+       "  goscope read -p 1234 main.cfg --json\n"},
+      {"sample",
+       "  goscope sample -p 1234 --at main.handle main.queueLen -i 1 -d 10\n"
+       "  goscope sample -p 1234 --at main.handle --args --json\n"},
+      {"break",
+       "  goscope break -p 1234 main.handle --args -n 3              three hits with their arguments\n"
+       "  goscope break -p 1234 main.mayPanic --args --cond 'i == 7' --stack 5\n"
+       "  goscope break -p 1234 main.doWork -n 100 --explain         which path serves it, and why\n"},
+      {"set",
+       "  goscope set -p 1234 main.cfg.SleepMs=0 --allow-write\n"},
+      {"doctor",
+       "  goscope doctor -p 1234                         compare the process's code with its file\n"
+       "  goscope doctor -p 1234 --fix                   restore int3 bytes a dead debugger left\n"},
+      {"calibrate",
+       "  goscope calibrate                              measure what a probe hit costs on this host\n"
+       "  goscope calibrate --json\n"},
+  };
+  auto it = examples.find(sub);
+  if (it == examples.end()) return "";
+  return "examples:\n" + it->second + "-v (or --verbose) anywhere logs what goscope does on stderr\n";
+}
+
+}  // namespace goscope::cli

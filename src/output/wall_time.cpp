@@ -1,0 +1,65 @@
+#include "output/wall_time.hpp"
+
+#include <time.h>
+
+#include <cstdio>
+
+namespace goscope::output {
+
+namespace {
+
+int64_t ns(const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; }
+
+// Seconds and the fraction, floored (a stamp before 1970 keeps a positive fraction).
+void split(int64_t unixNs, time_t& secs, int64_t& fracNs) {
+  secs = static_cast<time_t>(unixNs / 1'000'000'000);
+  fracNs = unixNs % 1'000'000'000;
+  if (fracNs < 0) {
+    fracNs += 1'000'000'000;
+    secs -= 1;
+  }
+}
+
+}  // namespace
+
+int64_t measureRealtimeOffsetNs() {
+  int64_t best = 0, bestSpan = -1;
+  for (int i = 0; i < 5; i++) {
+    timespec m1{}, r{}, m2{};
+    clock_gettime(CLOCK_MONOTONIC, &m1);
+    clock_gettime(CLOCK_REALTIME, &r);
+    clock_gettime(CLOCK_MONOTONIC, &m2);
+    const int64_t span = ns(m2) - ns(m1);
+    if (bestSpan < 0 || span < bestSpan) {
+      bestSpan = span;
+      best = ns(r) - (ns(m1) + span / 2);
+    }
+  }
+  return best;
+}
+
+std::string rfc3339Nanos(int64_t unixNs) {
+  time_t secs;
+  int64_t frac;
+  split(unixNs, secs, frac);
+  tm parts{};
+  gmtime_r(&secs, &parts);
+  char buf[48];
+  size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &parts);
+  std::snprintf(buf + n, sizeof buf - n, ".%09lldZ", static_cast<long long>(frac));
+  return buf;
+}
+
+std::string clockMicros(int64_t unixNs) {
+  time_t secs;
+  int64_t frac;
+  split(unixNs, secs, frac);
+  tm parts{};
+  localtime_r(&secs, &parts);
+  char buf[32];
+  size_t n = strftime(buf, sizeof buf, "%H:%M:%S", &parts);
+  std::snprintf(buf + n, sizeof buf - n, ".%06lld", static_cast<long long>(frac / 1000));
+  return buf;
+}
+
+}  // namespace goscope::output
