@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace goscope {
 
 Result<std::shared_ptr<GoBinary>> GoBinary::open(const std::string& path, const std::string& displayName) {
@@ -34,6 +36,26 @@ const DwarfInfo* GoBinary::dwarf() const {
     dwarf_ = std::move(*d);
   });
   return dwarf_ ? &*dwarf_ : nullptr;
+}
+
+const DwarfInfo* GoBinary::dwarfGlobals(const std::vector<std::string>& names) const {
+  std::lock_guard lock(globalsMutex_);
+  if (globalsMissing_) return nullptr;
+  bool known = !globals_.empty();
+  for (const auto& n : names) {
+    if (std::find(globalsAsked_.begin(), globalsAsked_.end(), n) != globalsAsked_.end()) continue;
+    globalsAsked_.push_back(n);
+    known = false;
+  }
+  if (known) return globals_.back().get();
+  auto d = DwarfInfo::readGlobals(*elf_, globalsAsked_);
+  if (!d || !*d) {
+    if (!d) spdlog::warn("{}: ignoring unreadable DWARF: {}", name_, d.error().message);
+    globalsMissing_ = true;
+    return nullptr;
+  }
+  globals_.push_back(std::make_unique<DwarfInfo>(std::move(**d)));
+  return globals_.back().get();
 }
 
 Result<FunctionCode> GoBinary::analyze(const GoFunction& fn) const {
