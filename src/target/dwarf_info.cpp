@@ -47,7 +47,7 @@ namespace {
 // table, location lists, ranges and frames are ~70% of the bytes to inflate
 // and zlib was ~40% of a direct read's CPU. Empty when there is no .debug_info.
 std::vector<char> topLevelDwarfImage(const ElfFile& elf) {
-  static const char* const kKept[] = {"info", "abbrev", "str", "line_str", "str_offsets"};
+  static const char* const kKept[] = {"info", "abbrev", "str", "line_str", "str_offsets", "addr"};
   std::vector<const ElfFile::Section*> kept;
   for (const char* k : kKept) {
     const ElfFile::Section* s = elf.section(std::string(".debug_") + k);
