@@ -8,6 +8,8 @@
 
 #include <cstdio>
 
+#include <spdlog/spdlog.h>
+
 #include "api/goscope.hpp"
 #include "backend/bpf/privileges.hpp"
 #include "backend/delve/delve_window.hpp"
@@ -125,6 +127,7 @@ Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std:
   // `dlv version` is a process (~10-100 ms): asked only when Delve may be
   // the plan. A direct read leaves it unasked (Delve stays its fallback:
   // a Go release outside Delve's window is then dlv's own error).
+  if (directReadServes) spdlog::debug("plan facts: a direct read serves: dlv's version not asked, no process started");
   if (needsDelveFacts(r.action) && !directReadServes) {
     if (auto w = f.dlvInstalled ? delve::installedDelveWindow() : std::nullopt) {
       auto minor = delve::goMinorOf(f.goVersion);

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace goscope {
 
@@ -48,7 +49,10 @@ const DwarfInfo* GoBinary::dwarfGlobals(const std::vector<std::string>& names) c
     known = false;
   }
   if (known) return globals_.back().get();
+  const auto t0 = std::chrono::steady_clock::now();
   auto d = DwarfInfo::readGlobals(*elf_, globalsAsked_);
+  spdlog::debug("{}: DWARF of {} package variable(s) read in {:.1f} ms (top-level DIEs only)", name_,
+                globalsAsked_.size(), std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   if (!d || !*d) {
     if (!d) spdlog::warn("{}: ignoring unreadable DWARF: {}", name_, d.error().message);
     globalsMissing_ = true;
