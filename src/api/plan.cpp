@@ -1,10 +1,14 @@
 // api::gatherFacts and api::plan: what the strategy layer weighs, found out
 // as cheaply as each fact allows — section headers for DWARF, $PATH and
-// `dlv version` for Delve, capget for privileges — and the hit rate, the
-// one fact that costs a probe, only when it decides between the paths.
+// `dlv version` for Delve (only when Delve may serve), capget for
+// privileges, for read only the DWARF of the variables named — and the hit
+// rate, the one fact that costs a probe, only when it decides between the
+// paths.
 #include <unistd.h>
 
 #include <cstdio>
+
+#include <spdlog/spdlog.h>
 
 #include "api/goscope.hpp"
 #include "backend/bpf/privileges.hpp"
@@ -15,6 +19,7 @@
 #include "target/ptrace_privileges.hpp"
 #include "target/run_state.hpp"
 #include "target/target.hpp"
+#include "target/unknown_global.hpp"
 #include "util/launched_child.hpp"
 
 namespace goscope::api {
@@ -102,22 +107,34 @@ Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std:
     f.ptracePrivileges = ::geteuid() == 0;
   }
   f.runningProcess = pid.has_value();
-  f.dlvInstalled = delve::dlvOnPath();
-  if (needsDelveFacts(r.action)) {
+  f.dlvInstalled = delve::dlvOnPath();  // a $PATH lookup, no process
+  bool directReadServes = false;
+  if (r.action == Action::Read) {
+    // Only the DWARF these variables need, once for all of them.
+    if (f.hasDwarf) bin.dwarfGlobals(r.capture.exprs);
+    // A package variable the binary shows does not exist is refused here,
+    // before Delve is started or the target stopped (issue #17).
+    for (const auto& e : r.capture.exprs)
+      if (auto unknown = unknownGlobal(bin, e)) return fail(unknown->kind, "read: " + unknown->message, unknown->hint);
+    f.readsArePlainVariables = f.hasDwarf && !r.capture.exprs.empty();
+    for (const auto& e : r.capture.exprs) {
+      if (!f.readsArePlainVariables) break;
+      f.directReadRefusal = directReadRefusal(bin, e);
+      f.readsArePlainVariables = f.directReadRefusal.empty();
+    }
+    directReadServes = f.readsArePlainVariables && f.ptracePrivileges && r.strategy == StrategyChoice::Auto;
+  }
+  // `dlv version` is a process (~10-100 ms): asked only when Delve may be
+  // the plan. A direct read leaves it unasked (Delve stays its fallback:
+  // a Go release outside Delve's window is then dlv's own error).
+  if (directReadServes) spdlog::debug("plan facts: a direct read serves: dlv's version not asked, no process started");
+  if (needsDelveFacts(r.action) && !directReadServes) {
     if (auto w = f.dlvInstalled ? delve::installedDelveWindow() : std::nullopt) {
       auto minor = delve::goMinorOf(f.goVersion);
       bool overridden = false;
       for (const auto& a : r.dlvArgs) overridden = overridden || a == "--check-go-version=false";
       f.delveAcceptsGoVersion = overridden || !minor || w->accepts(*minor);
       f.delveWindow = w->describe();
-    }
-  }
-  if (r.action == Action::Read) {
-    f.readsArePlainVariables = f.hasDwarf && !r.capture.exprs.empty();
-    for (const auto& e : r.capture.exprs) {
-      if (!f.readsArePlainVariables) break;
-      f.directReadRefusal = directReadRefusal(bin, e);
-      f.readsArePlainVariables = f.directReadRefusal.empty();
     }
   }
   if (isPerHit(r.action)) {

@@ -68,6 +68,75 @@ Result<void> DwarfReader::run() {
   return {};
 }
 
+Result<void> DwarfReader::runGlobals(const std::vector<std::string>& names) {
+  Dwarf_Off off = 0, next = 0;
+  size_t hsize = 0;
+  bool goUnits = false;
+  while (dwarf_nextcu(dbg_, off, &next, &hsize, nullptr, nullptr, nullptr) == 0) {
+    Dwarf_Die cu;
+    if (dwarf_offdie(dbg_, off + hsize, &cu)) goUnits = readUnitGlobals(&cu, names) || goUnits;
+    off = next;
+  }
+  if (!goUnits)
+    return fail(ErrorKind::BadTarget, "DWARF has no Go compile units",
+                "is this a Go program? goscope reads DWARF only from Go compile units");
+  std::vector<std::string> roots;
+  for (const auto& v : out_.variables_) roots.push_back(v.type);
+  finishTypesReachedFrom(std::move(roots));
+  return {};
+}
+
+namespace {
+
+// `name` is `asked`, or ends in "/" + asked (a package path's last element).
+bool namesAsked(std::string_view name, const std::string& asked) {
+  if (name.size() == asked.size()) return name == asked;
+  return name.size() > asked.size() && name.ends_with(asked) && name[name.size() - asked.size() - 1] == '/';
+}
+
+}  // namespace
+
+// The same top-level DIEs readUnit looks at, but a subprogram is only
+// named (dwarf_siblingof skips its children unread) and a variable is read
+// only when asked for: no parameters, location lists or line tables.
+bool DwarfReader::readUnitGlobals(Dwarf_Die* cu, const std::vector<std::string>& asked) {
+  if (dwarf_srclang(cu) != DW_LANG_Go) return false;
+  if (out_.producer_.empty()) {
+    Dwarf_Attribute a;
+    if (dwarf_attr(cu, DW_AT_producer, &a))
+      if (const char* p = dwarf_formstring(&a)) out_.producer_ = p;
+  }
+  Dwarf_Die child;
+  if (dwarf_child(cu, &child) != 0) return true;
+  do {
+    const int tag = dwarf_tag(&child);
+    switch (tag) {
+      case DW_TAG_base_type:
+      case DW_TAG_structure_type:
+      case DW_TAG_pointer_type:
+      case DW_TAG_typedef:
+      case DW_TAG_array_type:
+      case DW_TAG_subroutine_type:
+      case DW_TAG_unspecified_type: noteType(&child); break;
+      case DW_TAG_variable:
+      case DW_TAG_constant:
+      case DW_TAG_subprogram: break;
+      default: continue;
+    }
+    // An out-of-line copy of an inlined function has no name of its own:
+    // its abstract DIE, also top-level, is named.
+    const char* n = dwarf_diename(&child);
+    if (!n) continue;
+    const std::string_view name(n);
+    for (const auto& a : asked) {
+      if (!namesAsked(name, a)) continue;
+      out_.declared_.insert(a);
+      if (tag == DW_TAG_variable && name == a && !out_.variable(a)) readVariable(&child);
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return true;
+}
+
 void DwarfReader::readUnit(Dwarf_Die* cu) {
   // Only Go units: a cgo binary also has C units whose types reuse Go's names
   // with other meanings (C's `int` is 4 bytes).

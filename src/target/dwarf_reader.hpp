@@ -17,7 +17,10 @@ namespace goscope {
 class DwarfReader {
  public:
   DwarfReader(Dwarf* dbg, DwarfInfo& out) : dbg_(dbg), out_(out) {}
+  // Everything (DwarfInfo::read).
   Result<void> run();
+  // The package variables `names` and the types they reach (DwarfInfo::readGlobals).
+  Result<void> runGlobals(const std::vector<std::string>& names);
 
   // ---- types (dwarf_types.cpp) ----
   // The Go name of the type a DIE denotes; subprogram-local `.paramN`
@@ -29,10 +32,15 @@ class DwarfReader {
   // Notes a top-level type DIE of a CU; built into GoTypes by finishTypes().
   void noteType(Dwarf_Die* die);
   void finishTypes();
+  // Builds only the noted types named in `roots` and those their fields,
+  // elements and keys name, transitively.
+  void finishTypesReachedFrom(std::vector<std::string> roots);
 
  private:
   // ---- functions and variables (dwarf_reader.cpp) ----
   void readUnit(Dwarf_Die* cu);
+  // readGlobals: the unit's top-level DIEs only; `asked` matches names.
+  bool readUnitGlobals(Dwarf_Die* cu, const std::vector<std::string>& asked);
   void readSubprogram(Dwarf_Die* cu, Dwarf_Die* die);
   void readParams(Dwarf_Die* die, std::vector<DwarfParam>& params, std::vector<Dwarf_Off>* originOf);
   DwarfParam readParam(Dwarf_Die* die);

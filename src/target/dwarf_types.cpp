@@ -211,4 +211,22 @@ void DwarfReader::finishTypes() {
   }
 }
 
+void DwarfReader::finishTypesReachedFrom(std::vector<std::string> pending) {
+  std::unordered_map<std::string, bool> seen;
+  while (!pending.empty()) {
+    std::string name = std::move(pending.back());
+    pending.pop_back();
+    if (name.empty() || !seen.emplace(name, true).second) continue;
+    auto c = typeCandidates_.find(name);
+    Dwarf_Die d;
+    if (c == typeCandidates_.end() || !dwarf_offdie(dbg_, c->second.offset, &d)) continue;
+    GoType t = buildType(&d);
+    t.name = name;
+    for (const auto& f : t.fields) pending.push_back(f.type);
+    pending.push_back(t.elem);
+    pending.push_back(t.key);
+    out_.types_.emplace(name, std::move(t));
+  }
+}
+
 }  // namespace goscope

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "util/progress.hpp"
@@ -44,6 +45,29 @@ const DwarfInfo* GoBinary::dwarf() const {
     dwarf_ = std::move(*d);
   });
   return dwarf_ ? &*dwarf_ : nullptr;
+}
+
+const DwarfInfo* GoBinary::dwarfGlobals(const std::vector<std::string>& names) const {
+  std::lock_guard lock(globalsMutex_);
+  if (globalsMissing_) return nullptr;
+  bool known = !globals_.empty();
+  for (const auto& n : names) {
+    if (std::find(globalsAsked_.begin(), globalsAsked_.end(), n) != globalsAsked_.end()) continue;
+    globalsAsked_.push_back(n);
+    known = false;
+  }
+  if (known) return globals_.back().get();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto d = DwarfInfo::readGlobals(*elf_, globalsAsked_);
+  spdlog::debug("{}: DWARF of {} package variable(s) read in {:.1f} ms (top-level DIEs only)", name_,
+                globalsAsked_.size(), std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  if (!d || !*d) {
+    if (!d) spdlog::warn("{}: ignoring unreadable DWARF: {}", name_, d.error().message);
+    globalsMissing_ = true;
+    return nullptr;
+  }
+  globals_.push_back(std::make_unique<DwarfInfo>(std::move(**d)));
+  return globals_.back().get();
 }
 
 Result<FunctionCode> GoBinary::analyze(const GoFunction& fn, DecodeDepth depth) const {

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "target/buildinfo.hpp"
 #include "target/disasm.hpp"
@@ -35,6 +36,11 @@ class GoBinary {
   // nullptr when the binary has no DWARF. A malformed DWARF is logged and
   // treated as absent: pclntab alone is enough to probe.
   const DwarfInfo* dwarf() const;
+  // The DWARF of the package variables `names` only (DwarfInfo::readGlobals):
+  // what a direct read needs, at a fraction of dwarf()'s cost. Read again
+  // when a name was not asked before (ask for all at once); earlier results
+  // stay valid. nullptr without DWARF, or unreadable DWARF (logged).
+  const DwarfInfo* dwarfGlobals(const std::vector<std::string>& names) const;
   bool hasSymtab() const { return elf_->hasSymtab(); }
 
   // Thread-safe (the file is mapped read-only): parallel_analysis.hpp runs
@@ -54,6 +60,10 @@ class GoBinary {
   std::optional<BuildInfo> build_;
   mutable std::once_flag dwarfOnce_;
   mutable std::optional<DwarfInfo> dwarf_;
+  mutable std::mutex globalsMutex_;
+  mutable std::vector<std::string> globalsAsked_;
+  mutable std::vector<std::unique_ptr<DwarfInfo>> globals_;  // the last answers the latest asked set
+  mutable bool globalsMissing_ = false;                      // no DWARF, or unreadable
 };
 
 }  // namespace goscope

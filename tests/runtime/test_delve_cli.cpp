@@ -534,7 +534,7 @@ TEST_CASE("delve errors: one line with a hint, the documented exit code") {
   SUBCASE("unknown symbols, rejected expressions, refused writes") {
     Counter c;
     double before = c.rate();
-    expectError(runCli("read" + pidArg(c.pid()) + "main.nosuch"), 5, "main.nosuch: Delve Eval");
+    expectError(runCli("read" + pidArg(c.pid()) + "main.nosuch"), 5, "read: no package variable main.nosuch");
     expectError(runCli("read" + pidArg(c.pid()) + "'main.counter +'"), 2, "Delve cannot parse the expression");
     expectError(runCli("break" + pidArg(c.pid()) + "main.nosuch"), 5, "\"main.nosuch\" not found");
     expectError(runCli("break" + pidArg(c.pid()) + "main.doWork --cond 'main.counter +'"), 2, "Delve cannot parse");

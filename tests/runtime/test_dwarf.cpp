@@ -473,3 +473,111 @@ TEST_CASE("dwarf: reading a Go binary's DWARF takes well under a second") {
   CHECK(types == 1);
   CHECK(best < 500);
 }
+
+namespace {
+
+// Two GoTypes describe the same layout.
+void checkSameType(const GoType& a, const GoType& b) {
+  CAPTURE(a.name);
+  CHECK(a.name == b.name);
+  CHECK(a.size == b.size);
+  CHECK(a.kind == b.kind);
+  CHECK(a.elem == b.elem);
+  CHECK(a.key == b.key);
+  CHECK(a.count == b.count);
+  CHECK(a.runtimeTypeOffset == b.runtimeTypeOffset);
+  REQUIRE(a.fields.size() == b.fields.size());
+  for (size_t i = 0; i < a.fields.size(); i++) {
+    CHECK(a.fields[i].name == b.fields[i].name);
+    CHECK(a.fields[i].offset == b.fields[i].offset);
+    CHECK(a.fields[i].type == b.fields[i].type);
+    CHECK(a.fields[i].embedded == b.fields[i].embedded);
+  }
+}
+
+// `part` has `name` as `full` has it, and every type it reaches.
+void checkVariableAndTypes(const DwarfInfo& full, const DwarfInfo& part, const std::string& name) {
+  CAPTURE(name);
+  const GoVariable* want = full.variable(name);
+  const GoVariable* got = part.variable(name);
+  REQUIRE(want);
+  REQUIRE(got);
+  CHECK(got->address == want->address);
+  CHECK(got->type == want->type);
+  CHECK(got->size == want->size);
+  CHECK(part.declares(name));
+  std::vector<std::string> pending{want->type};
+  std::set<std::string> seen;
+  while (!pending.empty()) {
+    std::string t = pending.back();
+    pending.pop_back();
+    if (t.empty() || !seen.insert(t).second) continue;
+    const GoType* a = full.type(t);
+    const GoType* b = part.type(t);
+    CAPTURE(t);
+    REQUIRE((a == nullptr) == (b == nullptr));  // the same types are missing too
+    if (!a) continue;
+    checkSameType(*a, *b);
+    for (const auto& f : a->fields) pending.push_back(f.type);
+    pending.push_back(a->elem);
+    pending.push_back(a->key);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("dwarf: readGlobals reads each package variable and every type it reaches as read does (default/pie/nopt)") {
+  for (const std::string fixture : {"zoo", "counter", "nested"}) {
+    for (const auto& variant : kDwarfVariants) {
+      CAPTURE(fixture);
+      CAPTURE(variant);
+      const std::string bin = test::fixture(fixture, variant);
+      DwarfInfo full = readDwarf(bin);
+      REQUIRE(!full.variables().empty());
+      std::vector<std::string> all, mains;
+      for (const auto& v : full.variables()) {
+        all.push_back(v.name);
+        if (v.name.rfind("main.", 0) == 0) mains.push_back(v.name);
+      }
+      REQUIRE(!mains.empty());
+      auto elf = openElf(bin);
+      // Every variable at once (runtime's deep structs included)...
+      auto part = DwarfInfo::readGlobals(*elf, all);
+      REQUIRE(part);
+      REQUIRE(part->has_value());
+      const DwarfInfo& p = **part;
+      CHECK(p.variables().size() == full.variables().size());
+      CHECK(p.functions().empty());  // functions are not read
+      for (const auto& n : all) checkVariableAndTypes(full, p, n);
+      // ...and main's one by one, on a fresh Elf handle each.
+      for (const auto& n : mains) {
+        auto one = DwarfInfo::readGlobals(*openElf(bin), {n});
+        REQUIRE(one);
+        REQUIRE(one->has_value());
+        CHECK((*one)->variables().size() == 1);
+        checkVariableAndTypes(full, **one, n);
+      }
+    }
+  }
+}
+
+TEST_CASE("dwarf: readGlobals says which asked names DWARF declares, as a variable, constant, function or type") {
+  auto elf = openElf(test::fixture("zoo", "default"));
+  const std::vector<std::string> asked = {"main.cfg",   "main.nosuch",  "main.numWorkers", "main.main",
+                                          "main.Config", "rand.Rand",   "main.counter",    "nosuch.cfg"};
+  auto d = DwarfInfo::readGlobals(*elf, asked);
+  REQUIRE(d);
+  REQUIRE(d->has_value());
+  const DwarfInfo& g = **d;
+  CHECK(g.declares("main.cfg"));         // a variable
+  CHECK(g.variable("main.cfg"));
+  CHECK(g.declares("main.numWorkers"));  // a constant
+  CHECK(g.declares("main.main"));        // a function
+  CHECK(g.declares("main.Config"));      // a type
+  CHECK(g.declares("rand.Rand"));        // math/rand.Rand, by its package's short name
+  CHECK_FALSE(g.variable("rand.Rand"));
+  CHECK_FALSE(g.declares("main.nosuch"));
+  CHECK_FALSE(g.declares("main.counter"));  // the counter fixture's, not zoo's
+  CHECK_FALSE(g.declares("nosuch.cfg"));
+  CHECK_FALSE(g.variable("main.nosuch"));
+}

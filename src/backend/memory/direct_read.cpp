@@ -195,7 +195,7 @@ class Loader {
 }  // namespace
 
 std::string directReadRefusal(const GoBinary& bin, const std::string& name) {
-  const DwarfInfo* d = bin.dwarf();
+  const DwarfInfo* d = bin.dwarfGlobals({name});
   if (!d) return "the binary has no DWARF: variable types are unknown";
   const GoVariable* v = d->variable(name);
   if (!v) return name + " is not a package variable (an expression, or unknown): Delve evaluates it";
@@ -205,7 +205,7 @@ std::string directReadRefusal(const GoBinary& bin, const std::string& name) {
 
 Result<Value> readGlobalDirect(const GoBinary& bin, const Process& proc, uint64_t loadBias,
                                        const std::string& name, const DirectReadLimits& limits) {
-  const DwarfInfo* d = bin.dwarf();
+  const DwarfInfo* d = bin.dwarfGlobals({name});
   if (!d) return fail(ErrorKind::BadTarget, bin.name() + " has no DWARF: " + name + "'s type is unknown");
   const GoVariable* gv = d->variable(name);
   if (!gv) {
