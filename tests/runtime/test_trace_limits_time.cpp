@@ -10,19 +10,13 @@
 
 #include <regex>
 
+#include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
 
 using namespace goscope::test;
 
 namespace {
-
-std::vector<boost::json::object> jsonObjects(const std::string& out) {
-  std::vector<boost::json::object> v;
-  for (const auto& l : splitLines(out))
-    if (!l.empty() && l[0] == '{') v.push_back(boost::json::parse(l).as_object());
-  return v;
-}
 
 int64_t realtimeNs() {
   timespec t{};
@@ -55,13 +49,14 @@ TEST_CASE("trace -n N: exactly N calls printed, text and JSON, then detached wit
     auto r = runCli("trace -n 7" + json + " -p " + std::to_string(c.pid()) + " main.doWork");
     INFO(r.err);
     CHECK(r.exitCode == 0);
-    const auto lines = splitLines(r.out);
+    // (--json: the stream's last object is its session_cost)
+    const auto lines = json.empty() ? splitLines(r.out) : callLines(r.out);
     CHECK(lines.size() == 7);
     for (const auto& l : lines) {
       const bool call = l.find("main.doWork(") != std::string::npos || l.find("\"main.doWork\"") != std::string::npos;
       CHECK(call);
     }
-    if (!json.empty()) CHECK(jsonObjects(r.out).size() == 7);
+    if (!json.empty()) CHECK(callObjects(r.out).size() == 7);
     CHECK(r.err.find("goscope: hit count reached") != std::string::npos);
   }
   // On a -c command too: the session ends at the Nth call, not with the program.
@@ -76,7 +71,7 @@ TEST_CASE("trace -n N: exactly N calls printed, text and JSON, then detached wit
   std::this_thread::sleep_for(500ms);
   auto d = runCli("trace -n 2 --strategy delve --json -p " + std::to_string(zoo.pid()) + " main.greet");
   REQUIRE_MESSAGE(d.exitCode == 0, d.err);
-  auto delveCalls = jsonObjects(d.out);
+  auto delveCalls = callObjects(d.out);
   REQUIRE(delveCalls.size() == 2);
   for (auto& o : delveCalls) CHECK(o["args"].as_object().at("name") == "gopher");
   CHECK(waitUntraced(zoo.pid(), 10s));
@@ -88,7 +83,7 @@ TEST_CASE("trace: each call's wall-clock time, microseconds in text, RFC 3339 na
   auto r = runCli("trace --json -c '" + fixture("functions") + " --repeat 3' main.add");
   const int64_t t1 = realtimeNs();
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);
-  auto calls = jsonObjects(r.out);
+  auto calls = callObjects(r.out);
   REQUIRE(calls.size() == 3);
   std::vector<int64_t> wall, mono;
   for (auto& o : calls) {
