@@ -7,6 +7,7 @@
 // Offsets come from the ELF symbol table and objdump here (the engine takes
 // file offsets; finding them is src/target's job).
 #include <doctest/doctest.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
@@ -33,6 +34,7 @@
 #include "backend/bpf/bpf_engine.hpp"
 #include "support/run.hpp"
 #include "target/elf_file.hpp"
+#include "util/unique_fd.hpp"
 
 using namespace goscope;
 using namespace goscope::bpf;
@@ -978,7 +980,24 @@ TEST_CASE("bpf engine: attach and detach 10,000+ offsets of the Go compiler in w
   eng->detach(first->id);
   // Without the engine's byte check, the kernel refuses the link and the
   // search (chunks, bisection, on 16 threads) finds the same 5 it refuses.
+  // The kernel looks at a probed instruction only when it puts the int3 into
+  // a mapping of the file (prepare_uprobe, from install_breakpoint): with no
+  // process running the copy it refuses nothing at link time. goscope's own
+  // mapping of the file used to be such a mapping (MAP_PRIVATE, it is
+  // MAP_SHARED now: src/target/elf_file.cpp), so a private read-only mapping
+  // made here stands for a process that runs the file.
   {
+    UniqueFd copyFd(::open(copy.c_str(), O_RDONLY | O_CLOEXEC));
+    REQUIRE(copyFd.get() >= 0);
+    struct stat st{};
+    REQUIRE(::fstat(copyFd.get(), &st) == 0);
+    void* mapped = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, copyFd.get(), 0);
+    REQUIRE(mapped != MAP_FAILED);
+    struct Unmap {
+      void* p;
+      size_t n;
+      ~Unmap() { ::munmap(p, n); }
+    } unmap{mapped, static_cast<size_t>(st.st_size)};
     std::vector<AttachPoint> noR8;
     for (const auto& p : pts)
       if (names[p.fileOffset] != "runtime.gcWriteBarrierR8") noR8.push_back(p);
