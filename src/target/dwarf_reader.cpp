@@ -1,10 +1,37 @@
 #include "target/dwarf_reader.hpp"
 
+#include <libelf.h>
+
+#include <cstring>
+
 #include <dwarf.h>
 
 #include <algorithm>
 
 namespace goscope {
+
+DwarfReader::DwarfReader(Dwarf* dbg, DwarfInfo& out) : dbg_(dbg), out_(out) {
+  // Every section's data as libdw sees it (decompressed in place by
+  // elf_compress when it was compressed).
+  Elf* elf = dwarf_getelf(dbg);
+  for (Elf_Scn* scn = elf ? elf_nextscn(elf, nullptr) : nullptr; scn; scn = elf_nextscn(elf, scn))
+    for (Elf_Data* d = elf_getdata(scn, nullptr); d; d = elf_getdata(scn, d))
+      if (d->d_buf && d->d_size)
+        sections_.emplace_back(static_cast<const char*>(d->d_buf), static_cast<const char*>(d->d_buf) + d->d_size);
+}
+
+const char* DwarfReader::formString(Dwarf_Attribute* a) const {
+  const char* s = dwarf_formstring(a);
+  if (!s) return nullptr;
+  for (const auto& [begin, end] : sections_)
+    if (s >= begin && s < end) return std::memchr(s, 0, static_cast<size_t>(end - s)) ? s : nullptr;
+  return nullptr;  // not in any section we know: not trusted
+}
+
+const char* DwarfReader::dieName(Dwarf_Die* die) const {
+  Dwarf_Attribute a;
+  return dwarf_attr_integrate(die, DW_AT_name, &a) ? formString(&a) : nullptr;
+}
 
 namespace {
 
@@ -104,7 +131,7 @@ bool DwarfReader::readUnitGlobals(Dwarf_Die* cu, const std::vector<std::string>&
   if (out_.producer_.empty()) {
     Dwarf_Attribute a;
     if (dwarf_attr(cu, DW_AT_producer, &a))
-      if (const char* p = dwarf_formstring(&a)) out_.producer_ = p;
+      if (const char* p = formString(&a)) out_.producer_ = p;
   }
   Dwarf_Die child;
   if (dwarf_child(cu, &child) != 0) return true;
@@ -125,7 +152,7 @@ bool DwarfReader::readUnitGlobals(Dwarf_Die* cu, const std::vector<std::string>&
     }
     // An out-of-line copy of an inlined function has no name of its own:
     // its abstract DIE, also top-level, is named.
-    const char* n = dwarf_diename(&child);
+    const char* n = dieName(&child);
     if (!n) continue;
     const std::string_view name(n);
     for (const auto& a : asked) {
@@ -144,7 +171,7 @@ void DwarfReader::readUnit(Dwarf_Die* cu) {
   if (out_.producer_.empty()) {
     Dwarf_Attribute a;
     if (dwarf_attr(cu, DW_AT_producer, &a))
-      if (const char* p = dwarf_formstring(&a)) out_.producer_ = p;
+      if (const char* p = formString(&a)) out_.producer_ = p;
   }
   Dwarf_Die child;
   if (dwarf_child(cu, &child) != 0) return;
@@ -166,7 +193,7 @@ void DwarfReader::readUnit(Dwarf_Die* cu) {
 
 DwarfParam DwarfReader::readParam(Dwarf_Die* die) {
   DwarfParam p;
-  if (const char* n = dwarf_diename(die)) p.name = n;
+  if (const char* n = dieName(die)) p.name = n;
   p.isResult = flagAttr(die, DW_AT_variable_parameter);
   p.type = typeNameOf(die);
   p.typeSize = typeSizeOf(die);
@@ -210,7 +237,7 @@ std::vector<LocationRange> DwarfReader::readLocations(Dwarf_Die* die, bool fbCfa
 void DwarfReader::readSubprogram(Dwarf_Die* cu, Dwarf_Die* die) {
   Dwarf_Die origin;
   bool hasOrigin = refAttr(die, DW_AT_abstract_origin, &origin);
-  const char* name = dwarf_diename(hasOrigin ? &origin : die);
+  const char* name = dieName(hasOrigin ? &origin : die);
   if (!name) return;
 
   DwarfFunction fn;
@@ -322,7 +349,7 @@ std::string DwarfReader::fileName(Dwarf_Die* cu, uint64_t index) {
 }
 
 void DwarfReader::readVariable(Dwarf_Die* die) {
-  const char* name = dwarf_diename(die);
+  const char* name = dieName(die);
   Dwarf_Attribute a;
   std::vector<DwarfOp> ops;
   if (!name || !dwarf_attr(die, DW_AT_location, &a) || !expression(&a, ops)) return;

@@ -16,7 +16,15 @@ namespace goscope {
 
 class DwarfReader {
  public:
-  DwarfReader(Dwarf* dbg, DwarfInfo& out) : dbg_(dbg), out_(out) {}
+  DwarfReader(Dwarf* dbg, DwarfInfo& out);
+
+  // A DIE's name, or a string attribute, only when it ends inside the
+  // section it lies in: libdw hands out pointers into section data without
+  // checking that a DW_FORM_string or a .debug_str entry is terminated, and
+  // a malformed file then reads past the buffer (the fuzzer found it once
+  // libelf read sections into exact-size buffers). nullptr otherwise.
+  const char* dieName(Dwarf_Die* die) const;
+  const char* formString(Dwarf_Attribute* a) const;
   // Everything (DwarfInfo::read).
   Result<void> run();
   // The package variables `names` and the types they reach (DwarfInfo::readGlobals).
@@ -53,6 +61,8 @@ class DwarfReader {
   GoType buildType(Dwarf_Die* die, int depth = 0);
 
   Dwarf* dbg_;
+
+  std::vector<std::pair<const char*, const char*>> sections_;  // [begin, end) of each section's data
   DwarfInfo& out_;
 
   // Per entry of out_.functions_: the abstract DIE it is or copies (0: none).

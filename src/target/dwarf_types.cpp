@@ -39,7 +39,7 @@ std::string DwarfReader::typeName(Dwarf_Die* die) {
   Dwarf_Off off = dwarf_dieoffset(die);
   if (auto it = nameCache_.find(off); it != nameCache_.end()) return it->second;
   std::string name;
-  const char* n = dwarf_diename(die);
+  const char* n = dieName(die);
   if (n && n[0] != '.') {
     name = n;
   } else {
@@ -47,7 +47,7 @@ std::string DwarfReader::typeName(Dwarf_Die* die) {
     Dwarf_Die target = *die;
     int depth = 0;
     while (depth++ < kMaxDepth && refAttr(&target, DW_AT_type, &target)) {
-      const char* tn = dwarf_diename(&target);
+      const char* tn = dieName(&target);
       if (tn && tn[0] != '.') {
         name = tn;
         break;
@@ -104,7 +104,7 @@ uint64_t DwarfReader::typeSizeOf(Dwarf_Die* die) {
 }
 
 void DwarfReader::noteType(Dwarf_Die* die) {
-  const char* n = dwarf_diename(die);
+  const char* n = dieName(die);
   if (!n || n[0] == '.') return;
   bool hasGoKind = dwarf_hasattr(die, kAtGoKind);
   auto [it, inserted] = typeCandidates_.try_emplace(n, TypeCandidate{dwarf_dieoffset(die), hasGoKind});
@@ -117,7 +117,7 @@ static void readMembers(DwarfReader& r, Dwarf_Die* structDie, std::vector<GoType
   do {
     if (dwarf_tag(&m) != DW_TAG_member) continue;
     GoType::Field f;
-    if (const char* n = dwarf_diename(&m)) f.name = n;
+    if (const char* n = r.dieName(&m)) f.name = n;
     f.offset = udataAttr(&m, DW_AT_data_member_location).value_or(0);
     f.type = r.typeNameOf(&m);
     f.embedded = flagAttr(&m, kAtGoEmbeddedField);
@@ -128,7 +128,7 @@ static void readMembers(DwarfReader& r, Dwarf_Die* structDie, std::vector<GoType
 GoType DwarfReader::buildType(Dwarf_Die* die, int depth) {
   using K = GoType::Kind;
   GoType t;
-  if (const char* n = dwarf_diename(die)) t.name = n;
+  if (const char* n = dieName(die)) t.name = n;
   t.size = typeSize(die);
   // DW_FORM_addr holding an offset from moduledata.types, except on the
   // linker's own `uintptr`, which holds an absolute address: dropped.
