@@ -18,6 +18,7 @@
 #include "target/stack_symbolizer.hpp"
 #include "probe/pattern.hpp"
 #include "target/go_runtime_facts.hpp"
+#include "util/plural.hpp"
 #include "util/progress.hpp"
 #include "util/stop_signals.hpp"
 
@@ -29,8 +30,8 @@ std::string attachedLine(const Selection& sel, const bpf::AttachStats& stats, co
   if (sel.skippedReturnsUnknown)
     skipped += ", " + std::to_string(sel.skippedReturnsUnknown) + " left out whose returns are unknown (" +
                sel.returnsUnknownExample + ")";
-  std::snprintf(line, sizeof line, "goscope: %zu functions, %zu probes attached to %s in %.1f ms (%s), %.0f ms after goscope started",
-                sel.functions.size(), stats.points, target.c_str(), stats.attachMs,
+  std::snprintf(line, sizeof line, "goscope: %s, %s attached to %s in %.1f ms (%s), %.0f ms after goscope started",
+                countOf(sel.functions.size(), "function").c_str(), countOf(stats.points, "probe").c_str(), target.c_str(), stats.attachMs,
                 stats.uprobeMulti ? "uprobe_multi" : "perf-event uprobes", secondsSinceProcessStart() * 1000);
   return line + skipped + "; Ctrl-C to stop";
 }
