@@ -242,15 +242,18 @@ Result<CountSnapshot> AggregateSession::snapshot() const {
   CountSnapshot snap;
   snap.elapsedS = monotonicSeconds() - impl_->startS_;
   for (const auto& f : impl_->selection_.functions) {
-    FunctionCount fc{f.fn->name, f.probeId < counts->size() ? (*counts)[f.probeId] : 0, std::nullopt, std::nullopt};
+    FunctionCount fc{f.fn->name, f.probeId < counts->size() ? (*counts)[f.probeId] : 0, std::nullopt, 0, std::nullopt};
     if (f.probeId < impl_->droppedAt_.size() && impl_->droppedAt_[f.probeId]) {
       fc.droppedAtS = impl_->droppedAt_[f.probeId];
       fc.count = impl_->droppedCount_[f.probeId];
     }
-    if (impl_->latency_)
+    if (impl_->latency_) {
       if (auto l = impl_->engine_->latency(f.probeId)) fc.latency = std::move(*l);
+      if (impl_->meter_) fc.probeCostNs = impl_->meter_->perCallNs(f.probeId);
+    }
     snap.functions.push_back(std::move(fc));
   }
+  if (impl_->meter_) snap.costFigures = impl_->meter_->costs().source;
   if (impl_->readVariable_)
     if (auto g = impl_->engine_->globalValue(0); g && g->tsNs != 0) snap.readValue = static_cast<int64_t>(g->value);
   return snap;

@@ -178,6 +178,7 @@ class JsonOutput final : public Output {
     // An interval's object describes that interval alone (bcc funclatency
     // -i); the final one, the whole session.
     if (rep.interval) o["interval_ms"] = std::llround(rep.interval->lengthS * 1000);
+    if (rep.probeCostNs > 0) o["probe_cost_ns"] = std::llround(rep.probeCostNs);
     if (rep.final) o["final"] = true;
     std::cout << jsonText(o) << '\n';
   }

@@ -87,6 +87,10 @@ class Output {
     double elapsedS = 0;
     std::optional<Interval> interval;
     TimeUnit unit = TimeUnit::Ns;
+    // What the probes add to each measured call (estimated; 0: unknown) and
+    // where the figures come from: said beside the histogram (issue #17).
+    double probeCostNs = 0;
+    std::string costFigures;
   };
   virtual void latency(const std::string& func, const LatencyStats& stats, const LatencyReport& report) = 0;
 
