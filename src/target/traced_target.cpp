@@ -31,6 +31,7 @@ Result<TracedTarget> TracedTarget::open(const TargetSpec& spec) {
     if (!child) return child.failure();
     auto b = GoBinary::open(child->program());
     if (!b) return b.failure();  // the held child gets EOF and exits when `child` dies
+    if (auto d = (*b)->attachDebugInfo(debugInfoSearch(), directoryOf(child->program())); !d) return d.failure();
     t.binary_ = *b;
     t.attachPath_ = child->program();
     t.pidFilter_ = child->pid();
