@@ -27,7 +27,10 @@ std::optional<std::span<const uint8_t>> noteDesc(const ElfFile& elf, const char*
     std::memcpy(&ntype, bytes.data() + pos + 8, 4);
     const size_t name = pos + 12, desc = name + pad4(namesz), end = desc + pad4(descsz);
     if (desc > bytes.size() || desc + descsz > bytes.size()) return std::nullopt;
-    if (ntype == type && namesz == ownerLen && std::memcmp(bytes.data() + name, owner, ownerLen) == 0)
+    // cmd/link writes the name padded: namesz 4 for "Go\0\0" (GNU writes 4 for "GNU\0").
+    const bool named = (namesz == ownerLen || namesz == pad4(ownerLen)) && name + namesz <= bytes.size() &&
+                       std::memcmp(bytes.data() + name, owner, ownerLen) == 0;
+    if (ntype == type && named)
       return bytes.subspan(desc, descsz);
     pos = end;
   }
