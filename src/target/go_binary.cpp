@@ -25,7 +25,8 @@ Result<std::shared_ptr<GoBinary>> GoBinary::open(const std::string& path, const 
   }
   std::shared_ptr<GoBinary> b(new GoBinary(std::move(*elf), std::move(*pcln)));
   b->name_ = displayName.empty() ? path : displayName;
-  if (b->hasEmbeddedDwarf()) b->debugOrigin_ = {DebugInfoSource::Embedded, path, nullptr, ""};
+  // Named as messages name the binary (for a process its path, not /proc/PID/exe).
+  if (b->hasEmbeddedDwarf()) b->debugOrigin_ = {DebugInfoSource::Embedded, b->name_, nullptr, ""};
   if (auto bi = readBuildInfo(*b->elf_)) b->build_ = std::move(*bi);
   else spdlog::debug("{}: {}", b->name_, bi.error().message);
   // Start-up phases in -v (issue #14): where the time to the first probe goes.

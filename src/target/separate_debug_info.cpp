@@ -138,7 +138,7 @@ Result<DebugInfoOrigin> findDebugInfo(const ElfFile& exe, const std::string& exe
   }
   if (embedded) {
     out.source = DebugInfoSource::Embedded;
-    out.path = exe.path();
+    out.path = exeName;
     return out;
   }
   // GNU build-id: DIR/.build-id/xx/yyyy.debug.
