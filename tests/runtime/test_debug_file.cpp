@@ -180,6 +180,10 @@ TEST_CASE("debug file: found through .gnu_debuglink, next to the binary or in .d
   auto info = infoJson("-b " + linked);
   CHECK(source(info) == "debuglink");
   CHECK(path(info) == fixture("functions.debug", "splitdebug"));
+  // -v says which file and how it was matched.
+  auto v = runCli("-v list -b " + linked + " main.add");
+  CHECK(has(v.err, "debug info from " + fixture("functions.debug", "splitdebug") +
+                       " (debuglink; matched by CRC32, Go build ID)"));
   auto t = runCli("trace --json -c '" + linked + "' main.add");
   REQUIRE_MESSAGE(t.exitCode == 0, t.err);
   auto calls = typedCalls(t.out);
