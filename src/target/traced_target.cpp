@@ -63,6 +63,7 @@ Result<TracedTarget> TracedTarget::open(const TargetSpec& spec) {
       t.held_.emplace(std::move(*held));
     }
     if (!b) return b.failure();  // the held child gets EOF and exits when `child` dies
+    if (auto d = (*b)->attachDebugInfo(debugInfoSearch(), directoryOf(child->program())); !d) return d.failure();
     t.binary_ = *b;
     t.attachPath_ = program;
     t.pidFilter_ = pid;
