@@ -105,9 +105,7 @@ TEST_CASE("containers: a process in its own mount and PID namespaces is counted,
     auto r = runCli("count --json -p " + p + " main.add -d 2");
     const int64_t made = callsIn(c.out) - before;
     REQUIRE_MESSAGE(r.exitCode == 0, r.err);
-    int64_t counted = -1;
-    for (auto& o : callObjects(r.out))
-      if (o.contains("final") && o["func"].as_string() == "main.add") counted = o["count"].as_int64();
+    const int64_t counted = finalCounts(r.out)["main.add"];
     CAPTURE(made);
     // 10 calls a second for the 2 s the probe was on, none counted twice
     // (`made` spans goscope's whole run, start-up included).
@@ -142,9 +140,7 @@ TEST_CASE("containers: a process in its own mount and PID namespaces is counted,
     auto r = runCli("count --json -b " + c.hostFile + " main.add -d 2");
     const int64_t made = callsIn(c.out) - before;
     REQUIRE_MESSAGE(r.exitCode == 0, r.err);
-    int64_t counted = -1;
-    for (auto& o : callObjects(r.out))
-      if (o.contains("final") && o["func"].as_string() == "main.add") counted = o["count"].as_int64();
+    const int64_t counted = finalCounts(r.out)["main.add"];
     CAPTURE(made);
     CHECK(counted >= 17);
     CHECK(counted <= made);

@@ -7,23 +7,11 @@
 #include <map>
 #include <thread>
 
+#include "support/json_lines.hpp"
 #include "support/run.hpp"
 
 using namespace goscope::test;
 
-namespace {
-
-std::map<std::string, int64_t> finalCounts(const std::string& out) {
-  std::map<std::string, int64_t> m;
-  for (const auto& line : splitLines(out)) {
-    if (line.empty() || line[0] != '{') continue;
-    auto o = boost::json::parse(line).as_object();
-    if (o.contains("final")) m[std::string(o["func"].as_string())] = o["count"].as_int64();
-  }
-  return m;
-}
-
-}  // namespace
 
 TEST_CASE("count -c: exact calls from the first instruction, every variant") {
   for (const auto& v : kVariants) {

@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,15 @@ inline std::optional<boost::json::object> sessionCost(const std::string& out) {
   for (auto& o : jsonObjects(out))
     if (o.contains("session_cost")) return o["session_cost"].as_object();
   return std::nullopt;
+}
+
+// count's and latency's final objects, {"func","count","final":true}, as
+// func -> count (final objects without a func, e.g. --top's omitted, skipped).
+inline std::map<std::string, int64_t> finalCounts(const std::string& out) {
+  std::map<std::string, int64_t> m;
+  for (auto& o : jsonObjects(out))
+    if (o.contains("final") && o.contains("func")) m[std::string(o["func"].as_string())] = o["count"].as_int64();
+  return m;
 }
 
 }  // namespace goscope::test
