@@ -14,24 +14,9 @@
 #include <vector>
 
 #include "target/go_binary.hpp"
+#include "target/inline_placement.hpp"
 
 namespace goscope {
-
-struct InlinedSite {
-  std::string callee;                 // the inlined function, e.g. "main.square"
-  const GoFunction* caller = nullptr; // the physical function its body is in
-  std::string callFile;               // source position of the call
-  int callLine = 0;
-  // Where to probe (link-time addresses): usually one, the body's first
-  // instruction; several when the compiler entered the body from several
-  // places (each from outside it). Empty: left out, see reason.
-  std::vector<uint64_t> probes;
-  std::string reason;  // why these instructions, or why none
-  // The caller has not moved SP there (a leaf without a frame): RBP is still
-  // its caller's, so a stack walk needs [RSP], the return address, as at an
-  // entry (pclntab's pcsp table says).
-  bool callerFrameless = false;
-};
 
 // Every inlined call, in the whole binary, whose callee's name `wanted`
 // accepts, in function-table order. Only the callers that hold one are
@@ -41,11 +26,5 @@ std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::functi
 // The inlined calls of one caller (all of them when wanted is empty).
 std::vector<InlinedSite> inlinedSitesIn(const GoBinary& bin, const GoFunction& caller,
                                         const std::function<bool(std::string_view)>& wanted = {});
-
-// The pure placement rule, on a decoded caller and one inlined call's body
-// (its pc ranges and those of the calls inlined into it): fills probes or
-// reason. parentPc is the inline tree's "instruction at the call site".
-void placeInlinedProbe(const FunctionCode& code, std::span<const uint8_t> bytes,
-                       const std::vector<std::pair<uint64_t, uint64_t>>& body, uint64_t parentPc, InlinedSite& site);
 
 }  // namespace goscope

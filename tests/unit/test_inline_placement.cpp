@@ -1,4 +1,4 @@
-// The placement rule for inlined bodies (target/inline_sites.hpp,
+// The placement rule for inlined bodies (target/inline_placement.hpp,
 // docs/go-runtime.md "Inlined calls") on hand-assembled callers: the body's
 // first instruction when every call passes it exactly once, the next one when
 // it is unsafe, and a refusal with the reason otherwise.
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "target/disasm.hpp"
-#include "target/inline_sites.hpp"
+#include "target/inline_placement.hpp"
 
 using namespace goscope;
 using Bytes = std::vector<uint8_t>;
