@@ -134,6 +134,18 @@ TEST_CASE("inlined: trace prints each inlined call with goroutine, caller and fi
   }
   CHECK(calls == 10);
 
+  // Both inlined and called: the inlined calls at once, the others with
+  // their arguments and results at the return.
+  auto both = runCli("trace -c '" + fixture("inlined") + "' main.addOne");
+  REQUIRE_MESSAGE(both.exitCode == 0, both.err);
+  size_t inl = 0, called = 0;
+  for (const auto& line : splitLines(both.out)) {
+    if (line.find("main.addOne(unavailable: inlined)  [inlined into main.bump at main.go:99]") != std::string::npos) inl++;
+    else if (std::regex_search(line, std::regex(R"(main\.addOne\(x=\d\) = \d  \[)"))) called++;
+  }
+  CHECK(inl == 7);
+  CHECK(called == 5);
+
   auto j = runCli("trace --json -c '" + fixture("inlined") + "' main.sumTo");
   REQUIRE_MESSAGE(j.exitCode == 0, j.err);
   auto events = jsonLines(j.out);
