@@ -45,9 +45,13 @@ std::vector<InlinedSite> inlinedSitesIn(const GoBinary& bin, const GoFunction& c
   return out;
 }
 
-std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::function<bool(std::string_view)>& wanted) {
+std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::function<bool(std::string_view)>& wanted,
+                                          const std::function<bool(size_t, size_t)>& progress) {
   std::vector<InlinedSite> out;
-  for (const auto& fn : bin.pclntab().functions()) {
+  const auto& fns = bin.pclntab().functions();
+  for (size_t i = 0; i < fns.size(); i++) {
+    if (progress && i % 256 == 0 && !progress(i, fns.size())) break;
+    const GoFunction& fn = fns[i];
     auto s = inlinedSitesIn(bin, fn, wanted);
     for (auto& x : s) out.push_back(std::move(x));
   }

@@ -21,7 +21,11 @@ namespace goscope {
 // Every inlined call, in the whole binary, whose callee's name `wanted`
 // accepts, in function-table order. Only the callers that hold one are
 // decoded (the whole function: the graph needs every branch).
-std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::function<bool(std::string_view)>& wanted);
+// progress(done, total) is called every few hundred functions; returning
+// false stops the search (a Ctrl-C while a big binary is read): what was
+// found so far is returned.
+std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::function<bool(std::string_view)>& wanted,
+                                          const std::function<bool(size_t, size_t)>& progress = {});
 
 // The inlined calls of one caller (all of them when wanted is empty).
 std::vector<InlinedSite> inlinedSitesIn(const GoBinary& bin, const GoFunction& caller,

@@ -19,12 +19,18 @@ namespace {
 // the function's own probe id when it also has a probed entry (one count per
 // name), else under a stand-in of its own.
 void addInlinedSites(const GoBinary& bin, const std::vector<Pattern>& patterns, std::vector<bool>& matched, Selection& sel) {
-  auto sites = findInlinedSites(bin, [&](std::string_view name) {
-    bool any = false;
-    for (size_t i = 0; i < patterns.size(); i++)
-      if (patterns[i].matches(std::string(name))) any = matched[i] = true;
-    return any;
-  });
+  auto sites = findInlinedSites(
+      bin,
+      [&](std::string_view name) {
+        bool any = false;
+        for (size_t i = 0; i < patterns.size(); i++)
+          if (patterns[i].matches(name)) any = matched[i] = true;
+        return any;
+      },
+      [](size_t done, size_t total) {
+        reportProgress("finding inlined bodies", done, total);
+        return !stopRequested();
+      });
   std::map<std::string, uint32_t, std::less<>> idOf;
   for (const auto& f : sel.functions) idOf.emplace(f.fn->name, f.probeId);
   for (const auto& s : sites) {
@@ -138,7 +144,10 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
                 chosen.size(), all.size(), depth == DecodeDepth::Whole ? "whole functions, for RETs" : "prologues only",
                 threads, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
                 secondsSinceProcessStart() * 1000);
-  if (opt.inlined) addInlinedSites(bin, patterns, matched, sel);
+  if (opt.inlined) {
+    addInlinedSites(bin, patterns, matched, sel);
+    if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
+  }
   if (unsafeExample.empty() && sel.inlinedLeftOut) unsafeExample = sel.inlinedLeftOutExample;
   if (sel.functions.empty()) {
     std::string what;
