@@ -142,13 +142,24 @@ void placeOnGraph(const CodeGraph& g, const FunctionCode& code, const std::vecto
   // (E dominates the body) ...
   const size_t e = inBody.front();
   const uint64_t spanEnd = body.empty() ? 0 : std::max_element(body.begin(), body.end(), [](auto& a, auto& b) { return a.second < b.second; })->second;
-  for (size_t b : inBody) {
-    if (b == e) continue;
-    if (reaches(g, {0}, b, e, [](size_t) { return true; })) {
-      site.reason = "left out: the body is entered at " + hex(g.nodes[b].addr) + ", not only at its first instruction " +
-                    hex(g.nodes[e].addr);
-      return;
+  // One walk from the caller's entry that never passes E: a body
+  // instruction it reaches is entered some other way.
+  {
+    std::vector<bool> seen(g.nodes.size(), false);
+    std::vector<size_t> todo{0};
+    while (!todo.empty()) {
+      size_t n = todo.back();
+      todo.pop_back();
+      if (n == e || seen[n]) continue;
+      seen[n] = true;
+      for (size_t s : g.succ[n]) todo.push_back(s);
     }
+    for (size_t b : inBody)
+      if (b != e && seen[b]) {
+        site.reason = "left out: the body is entered at " + hex(g.nodes[b].addr) + ", not only at its first instruction " +
+                      hex(g.nodes[e].addr);
+        return;
+      }
   }
   if (e == 0) {  // cannot happen in Go (the caller's own prologue comes first); refuse rather than guess
     site.reason = "left out: the body starts at the caller's entry";
