@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
 
 namespace goscope {
 
@@ -48,11 +49,19 @@ std::vector<InlinedSite> inlinedSitesIn(const GoBinary& bin, const GoFunction& c
 std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::function<bool(std::string_view)>& wanted,
                                           const std::function<bool(size_t, size_t)>& progress) {
   std::vector<InlinedSite> out;
+  // Callee names repeat (runtime.add is inlined thousands of times), and
+  // `wanted` may be a costly regex: asked once per name.
+  std::unordered_map<std::string, bool> seen;
+  auto once = [&](std::string_view name) {
+    auto [it, fresh] = seen.try_emplace(std::string(name), false);
+    if (fresh) it->second = wanted(name);
+    return it->second;
+  };
   const auto& fns = bin.pclntab().functions();
   for (size_t i = 0; i < fns.size(); i++) {
     if (progress && i % 256 == 0 && !progress(i, fns.size())) break;
     const GoFunction& fn = fns[i];
-    auto s = inlinedSitesIn(bin, fn, wanted);
+    auto s = inlinedSitesIn(bin, fn, once);
     for (auto& x : s) out.push_back(std::move(x));
   }
   return out;
