@@ -457,7 +457,7 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
   }
 
   __u64 ret_addr = 0;
-  if (want_event || want_stack_count) {
+  if ((want_event || want_stack_count) && site != GS_SITE_INLINED) {
     long err = 0;
     ret_addr = read_u64(ctx->sp, &err);
   }

@@ -36,7 +36,15 @@ enum gs_site_kind {
   GS_SITE_ENTRY_STACKCHECK = 1,
   /* A RET instruction of the function (never a uretprobe: they crash Go). */
   GS_SITE_RETURN = 2,
-  GS_SITE_KIND_COUNT = 3,
+  /* The first instruction of a body the compiler inlined into a caller
+   * (docs/go-runtime.md, "Inlined calls"): an entry with no RET of its own,
+   * in a caller with a frame: RBP is set, the kernel's frame-pointer walk is
+   * complete and [RSP] is no return address (not read). */
+  GS_SITE_INLINED = 3,
+  /* The same in a caller without a frame (a leaf: SP not moved, RBP still
+   * its caller's): [RSP] is the caller's return address, as at an entry. */
+  GS_SITE_INLINED_FRAMELESS = 4,
+  GS_SITE_KIND_COUNT = 5,
 };
 
 /* x86 EFLAGS bits tested at GS_SITE_ENTRY_STACKCHECK. */

@@ -72,7 +72,7 @@ class BpfEventSession final : public EventSession {
     if (std::string why = stackAbiRefusal(bin); !why.empty())
       return fail(ErrorKind::BadTarget, std::string(actionName(request_.action)) + ": " + target_.describe() + " was " + why,
                   "goscope count works on it (counts need neither)");
-    auto sel = selectFunctions(bin, *patterns, {.returns = !isBreak, .ignoreMissing = request_.ignoreMissing}, target_.describe());
+    auto sel = selectFunctions(bin, *patterns, {.returns = !isBreak, .ignoreMissing = request_.ignoreMissing, .inlined = true}, target_.describe());
     if (!sel) return sel.failure();
     sel_ = std::move(*sel);
     if (!isBreak && sel_.functions.size() > kMaxTracedFunctions)
@@ -81,7 +81,10 @@ class BpfEventSession final : public EventSession {
                   "narrow the pattern, or use goscope count / latency");
     CaptureOptions copts;
     copts.maxString = request_.capture.maxString;
-    for (const auto& f : sel_.functions) traces_.push_back(traceFor(bin, *f.fn, request_.signatures, copts));
+    // A function every call of which was inlined has no arguments in
+    // registers to read: nothing is captured for it.
+    for (const auto& f : sel_.functions)
+      traces_.push_back(f.inlinedOnly ? FunctionTrace{} : traceFor(bin, *f.fn, request_.signatures, copts));
 
     const bool stack = request_.capture.stack;
     bpf::EngineOptions eo{.goidOffset = goidOffset(bin)};
@@ -284,9 +287,16 @@ class BpfEventSession final : public EventSession {
     if (endNs_ && e.tsNs > endNs_) return;
     const FunctionTrace& t = traces_[e.probeId];
     const GoFunction& fn = *sel_.functions[e.probeId].fn;
-    if (deriveBias_ && !e.isReturn() && e.ip) {
+    if (deriveBias_ && !e.isReturn() && !bpf::isInlinedSite(e.site) && e.ip) {
       setBias(e.ip - sel_.functions[e.probeId].probeAddress);
       deriveBias_ = false;
+    }
+    // An inlined body: no RET follows and its arguments are not in
+    // registers (docs/go-runtime.md, "Inlined calls"); delivered at once.
+    if (bpf::isInlinedSite(e.site)) {
+      Call c = inlinedCallAt(fn, e);
+      deliver(c, sink);
+      return;
     }
     if (request_.action == Action::Break) {
       if (e.isReturn()) return;
@@ -333,6 +343,30 @@ class BpfEventSession final : public EventSession {
       else c.results = valuesOf(decodeResults(e, t.layout, t.plan, names_), false);
     }
     deliver(c, sink);
+  }
+
+  // The call of an inlined body: where it was called from (the caller and
+  // the call's file:line, from the probed pc's inline frames), no arguments.
+  Call inlinedCallAt(const GoFunction& fn, const bpf::Event& e) const {
+    Call c;
+    c.function = fn.name;
+    c.pid = e.pid;
+    c.goid = static_cast<int64_t>(e.goid);
+    c.tsNs = e.tsNs;
+    c.argsUnavailable = "inlined";
+    bool unused = false;
+    auto where = frames(std::span<const uint64_t>(&e.ip, 1), unused);
+    // Innermost first: [0] is the inlined function itself, [1] its caller at the call.
+    if (where.size() >= 2) {
+      c.inlinedInto = where[1].function;
+      c.file = where[1].file;
+      c.line = where[1].line;
+    }
+    if (request_.capture.stack) {
+      c.stackCut = e.stackCut;
+      c.stack = frames(e.stack, c.stackCut);
+    }
+    return c;
   }
 
   Call callAt(const GoFunction& fn, const bpf::Event& e) const {

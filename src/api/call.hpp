@@ -39,6 +39,12 @@ struct Call {
   std::optional<uint64_t> durationNs;  // when both the entry and the return were seen
 
   std::vector<Value> args;  // named, in order; the compiler's hidden parameters left out
+  // Why there are no arguments at all ("inlined": the call's body was
+  // inlined, its arguments were never in registers); empty otherwise.
+  std::string argsUnavailable;
+  // The function the call's body was inlined into (file:line above are then
+  // the call's position in it), when it was.
+  std::optional<std::string> inlinedInto;
   // Named or not (`~r0`), in order; nullopt when this path does not capture
   // results (a Delve breakpoint stops at the entry, before they exist).
   std::optional<std::vector<Value>> results;

@@ -30,6 +30,8 @@ std::string attachedLine(const Selection& sel, const bpf::AttachStats& stats, co
   if (sel.skippedReturnsUnknown)
     skipped += ", " + std::to_string(sel.skippedReturnsUnknown) + " left out whose returns are unknown (" +
                sel.returnsUnknownExample + ")";
+  if (sel.inlinedLeftOut)
+    skipped += ", " + std::to_string(sel.inlinedLeftOut) + " inlined bodies left out (" + sel.inlinedLeftOutExample + ")";
   std::snprintf(line, sizeof line, "goscope: %s, %s attached to %s in %.1f ms (%s), %.0f ms after goscope started",
                 countOf(sel.functions.size(), "function").c_str(), countOf(stats.points, "probe").c_str(), target.c_str(), stats.attachMs,
                 stats.uprobeMulti ? "uprobe_multi" : "perf-event uprobes", secondsSinceProcessStart() * 1000);
@@ -150,7 +152,7 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   Impl* s = session->impl_.get();
   s->loop_ = LoopOptions{r.intervalS, r.durationS};
   const GoBinary& bin = s->target_.binary();
-  auto sel = selectFunctions(bin, patterns, {.returns = latency, .plainEntry = r.plainEntry, .ignoreMissing = r.ignoreMissing},
+  auto sel = selectFunctions(bin, patterns, {.returns = latency, .plainEntry = r.plainEntry, .ignoreMissing = r.ignoreMissing, .inlined = !latency},
                              s->target_.describe());
   if (!sel) return fail(sel.error());
   s->selection_ = std::move(*sel);

@@ -1,6 +1,7 @@
 // goscope list: `bpftrace -l` done right for Go. Every function from pclntab
 // (so stripped binaries work), matched by glob or /regex/, with its DWARF
-// signature when there is one, its RET sites and the address a probe would use.
+// signature when there is one, its RET sites and the address a probe would use;
+// and every body the compiler inlined, marked with its caller and call site.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "cli/target_options.hpp"
 #include "output/output.hpp"
 #include "probe/pattern.hpp"
+#include "target/inline_sites.hpp"
 
 namespace goscope::cli {
 
@@ -43,6 +45,23 @@ output::Output::FunctionRow rowOf(const GoFunction& fn, const Result<FunctionCod
   return r;
 }
 
+// An inlined body: the caller and the call's file:line, the instruction(s)
+// probed (probe_kind "inlined"), or why it is left out.
+output::Output::FunctionRow inlinedRowOf(const InlinedSite& s) {
+  output::Output::FunctionRow r;
+  r.name = s.callee;
+  r.entry = s.probes.empty() ? 0 : s.probes.front();
+  r.size = 0;
+  r.file = s.callFile;
+  r.line = s.callLine;
+  if (!s.probes.empty()) r.probe = s.probes.front();
+  r.probeKind = s.probes.empty() ? "none" : "inlined";
+  r.probeReason = s.reason;
+  r.inlinedInto = s.caller->name;
+  r.sites = s.probes.size();
+  return r;
+}
+
 }  // namespace
 
 int runList(const std::vector<std::string>& argv) {
@@ -70,18 +89,41 @@ int runList(const std::vector<std::string>& argv) {
   const GoBinary& bin = *target.binary;
   bool json = args.has("json"), all = args.has("all");
 
-  std::vector<const GoFunction*> matched;
-  for (const auto& fn : bin.pclntab().functions()) {
+  auto wanted = [&](std::string_view name) {
     bool ok = patterns.empty();
-    for (const auto& p : patterns) ok = ok || p.matches(fn.name);
-    if (ok) matched.push_back(&fn);
-  }
-  std::sort(matched.begin(), matched.end(),
-            [](const GoFunction* a, const GoFunction* b) { return a->name != b->name ? a->name < b->name : a->entry < b->entry; });
+    for (const auto& p : patterns) ok = ok || p.matches(name);
+    return ok;
+  };
+  // Functions, and the bodies inlined into them (target/inline_sites.hpp),
+  // by name; a name's own function first, then its inlined bodies in
+  // address order.
+  struct Item {
+    const GoFunction* fn = nullptr;
+    const InlinedSite* site = nullptr;
+    const std::string& name() const { return site ? site->callee : fn->name; }
+    uint64_t at() const { return site ? (site->probes.empty() ? site->caller->entry : site->probes.front()) : fn->entry; }
+  };
+  std::vector<Item> matched;
+  for (const auto& fn : bin.pclntab().functions())
+    if (wanted(fn.name)) matched.push_back({&fn, nullptr});
+  const std::vector<InlinedSite> sites = findInlinedSites(bin, wanted);
+  for (const auto& site : sites) matched.push_back({nullptr, &site});
+  std::stable_sort(matched.begin(), matched.end(), [](const Item& a, const Item& b) {
+    if (a.name() != b.name()) return a.name() < b.name();
+    if ((a.site == nullptr) != (b.site == nullptr)) return a.site == nullptr;
+    return a.at() < b.at();
+  });
 
   auto out = output::makeOutput(json);
   size_t printed = 0;
-  for (const GoFunction* fn : matched) {
+  for (const Item& item : matched) {
+    if (item.site) {
+      if (item.site->probes.empty() && !all) continue;
+      out->function(inlinedRowOf(*item.site));
+      printed++;
+      continue;
+    }
+    const GoFunction* fn = item.fn;
     auto code = bin.analyze(*fn);
     bool probeable = code && code->probe.kind != ProbeSite::Kind::None;
     if (!probeable && !all) continue;

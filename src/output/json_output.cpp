@@ -31,6 +31,8 @@ void hitFields(boost::json::object& o, const api::Call& c, const HitShape& shape
   if (shape.exprs) o["values"] = namedJson(c.exprs);
   if (shape.args) o["args"] = c.argRegisters ? registersJson(*c.argRegisters) : namedJson(c.args);
   if (shape.locals) o["locals"] = namedJson(c.locals);
+  if (!c.argsUnavailable.empty()) o["args_unavailable"] = c.argsUnavailable;
+  if (c.inlinedInto) o["inlined_into"] = *c.inlinedInto;
   if (shape.stack > 0) {
     boost::json::array frames;
     for (size_t i = 0; i < c.stack.size() && i < static_cast<size_t>(shape.stack); ++i) {
@@ -57,13 +59,20 @@ class JsonOutput final : public Output {
  public:
   void traceCall(const api::Call& c, bool stack) override {
     boost::json::value args = nullptr;
-    if (c.entrySeen) args = c.argRegisters ? boost::json::value(registersJson(*c.argRegisters)) : boost::json::value(namedJson(c.args));
+    if (c.entrySeen && c.argsUnavailable.empty())
+      args = c.argRegisters ? boost::json::value(registersJson(*c.argRegisters)) : boost::json::value(namedJson(c.args));
     boost::json::value results = nullptr;
     if (c.resultRegister) results = boost::json::array{*c.resultRegister};
     else if (c.results) results = valueArray(*c.results);
     boost::json::object o{{"func", c.function}, {"pid", c.pid},         {"goid", c.goid},
                           {"ts_ns", c.tsNs},    {"args", std::move(args)}, {"results", std::move(results)}};
     o["duration_ns"] = c.durationNs ? boost::json::value(*c.durationNs) : boost::json::value(nullptr);
+    if (!c.argsUnavailable.empty()) o["args_unavailable"] = c.argsUnavailable;
+    if (c.inlinedInto) {
+      o["inlined_into"] = *c.inlinedInto;
+      o["file"] = c.file;
+      o["line"] = c.line;
+    }
     // Wall-clock time of ts_ns, to match lines against logs (output/wall_time.hpp).
     o["time"] = rfc3339Nanos(static_cast<int64_t>(c.tsNs) + realtimeOffsetNs_);
     if (stack && c.entrySeen) {
@@ -202,6 +211,11 @@ class JsonOutput final : public Output {
     o["probe"] = r.probe ? boost::json::value(hex(*r.probe)) : boost::json::value(nullptr);
     o["probe_kind"] = r.probeKind;
     if (!r.probeReason.empty()) o["probe_reason"] = r.probeReason;
+    if (r.inlinedInto) {
+      // An inlined body (probe_kind "inlined"): file:line is the call's.
+      o["inlined_into"] = *r.inlinedInto;
+      o["sites"] = r.sites;
+    }
     std::cout << jsonText(o) << '\n';
   }
 

@@ -108,6 +108,11 @@ class Output {
     std::optional<uint64_t> probe;   // where the entry probe goes; none: not probe-able
     std::string probeKind;           // "stack-check-branch", "entry", "none"
     std::string probeReason;         // why that placement, or why none
+    // An inlined body: the function it sits in (file:line are then the
+    // call's position there, entry the first probed instruction, size 0)
+    // and how many of its instructions are probed (0: left out).
+    std::optional<std::string> inlinedInto;
+    size_t sites = 0;
   };
   virtual void function(const FunctionRow& row) = 0;
   // goscope info: what goscope knows about a binary or process.

@@ -19,8 +19,12 @@ namespace {
 // "g1 main.mayPanic(i=7) funcs.go:287 | main.counter=5 | locals: ... | stack: f file:line <- ..."
 std::string hitText(const api::Call& c, const HitShape& shape) {
   std::string out = "g" + std::to_string(c.goid) + " " + c.function;
-  if (shape.args) out += "(" + (c.argRegisters ? registersText(*c.argRegisters) : assignments(c.args, ", ")) + ")";
+  if (shape.args)
+    out += "(" + (!c.argsUnavailable.empty() ? "unavailable: " + c.argsUnavailable
+                  : c.argRegisters           ? registersText(*c.argRegisters)
+                                             : assignments(c.args, ", ")) + ")";
   out += " " + baseName(c.file) + ":" + std::to_string(c.line);
+  if (c.inlinedInto) out += " (inlined into " + *c.inlinedInto + ")";
   if (shape.exprs) out += " | " + assignments(c.exprs, " ");
   if (shape.locals) out += " | locals: " + assignments(c.locals, " ");
   if (shape.stack > 0) {
@@ -47,7 +51,10 @@ void printOmitted(size_t omitted) {
 class TextOutput final : public Output {
  public:
   void traceCall(const api::Call& c, bool stack) override {
-    std::string args = !c.entrySeen ? "?" : c.argRegisters ? registersText(*c.argRegisters) : assignments(c.args, ", ");
+    std::string args = !c.entrySeen                  ? "?"
+                       : !c.argsUnavailable.empty() ? "unavailable: " + c.argsUnavailable
+                       : c.argRegisters             ? registersText(*c.argRegisters)
+                                                    : assignments(c.args, ", ");
     // The call's own time (its entry; its return when the entry was not
     // seen), not when the line is printed: lines come at returns.
     std::string line = clockMicros(static_cast<int64_t>(c.tsNs) + realtimeOffsetNs_) + " pid=" + std::to_string(c.pid) + " goid=" + std::to_string(c.goid) + " " +
@@ -57,6 +64,7 @@ class TextOutput final : public Output {
                                            : std::string();
     if (!results.empty()) line += " = " + results;
     if (c.durationNs) line += "  [" + humanDuration(*c.durationNs) + "]";
+    if (c.inlinedInto) line += "  [inlined into " + *c.inlinedInto + " at " + baseName(c.file) + ":" + std::to_string(c.line) + "]";
     std::cout << line << '\n';
     if (stack && c.entrySeen) {
       for (const auto& f : c.stack) std::cout << "    " << frameText(f) << '\n';
@@ -149,6 +157,7 @@ class TextOutput final : public Output {
 
   void function(const FunctionRow& r) override {
     std::cout << (r.signature ? *r.signature : r.name);
+    if (r.inlinedInto) std::cout << "  [inlined into " << *r.inlinedInto << " at " << r.file << ":" << r.line << "]";
     if (!r.probe) std::cout << "  [not probe-able: " << r.probeReason << "]";
     else if (r.returnsReason) std::cout << "  [entry only, " << *r.returnsReason << "]";
     std::cout << '\n';

@@ -256,6 +256,10 @@ std::optional<uint64_t> Pclntab::funcdataAddress(const GoFunction& fn, uint8_t i
   return *gofunc_ + off;
 }
 
+std::optional<int32_t> Pclntab::spDelta(const GoFunction& fn, uint64_t pc) const {
+  return pcln::pcValueAt(pcTable(funcField(fn.funcOff, 4)), fn.entry, pc, quantum_);
+}
+
 std::pair<std::string, int> Pclntab::fileLine(const GoFunction& fn, uint64_t pc) const {
   auto fileno = pcln::pcValueAt(pcTable(funcField(fn.funcOff, 5)), fn.entry, pc, quantum_);
   auto line = pcln::pcValueAt(pcTable(funcField(fn.funcOff, 6)), fn.entry, pc, quantum_);

@@ -97,6 +97,9 @@ class Pclntab {
   // up to the highest index the function's pcdata mentions, so trailing calls
   // whose bodies were optimized away entirely can be missing.
   std::vector<InlinedCall> inlinedCalls(const GoFunction& fn) const;
+  // How far the function has moved SP below its entry's at pc (the pcsp
+  // table): 0 in a function without a frame; nullopt when unknown.
+  std::optional<int32_t> spDelta(const GoFunction& fn, uint64_t pc) const;
 
  private:
   Pclntab() = default;

@@ -3,13 +3,16 @@
 // uprobe_rules classifies it and go_prologue matches the stack check. Input:
 // a function's bytes (the target binary's .text is untrusted input).
 // Checked: the boundaries, RETs, unsafe addresses and the chosen probe are
-// consistent with each other, whatever the bytes.
+// consistent with each other, whatever the bytes; the inlined-body placement
+// (inline_placement.hpp) on a body made of the input's middle third only ever
+// chooses a safe instruction boundary inside that body.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
 #include "target/disasm.hpp"
+#include "target/inline_placement.hpp"
 #include "target/x86_insn.hpp"
 
 using namespace goscope;
@@ -39,5 +42,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (fn.probe.kind != ProbeSite::Kind::None && !isSafeToProbe(fn, fn.probe.address)) __builtin_trap();
   if (fn.undecodable.has_value() != returnsUnknownReason(fn).has_value()) __builtin_trap();
   if (fn.undecodable && (*fn.undecodable != fn.bodyEnd || fn.undecodableWhy.empty())) __builtin_trap();
+  const std::vector<std::pair<uint64_t, uint64_t>> body = {{kEntry + size / 3, kEntry + 2 * size / 3}};
+  InlinedSite site;
+  placeInlinedProbe(fn, std::span<const uint8_t>(data, size), body, kEntry + size / 2, site);
+  for (uint64_t p : site.probes)
+    if (!isSafeToProbe(fn, p) || ((p < body[0].first || p >= body[0].second) && p != kEntry + size / 2)) __builtin_trap();
+  if (site.probes.empty() == site.reason.starts_with("the ")) __builtin_trap();  // a reason either way
   return 0;
 }

@@ -2,7 +2,8 @@
 // attaches, while it traces, while it detaches — GOSCOPE_KILL_ROUNDS times
 // per path (default 10, what CI runs), on both paths:
 //   BPF:   count on every main.* and runtime.* function of zoo (1,100+
-//          probes), trace on every main.* function with arguments;
+//          functions, and their inlined bodies), trace on every main.*
+//          function with arguments; count and trace on inlined bodies;
 //   Delve: read, break, sample (dlv attach under goscope's guardian).
 // The delays come from a seeded RNG; the seed is printed and
 // GOSCOPE_KILL_SEED replays it. After every kill zoo must be alive and keep
@@ -291,6 +292,19 @@ TEST_CASE("kill-safety: BPF path, goscope count and trace SIGKILLed at random mo
        {"trace", "-p", "PID", "-d", "0.3", "main.divmod", "main.greet", "main.checkRecord", "main.sum", "main.parsePositive",
         "main.(*Server).Handle", "main.mayPanic", "main.sleepWork"},
        "attached to PID", "duration reached", false},
+  });
+}
+
+// Probes on inlined bodies (docs/go-runtime.md, "Inlined calls"): main.double
+// is called and inlined twice into main.quadruple, main.pauseRequested only
+// inlined (into main.main); runtime.* brings thousands of inlined runtime
+// bodies (runtime.add, ...). Count and trace, killed like the others.
+TEST_CASE("kill-safety: BPF path, count and trace with probes on inlined bodies SIGKILLed at random moments") {
+  killSafety({
+      {"count inlined", {"count", "-p", "PID", "-d", "0.3", "main.double", "main.pauseRequested", "runtime.*"}, "attached to PID",
+       "functions probed", false},
+      {"trace inlined", {"trace", "-p", "PID", "-d", "0.3", "--stack", "main.double", "main.pauseRequested"}, "attached to PID",
+       "duration reached", false},
   });
 }
 

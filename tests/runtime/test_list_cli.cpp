@@ -24,12 +24,35 @@ std::map<std::string, boost::json::object> listJson(const std::string& target, c
   std::map<std::string, boost::json::object> out;
   for (const auto& line : splitLines(r.out)) {
     auto o = boost::json::parse(line).as_object();
+    if (o.contains("inlined_into")) continue;  // an inlined body, not a function (inlinedRows)
     out[std::string(o["func"].as_string())] = o;
   }
   return out;
 }
 
+// The rows of inlined bodies (docs/go-runtime.md, "Inlined calls").
+std::vector<boost::json::object> inlinedRows(const std::string& target, const std::string& patterns) {
+  auto r = runCli("list --json --all -b " + target + " " + patterns);
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  std::vector<boost::json::object> out;
+  for (const auto& line : splitLines(r.out)) {
+    auto o = boost::json::parse(line).as_object();
+    if (o.contains("inlined_into")) out.push_back(o);
+  }
+  return out;
+}
+
 uint64_t hexv(const boost::json::value& v) { return std::stoull(std::string(v.as_string()), nullptr, 16); }
+
+struct GoFunctionRange {
+  uint64_t entry = 0, end = 0;  // 0, 0: not among the rows
+};
+GoFunctionRange rangeOf(std::map<std::string, boost::json::object>& fns, const boost::json::value& name) {
+  auto it = fns.find(std::string(name.as_string()));
+  if (it == fns.end()) return {};
+  uint64_t e = hexv(it->second["entry"]);
+  return {e, e + static_cast<uint64_t>(it->second["size"].as_int64())};
+}
 
 // RET addresses objdump finds in [lo, hi).
 std::set<uint64_t> objdumpRets(const std::string& bin, uint64_t lo, uint64_t hi) {
@@ -67,6 +90,31 @@ TEST_CASE("list --json: keys, types, and facts on every variant") {
         uint64_t probe = hexv(o["probe"]);
         CHECK(probe >= entry);
         CHECK(probe < entry + 16);  // at the entry or on the prologue's branch
+      }
+    }
+    // Inlined bodies: the caller, the call's file:line, the instruction
+    // probed inside the caller (or none, with the reason); none without optimization.
+    auto inl = inlinedRows(bin, "'main.*'");
+    CHECK(inl.empty() == (v == "nopt"));
+    for (auto& o : inl) {
+      CAPTURE(o);
+      const GoFunctionRange caller = rangeOf(fns, o["inlined_into"]);
+      CHECK(o["size"].as_int64() == 0);
+      CHECK(o["returns"].as_array().empty());
+      CHECK(o["file"].as_string().ends_with(".go"));
+      CHECK(o["line"].as_int64() > 0);
+      CHECK(o["probe_reason"].is_string());
+      if (o["probe"].is_null()) {
+        CHECK(o["probe_kind"].as_string() == "none");
+        CHECK(o["sites"].as_int64() == 0);
+      } else {
+        CHECK(o["probe_kind"].as_string() == "inlined");
+        CHECK(o["sites"].as_int64() == 1);
+        uint64_t probe = hexv(o["probe"]);
+        if (caller.end) {  // a main.* caller: listed above
+          CHECK(probe > caller.entry);
+          CHECK(probe < caller.end);
+        }
       }
     }
     if (v != "stripped") {

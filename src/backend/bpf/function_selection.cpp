@@ -4,11 +4,63 @@
 
 #include <chrono>
 
+#include <map>
+
+#include "target/inline_sites.hpp"
 #include "target/parallel_analysis.hpp"
 #include "util/progress.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope {
+
+namespace {
+
+// Every inlined body of a matching name, as SiteKind::Inlined points: under
+// the function's own probe id when it also has a probed entry (one count per
+// name), else under a stand-in of its own.
+void addInlinedSites(const GoBinary& bin, const std::vector<Pattern>& patterns, std::vector<bool>& matched, Selection& sel) {
+  auto sites = findInlinedSites(
+      bin,
+      [&](std::string_view name) {
+        bool any = false;
+        for (size_t i = 0; i < patterns.size(); i++)
+          if (patterns[i].matches(name)) any = matched[i] = true;
+        return any;
+      },
+      [](size_t done, size_t total) {
+        reportProgress("finding inlined bodies", done, total);
+        return !stopRequested();
+      });
+  std::map<std::string, uint32_t, std::less<>> idOf;
+  for (const auto& f : sel.functions) idOf.emplace(f.fn->name, f.probeId);
+  for (const auto& s : sites) {
+    if (s.probes.empty()) {
+      if (sel.inlinedLeftOut++ == 0)
+        sel.inlinedLeftOutExample = s.callee + " inlined into " + s.caller->name + " at " + s.callFile + ":" +
+                                    std::to_string(s.callLine) + ": " + s.reason;
+      continue;
+    }
+    auto it = idOf.find(s.callee);
+    if (it == idOf.end()) {
+      auto standIn = std::make_unique<GoFunction>();
+      standIn->name = s.callee;
+      standIn->file = s.callFile;
+      standIn->line = s.callLine;
+      uint32_t id = static_cast<uint32_t>(sel.functions.size());
+      // Most first instructions of a body are single-stepped: priced as such.
+      sel.functions.push_back({standIn.get(), ProbeSite::Kind::SteppedEntry, s.probes.front(), id, 0, true});
+      sel.standIns.push_back(std::move(standIn));
+      it = idOf.emplace(s.callee, id).first;
+    }
+    for (uint64_t p : s.probes)
+      if (auto off = bin.fileOffset(p)) {
+        sel.points.push_back({*off, it->second, s.callerFrameless ? bpf::SiteKind::InlinedFrameless : bpf::SiteKind::Inlined});
+        sel.functions[it->second].inlinedSites++;
+      }
+  }
+}
+
+}  // namespace
 
 Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern>& patterns,
                                   const SelectionOptions& opt, const std::string& targetName) {
@@ -92,6 +144,11 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
                 chosen.size(), all.size(), depth == DecodeDepth::Whole ? "whole functions, for RETs" : "prologues only",
                 threads, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
                 secondsSinceProcessStart() * 1000);
+  if (opt.inlined) {
+    addInlinedSites(bin, patterns, matched, sel);
+    if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
+  }
+  if (unsafeExample.empty() && sel.inlinedLeftOut) unsafeExample = sel.inlinedLeftOutExample;
   if (sel.functions.empty()) {
     std::string what;
     for (const auto& p : patterns) what += (what.empty() ? "'" : ", '") + p.text() + "'";

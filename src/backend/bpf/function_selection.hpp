@@ -3,6 +3,7 @@
 // when returns are needed, every RET that is safe to probe.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,13 @@ struct SelectedFunction {
   ProbeSite::Kind probeKind = ProbeSite::Kind::None;
   uint64_t probeAddress = 0;  // the chosen site (the jbe or the entry), before --entry
   uint32_t probeId = 0;
+  // Inlined bodies of this function probed too (SiteKind::Inlined points
+  // with the same probe id: the count sums the calls at the entry and at
+  // every inlined site, docs/go-runtime.md "Inlined calls").
+  size_t inlinedSites = 0;
+  // The name has no function of its own (every call was inlined): fn is a
+  // stand-in whose entry is 0 and whose file:line is the first call site.
+  bool inlinedOnly = false;
 };
 
 struct Selection {
@@ -31,6 +39,12 @@ struct Selection {
   // so its RETs are not all known (list shows returns_reason): left out.
   size_t skippedReturnsUnknown = 0;
   std::string returnsUnknownExample;  // "name: reason" of the first
+  // With SelectionOptions::inlined: bodies matched but left out (no
+  // instruction runs exactly once per call), and the first one's reason.
+  size_t inlinedLeftOut = 0;
+  std::string inlinedLeftOutExample;
+  // The stand-in GoFunctions of inlinedOnly functions (stable addresses).
+  std::vector<std::unique_ptr<GoFunction>> standIns;
 };
 
 struct SelectionOptions {
@@ -43,6 +57,10 @@ struct SelectionOptions {
   // naming it: a misspelled second spec must not be dropped silently), unless
   // this says to go on without it.
   bool ignoreMissing = false;
+  // Also probe every inlined body of a matched name, at the instruction
+  // target/inline_sites.hpp chooses: count, trace and break (entries only;
+  // latency needs a RET, which an inlined body does not have).
+  bool inlined = false;
 };
 
 // Errors: NoMatch when no pattern matches a probe-able function (the message

@@ -7,6 +7,8 @@ const char* siteKindName(SiteKind k) {
     case SiteKind::Entry: return "entry";
     case SiteKind::EntryStackCheck: return "entry-stackcheck";
     case SiteKind::Return: return "return";
+    case SiteKind::Inlined: return "inlined";
+    case SiteKind::InlinedFrameless: return "inlined-frameless";
   }
   return "?";
 }

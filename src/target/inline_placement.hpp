@@ -1,0 +1,60 @@
+// The placement rule for one inlined body (docs/go-runtime.md, "Inlined
+// calls"): the caller's code as a control-flow graph (every instruction,
+// fall-through and direct branches), and the instruction every call of the
+// body passes exactly once, or why there is none. Pure: bytes in, addresses
+// out (unit-tested on hand-assembled callers, fuzzed with the disassembler).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "target/disasm.hpp"
+#include "target/pclntab.hpp"
+
+namespace goscope {
+
+struct InlinedSite {
+  std::string callee;                 // the inlined function, e.g. "main.square"
+  const GoFunction* caller = nullptr; // the physical function its body is in
+  std::string callFile;               // source position of the call
+  int callLine = 0;
+  // Where to probe (link-time addresses): usually one, the body's first
+  // instruction; several when the compiler entered the body from several
+  // places (each from outside it). Empty: left out, see reason.
+  std::vector<uint64_t> probes;
+  std::string reason;  // why these instructions, or why none
+  // The caller has not moved SP there (a leaf without a frame): RBP is still
+  // its caller's, so a stack walk needs [RSP], the return address, as at an
+  // entry (pclntab's pcsp table says).
+  bool callerFrameless = false;
+};
+
+// One caller decoded once, for all of its inlined bodies. `code` must
+// outlive it (it is read, not copied).
+class InlinePlacer {
+ public:
+  InlinePlacer(const FunctionCode& code, std::span<const uint8_t> bytes);
+  ~InlinePlacer();
+  InlinePlacer(InlinePlacer&&) = delete;
+  // body: the pc ranges of the inlined call and of the calls inlined into
+  // it; parentPc: the inline tree's "instruction at the call site". Fills
+  // site.probes or site.reason.
+  void place(const std::vector<std::pair<uint64_t, uint64_t>>& body, uint64_t parentPc, InlinedSite& site) const;
+
+ private:
+  struct Graph;
+  const FunctionCode& code_;
+  std::unique_ptr<Graph> graph_;
+};
+
+// The pure placement rule, on a decoded caller and one inlined call's body
+// (its pc ranges and those of the calls inlined into it): fills probes or
+// reason. parentPc is the inline tree's "instruction at the call site".
+void placeInlinedProbe(const FunctionCode& code, std::span<const uint8_t> bytes,
+                       const std::vector<std::pair<uint64_t, uint64_t>>& body, uint64_t parentPc, InlinedSite& site);
+
+}  // namespace goscope

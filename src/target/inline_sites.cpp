@@ -1,0 +1,70 @@
+#include "target/inline_sites.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+
+namespace goscope {
+
+namespace {
+
+// The pc ranges of call i's body: its own and those of every call inlined
+// into it (a parent chain reaching i).
+std::vector<std::pair<uint64_t, uint64_t>> bodyOf(const std::vector<InlinedCall>& calls, size_t i) {
+  std::vector<std::pair<uint64_t, uint64_t>> r;
+  for (size_t j = 0; j < calls.size(); j++) {
+    int k = static_cast<int>(j);
+    for (size_t guard = 0; k >= 0 && k != static_cast<int>(i) && guard <= calls.size(); guard++)
+      k = k < static_cast<int>(calls.size()) ? calls[static_cast<size_t>(k)].parentIndex : -1;
+    if (k == static_cast<int>(i)) r.insert(r.end(), calls[j].ranges.begin(), calls[j].ranges.end());
+  }
+  std::sort(r.begin(), r.end());
+  return r;
+}
+
+}  // namespace
+
+std::vector<InlinedSite> inlinedSitesIn(const GoBinary& bin, const GoFunction& caller,
+                                        const std::function<bool(std::string_view)>& wanted) {
+  std::vector<InlinedSite> out;
+  auto calls = bin.pclntab().inlinedCalls(caller);
+  bool any = false;
+  for (const auto& c : calls) any = any || !wanted || wanted(c.callee);
+  if (!any) return out;
+  auto code = bin.analyze(caller, DecodeDepth::Whole);
+  auto bytes = caller.end > caller.entry ? bin.elf().readVaddr(caller.entry, caller.end - caller.entry) : std::nullopt;
+  std::optional<InlinePlacer> g;
+  if (code && bytes) g.emplace(*code, *bytes);
+  for (size_t i = 0; i < calls.size(); i++) {
+    if (wanted && !wanted(calls[i].callee)) continue;
+    InlinedSite s{calls[i].callee, &caller, calls[i].callFile, calls[i].callLine, {}, {}};
+    if (!g) s.reason = "left out: " + (code ? std::string("the caller's code is not in the file") : code.error().message);
+    else g->place(bodyOf(calls, i), calls[i].parentPc, s);
+    if (!s.probes.empty()) s.callerFrameless = bin.pclntab().spDelta(caller, s.probes.front()).value_or(0) == 0;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::function<bool(std::string_view)>& wanted,
+                                          const std::function<bool(size_t, size_t)>& progress) {
+  std::vector<InlinedSite> out;
+  // Callee names repeat (runtime.add is inlined thousands of times), and
+  // `wanted` may be a costly regex: asked once per name.
+  std::unordered_map<std::string, bool> seen;
+  auto once = [&](std::string_view name) {
+    auto [it, fresh] = seen.try_emplace(std::string(name), false);
+    if (fresh) it->second = wanted(name);
+    return it->second;
+  };
+  const auto& fns = bin.pclntab().functions();
+  for (size_t i = 0; i < fns.size(); i++) {
+    if (progress && i % 256 == 0 && !progress(i, fns.size())) break;
+    const GoFunction& fn = fns[i];
+    auto s = inlinedSitesIn(bin, fn, once);
+    for (auto& x : s) out.push_back(std::move(x));
+  }
+  return out;
+}
+
+}  // namespace goscope

@@ -1,0 +1,34 @@
+// Inlined calls as probe locations: where in its caller's code each inlined
+// body of a function starts, chosen so that one hit is one call
+// (docs/go-runtime.md, "Inlined calls"). pclntab records every inlined body
+// (the inline tree and the pc -> inline index table, Pclntab::inlinedCalls);
+// the caller's code, decoded into a control-flow graph, says which body
+// instruction every execution of the call passes exactly once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "target/go_binary.hpp"
+#include "target/inline_placement.hpp"
+
+namespace goscope {
+
+// Every inlined call, in the whole binary, whose callee's name `wanted`
+// accepts, in function-table order. Only the callers that hold one are
+// decoded (the whole function: the graph needs every branch).
+// progress(done, total) is called every few hundred functions; returning
+// false stops the search (a Ctrl-C while a big binary is read): what was
+// found so far is returned.
+std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::function<bool(std::string_view)>& wanted,
+                                          const std::function<bool(size_t, size_t)>& progress = {});
+
+// The inlined calls of one caller (all of them when wanted is empty).
+std::vector<InlinedSite> inlinedSitesIn(const GoBinary& bin, const GoFunction& caller,
+                                        const std::function<bool(std::string_view)>& wanted = {});
+
+}  // namespace goscope
