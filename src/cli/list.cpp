@@ -10,6 +10,7 @@
 #include "cli/target_options.hpp"
 #include "output/output.hpp"
 #include "probe/pattern.hpp"
+#include "target/call_sites.hpp"
 
 namespace goscope::cli {
 
@@ -24,7 +25,7 @@ const std::vector<OptionSpec> kSpecs = {
 };
 
 output::Output::FunctionRow rowOf(const GoFunction& fn, const Result<FunctionCode>& code,
-                                 const std::optional<std::string>& sig) {
+                                 const std::optional<std::string>& sig, const CallSiteIndex& callSites) {
   output::Output::FunctionRow r;
   r.name = fn.name;
   r.signature = sig;
@@ -35,9 +36,14 @@ output::Output::FunctionRow rowOf(const GoFunction& fn, const Result<FunctionCod
   const FunctionCode* c = code ? &*code : nullptr;
   if (c) r.returns = c->returns;
   if (c) r.returnsReason = returnsUnknownReason(*c);
-  if (c && c->probe.kind != ProbeSite::Kind::None) r.probe = c->probe.address;
-  r.probeKind = kindName(c ? c->probe.kind : ProbeSite::Kind::None);
-  r.probeReason = c ? c->probe.reason : code.error().message;
+  // The same decision count makes (call_sites.hpp): a stepped entry is shown
+  // at its call sites when they provably take every call.
+  const ProbeSite probe = c ? placeAtCallSites(c->probe, callSites.find(c->entry)) : ProbeSite{};
+  if (c && probe.kind != ProbeSite::Kind::None) r.probe = probe.address;
+  r.probeKind = kindName(c ? probe.kind : ProbeSite::Kind::None);
+  r.probeReason = c ? probe.reason : code.error().message;
+  if (probe.kind == ProbeSite::Kind::CallSites) r.callSites = probe.callSites.size();
+  if (!probe.callSitesRefused.empty()) r.callSitesReason = probe.callSitesRefused;
   return r;
 }
 
@@ -77,13 +83,22 @@ int runList(const std::vector<std::string>& argv) {
   std::sort(matched.begin(), matched.end(),
             [](const GoFunction* a, const GoFunction* b) { return a->name != b->name ? a->name < b->name : a->entry < b->entry; });
 
+  std::vector<Result<FunctionCode>> codes;
+  codes.reserve(matched.size());
+  std::vector<const FunctionCode*> ok;
+  for (const GoFunction* fn : matched) {
+    codes.push_back(bin.analyze(*fn));
+    if (codes.back()) ok.push_back(&*codes.back());
+  }
+  const CallSiteIndex callSites = CallSiteIndex::build(bin, steppedEntries(ok));
+
   auto out = output::makeOutput(json);
   size_t printed = 0;
-  for (const GoFunction* fn : matched) {
-    auto code = bin.analyze(*fn);
+  for (size_t i = 0; i < matched.size(); i++) {
+    const auto& code = codes[i];
     bool probeable = code && code->probe.kind != ProbeSite::Kind::None;
     if (!probeable && !all) continue;
-    out->function(rowOf(*fn, code, bin.signature(*fn)));
+    out->function(rowOf(*matched[i], code, bin.signature(*matched[i]), callSites));
     printed++;
   }
   out->flush();

@@ -186,6 +186,8 @@ class JsonOutput final : public Output {
     o["probe"] = r.probe ? boost::json::value(hex(*r.probe)) : boost::json::value(nullptr);
     o["probe_kind"] = r.probeKind;
     if (!r.probeReason.empty()) o["probe_reason"] = r.probeReason;
+    if (r.callSites) o["call_sites"] = *r.callSites;
+    if (r.callSitesReason) o["call_sites_reason"] = *r.callSitesReason;
     std::cout << jsonText(o) << '\n';
   }
 

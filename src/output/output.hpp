@@ -89,6 +89,10 @@ class Output {
     std::optional<uint64_t> probe;   // where the entry probe goes; none: not probe-able
     std::string probeKind;           // "stack-check-branch", "entry", "none"
     std::string probeReason;         // why that placement, or why none
+    // probeKind "call-sites": how many `call`s are probed instead of the entry.
+    std::optional<size_t> callSites;
+    // A stepped entry whose call sites were not used: why (JSON call_sites_reason).
+    std::optional<std::string> callSitesReason;
   };
   virtual void function(const FunctionRow& row) = 0;
   // goscope info: what goscope knows about a binary or process.

@@ -19,8 +19,9 @@ namespace goscope {
 struct SelectedFunction {
   const GoFunction* fn = nullptr;
   ProbeSite::Kind probeKind = ProbeSite::Kind::None;
-  uint64_t probeAddress = 0;  // the chosen site (the jbe or the entry), before --entry
+  uint64_t probeAddress = 0;  // the chosen site (the jbe or the entry; the first call site), before --entry
   uint32_t probeId = 0;
+  size_t callSites = 0;       // probeKind CallSites: how many `call`s are probed
 };
 
 struct Selection {
@@ -43,6 +44,13 @@ struct SelectionOptions {
   // naming it: a misspelled second spec must not be dropped silently), unless
   // this says to go on without it.
   bool ignoreMissing = false;
+  // Who wants only a count per call (count without latency or stacks; the
+  // rate probe): a function whose entry would be single-stepped is probed at
+  // its call sites when call_sites.hpp proves every call goes through them.
+  // Latency keeps the entry (its RET pairs with the entry's stopwatch), and
+  // so do stacks (a call site's stack lacks the function's own frame) and
+  // argument captures (stack-passed arguments sit 8 bytes lower there).
+  bool callSites = false;
 };
 
 // Errors: NoMatch when no pattern matches a probe-able function (the message
