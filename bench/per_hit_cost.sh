@@ -42,7 +42,7 @@ declare -A label=([base]="no probe" [goscope]="goscope count" [entry]="goscope c
 # $tmp/ops.MODE.
 run_mode() {
   local mode=$1 rep=$2 out=$tmp/$1.$2.report log=$tmp/$1.$2.log pid rc=0 count="" total ops
-  local cmd="$hotloop $flags --duration $((secs + 1)) --out $out"
+  local cmd="$hotloop${flags:+ $flags} --duration $((secs + 1)) --out $out"
   local limit=$((secs + 60))
   case $mode in
     base) timeout -k 5 "$limit" $cmd >"$log" 2>&1 & ;;
@@ -83,7 +83,7 @@ case $case_name in
 esac
 kind=$("$goscope" list --json -b "$hotloop" "$func" | sed -n 's/.*"probe_kind":"\([^"]*\)".*/\1/p')
 [[ $kind == "$want" ]] || die "$func in $hotloop: probe_kind '$kind', expected $want"
-rm -f "$tmp"/ops.* "$tmp"/cost.* "$tmp"/ratio.*
+rm -f "$tmp"/ops.* "$tmp"/cost.* "$tmp"/ratio.* "$tmp"/*.report "$tmp"/*.log  # the target appends to its report
 
 echo "per_hit_cost: $case_name: $func in $hotloop (probe_kind $kind); $reps reps x $secs s, modes interleaved" >&2
 for ((rep = 1; rep <= reps; rep++)); do
