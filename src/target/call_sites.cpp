@@ -36,11 +36,16 @@ class Search {
       : bin_(bin), out_(out) {
     for (uint64_t e : entries) {
       out_[e];
-      textOffsets_[e - bin.pclntab().textStart()] = e;
+      textOffsets_[static_cast<uint32_t>(e - bin.pclntab().textStart())] = e;
+      lo_ = std::min(lo_, e), hi_ = std::max(hi_, e);
     }
+    loOff_ = static_cast<uint32_t>(lo_ - bin.pclntab().textStart());
+    hiOff_ = static_cast<uint32_t>(hi_ - bin.pclntab().textStart());
   }
 
-  bool wanted(uint64_t addr) const { return out_.count(addr) != 0; }
+  // A range check first: most words are nowhere near an entry, and the hash
+  // lookup was most of the search's time.
+  bool wanted(uint64_t addr) const { return addr >= lo_ && addr <= hi_ && out_.count(addr) != 0; }
 
   void refuse(uint64_t entry, const std::string& why) {
     auto& p = out_[entry];
@@ -102,9 +107,8 @@ class Search {
       if (!pointers || !(s.flags & SHF_ALLOC) || (s.flags & SHF_EXECINSTR)) continue;
       if (&s == pcln || s.name == ".gopclntab") continue;
       auto bytes = elf.sectionBytes(s);
-      for (size_t i = 0; i + 4 <= bytes.size(); i++) {
+      for (size_t i = (4 - s.addr % 4) % 4; i + 4 <= bytes.size(); i += 4) {
         const uint64_t at = s.addr + i;
-        if (at % 4 != 0) continue;
         if (at % 8 == 0 && i + 8 <= bytes.size()) {
           const uint64_t w = load<uint64_t>(bytes.data() + i);
           if (wanted(w))
@@ -115,6 +119,7 @@ class Search {
         // told where that is (fewer chance matches), anywhere otherwise.
         if (typesEnd && (at < typesStart || at >= typesEnd)) continue;
         const uint32_t w4 = load<uint32_t>(bytes.data() + i);
+        if (w4 < loOff_ || w4 > hiOff_) continue;
         if (auto it = textOffsets_.find(w4); it != textOffsets_.end())
           refuse(it->second, "its text offset " + hex(w4) + " is stored in " + s.name + " at " + hex(at) +
                                  " (a method table entry: interface and reflect calls bypass the call sites)");
@@ -210,6 +215,8 @@ class Search {
   const GoBinary& bin_;
   std::unordered_map<uint64_t, CallSiteProof>& out_;
   std::unordered_map<uint32_t, uint64_t> textOffsets_;  // entry - text start -> entry
+  uint64_t lo_ = UINT64_MAX, hi_ = 0;  // the lowest and highest entry asked
+  uint32_t loOff_ = 0, hiOff_ = 0;     // the same as text offsets
 };
 
 }  // namespace
