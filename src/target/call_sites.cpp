@@ -60,11 +60,14 @@ class Search {
 
   // Every function's code, decoded from its entry (the same linear sweep as
   // disasm.cpp: Go puts no data in .text and pads with int3).
-  void code(const ZydisDecoder& zydis) {
+  // False when keepGoing said stop.
+  bool code(const ZydisDecoder& zydis, const std::function<bool()>& keepGoing) {
     uint64_t covered = 0;  // end of the last function seen
     const auto& fns = bin_.pclntab().functions();
     const ElfFile::Section* text = bin_.elf().section(".text");
+    size_t n = 0;
     for (const GoFunction& fn : fns) {
+      if (keepGoing && ++n % 256 == 0 && !keepGoing()) return false;
       if (fn.end <= fn.entry) continue;
       auto bytes = bin_.elf().readVaddr(fn.entry, fn.end - fn.entry);
       if (!bytes) continue;
@@ -79,6 +82,7 @@ class Search {
       if (fns.front().entry > text->addr) rawText(text->addr, fns.front().entry);
       if (text->addr + text->size > covered && covered >= text->addr) rawText(covered, text->addr + text->size);
     }
+    return true;
   }
 
   void data() {
@@ -221,14 +225,19 @@ class Search {
 
 }  // namespace
 
-CallSiteIndex CallSiteIndex::build(const GoBinary& bin, std::span<const uint64_t> entries) {
+CallSiteIndex CallSiteIndex::build(const GoBinary& bin, std::span<const uint64_t> entries,
+                                   const std::function<bool()>& keepGoing) {
   const auto t0 = std::chrono::steady_clock::now();
   CallSiteIndex idx;
   if (entries.empty()) return idx;
   ZydisDecoder zydis;
   ZydisDecoderInit(&zydis, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
   Search search(bin, entries, idx.byEntry_);
-  search.code(zydis);
+  if (!search.code(zydis, keepGoing)) {
+    idx.interrupted_ = true;
+    for (auto& [entry, proof] : idx.byEntry_) proof.refused = "the search for its call sites was interrupted";
+    return idx;
+  }
   search.data();
   for (auto& [entry, proof] : idx.byEntry_) std::sort(proof.sites.begin(), proof.sites.end());
   idx.buildMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

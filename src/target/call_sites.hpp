@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -49,7 +50,12 @@ struct CallSiteProof {
 class CallSiteIndex {
  public:
   // One pass over the binary's code and data for all `entries` at once.
-  static CallSiteIndex build(const GoBinary& bin, std::span<const uint64_t> entries);
+  // `keepGoing` is asked now and then (Ctrl-C: the Go compiler's 14,000
+  // functions take about a second); when it says no, the search stops and
+  // interrupted() is true (find() then proves nothing: every entry refused).
+  static CallSiteIndex build(const GoBinary& bin, std::span<const uint64_t> entries,
+                             const std::function<bool()>& keepGoing = {});
+  bool interrupted() const { return interrupted_; }
   // nullptr when `entry` was not asked for.
   const CallSiteProof* find(uint64_t entry) const;
   double buildMs() const { return buildMs_; }
@@ -57,6 +63,7 @@ class CallSiteIndex {
  private:
   std::unordered_map<uint64_t, CallSiteProof> byEntry_;
   double buildMs_ = 0;
+  bool interrupted_ = false;
 };
 
 // The probe-site decision for call sites, pure: `entryProbe` (chooseProbeSite's)

@@ -109,7 +109,9 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
   if (!deferred.empty()) {
     std::vector<uint64_t> entries;
     for (const auto& d : deferred) entries.push_back(d.probe.address);
-    const CallSiteIndex index = CallSiteIndex::build(bin, entries);
+    const CallSiteIndex index = CallSiteIndex::build(bin, entries, [] { return !stopRequested(); });
+    if (index.interrupted() || stopRequested())
+      return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
     spdlog::debug("start-up: searched the binary for the call sites of {} function(s) in {:.1f} ms", entries.size(),
                   index.buildMs());
     for (const auto& d : deferred) {
