@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Per-hit cost of counting calls of one Go function that has a stack check:
-# `goscope count` (its probe on the stack-check jbe, which the kernel
-# emulates), `goscope count --entry` (the plain entry, single-stepped) and
-# bpftrace's `uprobe:BIN:main.work { @ = count(); }` (the entry, too).
+# Per-hit cost of counting calls of one Go function, in two cases run one
+# after the other (CASES, default both):
+#   stack-check  main.work, which has a stack check: `goscope count` (its
+#                probe on the stack-check jbe, which the kernel emulates),
+#                `goscope count --entry` (the plain entry, single-stepped) and
+#                bpftrace's `uprobe:BIN:main.work { @ = count(); }` (the entry, too);
+#   leaf         main.leafWork, a leaf without a stack check: `goscope count`
+#                (its call sites, emulated `call`s: docs/disassembly.md,
+#                "Call-site placement"), `goscope count --entry` and bpftrace
+#                (the entry, single-stepped).
 #
-# The target is bench/go/hotloop: main calls main.work in a tight loop and
-# reports its own calls per second. Every mode runs the target for SECS+1
+# The target is bench/go/hotloop: main calls main.work (--leaf: main.leafWork)
+# in a tight loop and reports its own calls per second. Every mode runs the target for SECS+1
 # seconds (each tool starts it with -c, so it is probed from its first
 # instruction); the first report line is dropped as warm-up and the median of
 # the others is that run's ops/s. Modes are interleaved, in a rotated order,
@@ -15,9 +21,9 @@
 # the run is void (exit 1).
 #
 # Usage (root):  bench/per_hit_cost.sh        env: REPS (5), SECS (3), TARGET_X (5),
-#                GOSCOPE_BUILD_DIR (./build) or GOSCOPE (the binary)
-# Exit: 0 measured and bpftrace/goscope >= TARGET_X; 3 measured but below it;
-#       1 error.
+#                CASES ("stack-check leaf"), GOSCOPE_BUILD_DIR (./build) or GOSCOPE (the binary)
+# Exit: 0 measured and bpftrace/goscope >= TARGET_X in every case; 3 measured
+#       but below it in a case; 1 error.
 set -euo pipefail
 source "$(dirname -- "$(readlink -f -- "$0")")/common.sh"
 
@@ -25,11 +31,9 @@ reps=${REPS:-5}
 secs=${SECS:-3}
 target_x=${TARGET_X:-5}
 [[ $reps =~ ^[1-9][0-9]*$ && $secs =~ ^[1-9][0-9]*$ ]] || die "REPS and SECS must be positive integers"
-func=main.work
+cases=(${CASES:-stack-check leaf})
 
 hotloop=$(build_bench_go hotloop)
-kind=$("$goscope" list --json -b "$hotloop" "$func" | sed -n 's/.*"probe_kind":"\([^"]*\)".*/\1/p')
-[[ $kind == stack-check-branch ]] || die "$func in $hotloop: probe_kind '$kind', expected stack-check-branch"
 
 modes=(base goscope entry bpftrace)
 declare -A label=([base]="no probe" [goscope]="goscope count" [entry]="goscope count --entry" [bpftrace]="bpftrace uprobe @=count()")
@@ -38,10 +42,10 @@ declare -A label=([base]="no probe" [goscope]="goscope count" [entry]="goscope c
 # $tmp/ops.MODE.
 run_mode() {
   local mode=$1 rep=$2 out=$tmp/$1.$2.report log=$tmp/$1.$2.log pid rc=0 count="" total ops
-  local cmd="$hotloop --duration $((secs + 1)) --out $out"
+  local cmd="$hotloop${flags:+ $flags} --duration $((secs + 1)) --out $out"
   local limit=$((secs + 60))
   case $mode in
-    base) timeout -k 5 "$limit" "$hotloop" --duration $((secs + 1)) --out "$out" >"$log" 2>&1 & ;;
+    base) timeout -k 5 "$limit" $cmd >"$log" 2>&1 & ;;
     goscope) timeout -k 5 "$limit" "$goscope" count --json -c "$cmd" "$func" >"$log" 2>&1 & ;;
     entry) timeout -k 5 "$limit" "$goscope" count --json --entry -c "$cmd" "$func" >"$log" 2>&1 & ;;
     bpftrace) timeout -k 5 "$limit" bpftrace -e "uprobe:$hotloop:$func { @ = count(); }" -c "$cmd" >"$log" 2>&1 & ;;
@@ -54,7 +58,7 @@ run_mode() {
   total=$(sed -n 's/^hotloop: total=\([0-9]*\)$/\1/p' "$out")
   [[ -n $total ]] || { cat "$log" "$out" >&2; die "$mode (rep $rep): the target did not finish its report"; }
   case $mode in
-    goscope | entry) count=$(sed -n 's/.*"func":"main.work","count":\([0-9]*\),"final":true.*/\1/p' "$log") ;;
+    goscope | entry) count=$(sed -n 's/.*"func":"'"$func"'","count":\([0-9]*\),"final":true.*/\1/p' "$log") ;;
     bpftrace) count=$(sed -n 's/^@: \([0-9]*\)$/\1/p' "$log") ;;
   esac
   if [[ $mode != base ]]; then
@@ -68,7 +72,20 @@ run_mode() {
   printf '  rep %d  %-26s %10s ops/s%s\n' "$rep" "${label[$mode]}" "$(fmt_si "$ops")" "${count:+  (counted $count of $total calls)}" >&2
 }
 
-echo "per_hit_cost: $func in $hotloop (probe_kind $kind); $reps reps x $secs s, modes interleaved" >&2
+# measure_case CASE: the runs and the table of one case; returns 3 when
+# bpftrace/goscope is below TARGET_X.
+measure_case() {
+local case_name=$1 kind want
+case $case_name in
+  stack-check) func=main.work flags="" want=stack-check-branch ;;
+  leaf) func=main.leafWork flags="--leaf" want=call-sites ;;
+  *) die "unknown case '$case_name' (stack-check, leaf)" ;;
+esac
+kind=$("$goscope" list --json -b "$hotloop" "$func" | sed -n 's/.*"probe_kind":"\([^"]*\)".*/\1/p')
+[[ $kind == "$want" ]] || die "$func in $hotloop: probe_kind '$kind', expected $want"
+rm -f "$tmp"/ops.* "$tmp"/cost.* "$tmp"/ratio.* "$tmp"/*.report "$tmp"/*.log  # the target appends to its report
+
+echo "per_hit_cost: $case_name: $func in $hotloop (probe_kind $kind); $reps reps x $secs s, modes interleaved" >&2
 for ((rep = 1; rep <= reps; rep++)); do
   for ((i = 0; i < ${#modes[@]}; i++)); do
     run_mode "${modes[(i + rep - 1) % ${#modes[@]}]}" "$rep"
@@ -90,7 +107,7 @@ paste "$tmp/ops.base" "$tmp/cost.goscope" "$tmp/cost.entry" "$tmp/cost.bpftrace"
     printf "  rep %d: no-probe %s ops/s; %.0f, %.0f, %.0f ns; %.1fx%s\n", NR, ($1 >= 1e6 ? sprintf("%.3gM", $1 / 1e6) : sprintf("%.3gk", $1 / 1e3)),
       $2, $3, $4, $5, ($1 < best / 2 ? "  (disturbed: no-probe ops/s below half the best; kept in the medians)" : "") }'
 echo
-echo "Per-hit cost of counting $func (stack-check prologue), $reps x ${secs} s per mode, interleaved"
+echo "Per-hit cost of counting $func ($case_name case: goscope's probe_kind $kind), $reps x ${secs} s per mode, interleaved"
 echo "machine: $(nproc) vCPUs, Linux $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC')"
 printf '%-27s %-32s %-30s %s\n' "mode" "target ops/s median [min..max]" "ns per hit median [min..max]" "x goscope"
 for mode in "${modes[@]}"; do
@@ -111,6 +128,14 @@ for mode in "${modes[@]}"; do
 done
 read -r rm rmin rmax < <(stats <"$tmp/ratio.bpftrace")
 verdict=$(awk -v r="$rm" -v t="$target_x" 'BEGIN { print (r >= t) ? "MET" : "NOT MET" }')
-printf 'bpftrace / goscope per hit: %.1fx median of %d reps [%.1fx..%.1fx]; target >= %sx: %s\n' \
-  "$rm" "$reps" "$rmin" "$rmax" "$target_x" "$verdict"
-[[ $verdict == MET ]] || exit 3
+printf 'bpftrace / goscope per hit (%s): %.1fx median of %d reps [%.1fx..%.1fx]; target >= %sx: %s\n' \
+  "$case_name" "$rm" "$reps" "$rmin" "$rmax" "$target_x" "$verdict"
+[[ $verdict == MET ]] || return 3
+}
+
+status=0
+for c in "${cases[@]}"; do
+  measure_case "$c" || status=$?
+  echo
+done
+exit "$status"

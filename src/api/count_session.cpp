@@ -152,7 +152,8 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   Impl* s = session->impl_.get();
   s->loop_ = LoopOptions{r.intervalS, r.durationS};
   const GoBinary& bin = s->target_.binary();
-  auto sel = selectFunctions(bin, patterns, {.returns = latency, .plainEntry = r.plainEntry, .ignoreMissing = r.ignoreMissing, .inlined = !latency},
+  auto sel = selectFunctions(bin, patterns, {.returns = latency, .plainEntry = r.plainEntry, .ignoreMissing = r.ignoreMissing,
+                                             .inlined = !latency, .callSites = !latency && !r.capture.stack},
                              s->target_.describe());
   if (!sel) return fail(sel.error());
   s->selection_ = std::move(*sel);

@@ -1,7 +1,7 @@
 // The strategy layer's rate probe: before choosing between Delve (about a
 // millisecond of stopped process per hit) and BPF (microseconds), count the
 // hits in the kernel for a moment. The count sits at the cheap placement
-// (the stack check's branch), so measuring costs the target next to nothing.
+// (the stack check's branch, or a leaf's call sites), so measuring costs the target next to nothing.
 // It stops as soon as the count settles the choice (rate_verdict.hpp).
 #include <spdlog/spdlog.h>
 
@@ -22,7 +22,7 @@ Result<double> measureHitRate(const GoBinary& bin, pid_t pid, const std::vector<
                               double limitPerS) {
   auto proc = Process::attach(pid);
   if (!proc) return fail(proc.error());
-  auto sel = selectFunctions(bin, patterns, {.ignoreMissing = true}, "PID " + std::to_string(pid));
+  auto sel = selectFunctions(bin, patterns, {.ignoreMissing = true, .callSites = true}, "PID " + std::to_string(pid));
   if (!sel) return fail(sel.error());
   auto engine = bpf::Engine::load({.goidOffset = goidOffset(bin)});
   if (!engine) return fail(engine.error());

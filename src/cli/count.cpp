@@ -106,7 +106,7 @@ class CountReporter {
 
 int runCount(const std::vector<std::string>& argv) {
   auto specs = traceOptionSpecs({{"read", 0, true, "read this global (e.g. main.counter) on each hit of the first function"},
-                                 {"entry", 0, false, "probe the plain function entry, not the cheaper stack-check branch"},
+                                 {"entry", 0, false, "probe the plain function entry, not the cheaper stack-check branch or call sites"},
                                  {"top", 0, true, "show only the N most called functions in each report and in the totals"}});
   for (auto& o : strategyOptionSpecs(false, true)) specs.push_back(o);
   specs.push_back(prometheusOptionSpec());

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "cli/command.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/target_options.hpp"
 #include "output/output.hpp"
 #include "probe/pattern.hpp"
+#include "target/call_sites.hpp"
 #include "target/inline_sites.hpp"
 
 namespace goscope::cli {
@@ -28,7 +30,7 @@ const std::vector<OptionSpec> kSpecs = {
 };
 
 output::Output::FunctionRow rowOf(const GoFunction& fn, const Result<FunctionCode>& code,
-                                 const std::optional<std::string>& sig) {
+                                 const std::optional<std::string>& sig, const CallSiteIndex& callSites) {
   output::Output::FunctionRow r;
   r.name = fn.name;
   r.signature = sig;
@@ -39,9 +41,14 @@ output::Output::FunctionRow rowOf(const GoFunction& fn, const Result<FunctionCod
   const FunctionCode* c = code ? &*code : nullptr;
   if (c) r.returns = c->returns;
   if (c) r.returnsReason = returnsUnknownReason(*c);
-  if (c && c->probe.kind != ProbeSite::Kind::None) r.probe = c->probe.address;
-  r.probeKind = kindName(c ? c->probe.kind : ProbeSite::Kind::None);
-  r.probeReason = c ? c->probe.reason : code.error().message;
+  // The same decision count makes (call_sites.hpp): a stepped entry is shown
+  // at its call sites when they provably take every call.
+  const ProbeSite probe = c ? placeAtCallSites(c->probe, callSites.find(c->entry)) : ProbeSite{};
+  if (c && probe.kind != ProbeSite::Kind::None) r.probe = probe.address;
+  r.probeKind = kindName(c ? probe.kind : ProbeSite::Kind::None);
+  r.probeReason = c ? probe.reason : code.error().message;
+  if (probe.kind == ProbeSite::Kind::CallSites) r.callSites = probe.callSites.size();
+  if (!probe.callSitesRefused.empty()) r.callSitesReason = probe.callSitesRefused;
   return r;
 }
 
@@ -114,20 +121,31 @@ int runList(const std::vector<std::string>& argv) {
     return a.at() < b.at();
   });
 
+  // Each function's code (inlined bodies have none of their own), then the
+  // call sites of the stepped entries among them, in one search.
+  std::vector<std::optional<Result<FunctionCode>>> codes(matched.size());
+  std::vector<const FunctionCode*> ok;
+  for (size_t i = 0; i < matched.size(); i++) {
+    if (!matched[i].fn) continue;
+    codes[i] = bin.analyze(*matched[i].fn);
+    if (*codes[i]) ok.push_back(&**codes[i]);
+  }
+  const CallSiteIndex callSites = CallSiteIndex::build(bin, steppedEntries(ok));
+
   auto out = output::makeOutput(json);
   size_t printed = 0;
-  for (const Item& item : matched) {
+  for (size_t i = 0; i < matched.size(); i++) {
+    const Item& item = matched[i];
     if (item.site) {
       if (item.site->probes.empty() && !all) continue;
       out->function(inlinedRowOf(*item.site));
       printed++;
       continue;
     }
-    const GoFunction* fn = item.fn;
-    auto code = bin.analyze(*fn);
+    const auto& code = *codes[i];
     bool probeable = code && code->probe.kind != ProbeSite::Kind::None;
     if (!probeable && !all) continue;
-    out->function(rowOf(*fn, code, bin.signature(*fn)));
+    out->function(rowOf(*item.fn, code, bin.signature(*item.fn), callSites));
     printed++;
   }
   out->flush();

@@ -23,6 +23,7 @@
 #include "api/goscope.hpp"
 #include "cli/args.hpp"
 #include "cli/command.hpp"
+#include "target/call_sites.hpp"
 #include "target/go_runtime_facts.hpp"
 #include "target/target.hpp"
 #include "util/launched_child.hpp"
@@ -70,9 +71,11 @@ std::optional<double> expectedPerHitNs(const std::string& mode, const Subject& s
   if (mode != "bpf-count" && mode != "bpf-count-read") return std::nullopt;
   const GoFunction* fn = s.binary->pclntab().functionNamed(s.func);
   if (!fn) return std::nullopt;
-  auto code = s.binary->analyze(*fn);
-  if (!code) return std::nullopt;
-  return costs.perHitNs(code->probe.kind == ProbeSite::Kind::SteppedEntry ? Placement::Stepped : Placement::Emulated);
+  // What count attaches: the entry probe, or the call sites of a leaf (call_sites.hpp).
+  const GoFunction* one[] = {fn};
+  const ProbeSite site = countPlacements(*s.binary, one).front();
+  if (site.kind == ProbeSite::Kind::None) return std::nullopt;
+  return costs.perHitNs(site.kind == ProbeSite::Kind::SteppedEntry ? Placement::Stepped : Placement::Emulated);
 }
 
 Result<int64_t> readCounter(const Subject& s) {

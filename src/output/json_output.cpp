@@ -216,6 +216,8 @@ class JsonOutput final : public Output {
       o["inlined_into"] = *r.inlinedInto;
       o["sites"] = r.sites;
     }
+    if (r.callSites) o["call_sites"] = *r.callSites;
+    if (r.callSitesReason) o["call_sites_reason"] = *r.callSitesReason;
     std::cout << jsonText(o) << '\n';
   }
 

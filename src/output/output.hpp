@@ -113,6 +113,10 @@ class Output {
     // and how many of its instructions are probed (0: left out).
     std::optional<std::string> inlinedInto;
     size_t sites = 0;
+    // probeKind "call-sites": how many `call`s are probed instead of the entry.
+    std::optional<size_t> callSites;
+    // A stepped entry whose call sites were not used: why (JSON call_sites_reason).
+    std::optional<std::string> callSitesReason;
   };
   virtual void function(const FunctionRow& row) = 0;
   // goscope info: what goscope knows about a binary or process.

@@ -182,6 +182,7 @@ std::string_view kindName(ProbeSite::Kind k) {
     case ProbeSite::Kind::StackCheckBranch: return "stack-check-branch";
     case ProbeSite::Kind::EmulatedEntry: return "emulated-entry";
     case ProbeSite::Kind::SteppedEntry: return "stepped-entry";
+    case ProbeSite::Kind::CallSites: return "call-sites";
     case ProbeSite::Kind::None: return "none";
   }
   return "?";

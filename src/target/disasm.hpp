@@ -28,11 +28,19 @@ struct ProbeSite {
     StackCheckBranch,
     EmulatedEntry,  // the entry instruction is emulated (push, nop, jmp, jcc, call)
     SteppedEntry,   // the entry instruction is single-stepped (~4 us/hit)
+    // A stepped entry replaced by the `call rel32`s that call it (emulated,
+    // ~0.35 us/hit), where every call provably goes through them
+    // (call_sites.hpp decides it; analyzeFunction never chooses it).
+    CallSites,
     None,           // the entry cannot be probed safely: see reason
   };
   uint64_t address = 0;
   Kind kind = Kind::None;
   std::string reason;  // why this site (or why none)
+  // CallSites: every direct call of the function, ascending (`address` is the first).
+  std::vector<uint64_t> callSites;
+  // SteppedEntry: why its call sites are not used instead ("" when not asked).
+  std::string callSitesRefused;
 };
 
 // How far to decode. The entry probe (count) depends on the first

@@ -15,6 +15,7 @@
 #include <regex>
 #include <set>
 
+#include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "target/go_binary.hpp"
 #include "target/inline_sites.hpp"
@@ -24,16 +25,6 @@ using namespace goscope::test;
 namespace {
 
 const char* const kNames[] = {"main.square", "main.isEven", "main.addOne", "main.sumTo"};
-
-std::map<std::string, int64_t> finalCounts(const std::string& out) {
-  std::map<std::string, int64_t> m;
-  for (const auto& line : splitLines(out)) {
-    if (line.empty() || line[0] != '{') continue;
-    auto o = boost::json::parse(line).as_object();
-    if (o.contains("final")) m[std::string(o["func"].as_string())] = o["count"].as_int64();
-  }
-  return m;
-}
 
 // The fixture's last line, "square=S isEven=E addOne=A sumTo=T": its own counts.
 std::map<std::string, int64_t> ownCounts(const std::string& text) {

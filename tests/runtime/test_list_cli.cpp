@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <boost/json.hpp>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -86,10 +87,22 @@ TEST_CASE("list --json: keys, types, and facts on every variant") {
       std::set<uint64_t> rets;
       for (const auto& r : o["returns"].as_array()) rets.insert(hexv(r));
       CHECK(rets == objdumpRets(bin, entry, entry + o["size"].as_int64()));
-      if (!o["probe"].is_null()) {
+      if (!o["probe"].is_null() && o["probe_kind"] != "call-sites") {
         uint64_t probe = hexv(o["probe"]);
         CHECK(probe >= entry);
         CHECK(probe < entry + 16);  // at the entry or on the prologue's branch
+      }
+      if (o["probe_kind"] == "call-sites") {
+        // A leaf counted where it is called: the first of its `call`s, in another function.
+        CHECK(o["call_sites"].as_int64() >= 1);
+        uint64_t probe = hexv(o["probe"]);
+        CHECK((probe < entry || probe >= entry + o["size"].as_int64()));
+        auto insn = run("objdump -d --no-show-raw-insn --start-address=" + std::to_string(probe) + " --stop-address=" +
+                        std::to_string(probe + 5) + " " + bin + " | awk -F'\t' '/^ +[0-9a-f]+:/{print $2; exit}'");
+        CHECK(insn.out.rfind("call", 0) == 0);
+        char target[32];
+        std::snprintf(target, sizeof target, "%llx", static_cast<unsigned long long>(entry));
+        CHECK(insn.out.find(target) != std::string::npos);
       }
     }
     // Inlined bodies: the caller, the call's file:line, the instruction
@@ -152,7 +165,12 @@ TEST_CASE("list: the probe sits on the stack check's branch where there is one")
   auto insn = run("objdump -d --no-show-raw-insn --start-address=" + std::to_string(probe) + " --stop-address=" +
                   std::to_string(probe + 6) + " " + fixture("zoo") + " | awk -F'\t' '/^ +[0-9a-f]+:/{print $2; exit}'");
   CHECK(insn.out.rfind("jbe", 0) == 0);
-  CHECK(fns["main.add"]["probe_kind"].as_string() == "stepped-entry");
+  // main.add has no stack check: count goes to its call sites (docs/disassembly.md,
+  // "Call-site placement"); a closure whose address is taken keeps its stepped entry.
+  CHECK(fns["main.add"]["probe_kind"].as_string() == "call-sites");
+  auto closure = listJson(fixture("zoo"), "main.makeAdder.func1")["main.makeAdder.func1"];
+  CHECK(closure["probe_kind"].as_string() == "stepped-entry");
+  CHECK(closure["call_sites_reason"].as_string().starts_with("a RIP-relative reference to it at main.makeAdder+"));
   // xchg %rax,%r8 runs as a NOP under a uprobe on this kernel: never probed,
   // and not listed without --all.
   CHECK(fns["runtime.gcWriteBarrierR8"]["probe"].is_null());

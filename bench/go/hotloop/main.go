@@ -4,11 +4,17 @@
 // (`cmp 0x10(%r14),%rsp; jbe ...`): goscope places its entry probe on the
 // jbe (probe_kind stack-check-branch), bpftrace on the entry.
 //
+// With --leaf the loop calls main.leafWork instead: a leaf without a stack
+// check (no call, no frame), whose entry a uprobe single-steps; goscope
+// counts it at its one call site in main (probe_kind call-sites), bpftrace
+// at the entry.
+//
 // Flags:
 //
 //	--out FILE     append one line a second to FILE (default: stdout):
 //	               "hotloop: t=<unix ns> n=<calls so far> ops=<calls in the last second>"
 //	--duration S   exit (status 0) after S seconds; 0 = run forever
+//	--leaf         call main.leafWork in the loop, not main.work
 //
 // At exit it prints "hotloop: total=<calls>" (approximate: the loop runs on
 // while the line is written).
@@ -32,9 +38,17 @@ func work() {
 	atomic.StoreInt64(&calls, step(atomic.LoadInt64(&calls)))
 }
 
+// A leaf: loads, adds and stores (xchg) without calling anything.
+//
+//go:noinline
+func leafWork() {
+	atomic.StoreInt64(&calls, atomic.LoadInt64(&calls)+1)
+}
+
 func main() {
 	out := flag.String("out", "", "append the report lines to this file (default stdout)")
 	duration := flag.Int("duration", 0, "exit after this many seconds (0 = forever)")
+	leaf := flag.Bool("leaf", false, "call main.leafWork (a leaf without a stack check) in the loop")
 	flag.Parse()
 
 	w := os.Stdout
@@ -62,6 +76,11 @@ func main() {
 			}
 		}
 	}()
+	if *leaf {
+		for {
+			leafWork()
+		}
+	}
 	for {
 		work()
 	}

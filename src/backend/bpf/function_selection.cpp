@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "target/call_sites.hpp"
 #include "target/inline_sites.hpp"
 #include "target/parallel_analysis.hpp"
 #include "util/progress.hpp"
@@ -90,6 +91,14 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
   constexpr size_t kBlock = 8192;
   unsigned threads = 0;
   sel.functions.reserve(chosen.size());
+  // Stepped entries wait for one search of the whole binary for their call
+  // sites (call_sites.hpp), after every block is decoded.
+  struct Deferred {
+    size_t index;  // into sel.functions
+    ProbeSite probe;
+  };
+  std::vector<Deferred> deferred;
+  const bool wantCallSites = opt.callSites && !opt.plainEntry && !opt.returns;
   for (size_t from = 0; from < chosen.size(); from += kBlock) {
     const std::span<const GoFunction* const> block(chosen.data() + from, std::min(kBlock, chosen.size() - from));
     auto codes = analyzeFunctions(
@@ -130,6 +139,15 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
       }
       auto entryOff = bin.fileOffset(at);
       if (!entryOff) continue;
+      if (wantCallSites && code->probe.kind == ProbeSite::Kind::SteppedEntry) {
+        deferred.push_back({sel.functions.size(), code->probe});
+        sel.functions.push_back({&fn, code->probe.kind, code->probe.address, id});
+        continue;
+      }
+      if (code->probe.kind == ProbeSite::Kind::SteppedEntry && !opt.plainEntry)
+        spdlog::debug("{}: entry probe, single-stepped: {}", fn.name,
+                      opt.returns ? "latency pairs the entry with its RETs, so its call sites are not used"
+                                  : "stacks and argument captures need the entry, so its call sites are not used");
       sel.points.push_back({*entryOff, id, kind});
       if (opt.returns) {
         for (uint64_t r : code->returns) {
@@ -138,6 +156,37 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
         }
       }
       sel.functions.push_back({&fn, code->probe.kind, code->probe.address, id});
+    }
+  }
+  if (!deferred.empty()) {
+    std::vector<uint64_t> entries;
+    for (const auto& d : deferred) entries.push_back(d.probe.address);
+    const CallSiteIndex index = CallSiteIndex::build(bin, entries, [] { return !stopRequested(); });
+    if (index.interrupted() || stopRequested())
+      return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
+    spdlog::debug("start-up: searched the binary for the call sites of {} function(s) in {:.1f} ms", entries.size(),
+                  index.buildMs());
+    for (const auto& d : deferred) {
+      SelectedFunction& f = sel.functions[d.index];
+      const ProbeSite probe = placeAtCallSites(d.probe, index.find(d.probe.address));
+      bool placed = false;
+      if (probe.kind == ProbeSite::Kind::CallSites) {
+        std::vector<bpf::AttachPoint> sites;
+        for (uint64_t c : probe.callSites)
+          if (auto off = bin.fileOffset(c)) sites.push_back({*off, f.probeId, bpf::SiteKind::Entry});
+        if (sites.size() == probe.callSites.size()) {
+          sel.points.insert(sel.points.end(), sites.begin(), sites.end());
+          f.probeKind = ProbeSite::Kind::CallSites;
+          f.probeAddress = probe.address;
+          f.callSites = sites.size();
+          placed = true;
+          spdlog::debug("{}: {}", f.fn->name, probe.reason);
+        }
+      }
+      if (!placed) {
+        if (auto off = bin.fileOffset(d.probe.address)) sel.points.push_back({*off, f.probeId, bpf::SiteKind::Entry});
+        spdlog::debug("{}: {}", f.fn->name, probe.reason);
+      }
     }
   }
   spdlog::debug("start-up: {} of {} functions matched, decoded ({}) on {} thread(s) in {:.1f} ms ({:.0f} ms after goscope started)",

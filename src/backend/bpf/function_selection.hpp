@@ -20,7 +20,7 @@ namespace goscope {
 struct SelectedFunction {
   const GoFunction* fn = nullptr;
   ProbeSite::Kind probeKind = ProbeSite::Kind::None;
-  uint64_t probeAddress = 0;  // the chosen site (the jbe or the entry), before --entry
+  uint64_t probeAddress = 0;  // the chosen site (the jbe or the entry; the first call site), before --entry
   uint32_t probeId = 0;
   // Inlined bodies of this function probed too (SiteKind::Inlined points
   // with the same probe id: the count sums the calls at the entry and at
@@ -29,6 +29,7 @@ struct SelectedFunction {
   // The name has no function of its own (every call was inlined): fn is a
   // stand-in whose entry is 0 and whose file:line is the first call site.
   bool inlinedOnly = false;
+  size_t callSites = 0;       // probeKind CallSites: how many `call`s are probed
 };
 
 struct Selection {
@@ -61,6 +62,13 @@ struct SelectionOptions {
   // target/inline_sites.hpp chooses: count, trace and break (entries only;
   // latency needs a RET, which an inlined body does not have).
   bool inlined = false;
+  // Who wants only a count per call (count without latency or stacks; the
+  // rate probe): a function whose entry would be single-stepped is probed at
+  // its call sites when call_sites.hpp proves every call goes through them.
+  // Latency keeps the entry (its RET pairs with the entry's stopwatch), and
+  // so do stacks (a call site's stack lacks the function's own frame) and
+  // argument captures (stack-passed arguments sit 8 bytes lower there).
+  bool callSites = false;
 };
 
 // Errors: NoMatch when no pattern matches a probe-able function (the message

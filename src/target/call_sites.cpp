@@ -1,0 +1,296 @@
+#include "target/call_sites.hpp"
+
+#include <Zydis/Zydis.h>
+#include <elf.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "target/uprobe_rules.hpp"
+#include "target/x86_insn.hpp"
+
+namespace goscope {
+
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%#llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+template <typename T>
+T load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// The search for a set of entries; refuse() keeps the first reason per entry.
+class Search {
+ public:
+  Search(const GoBinary& bin, std::span<const uint64_t> entries,
+         std::unordered_map<uint64_t, CallSiteProof>& out)
+      : bin_(bin), out_(out) {
+    for (uint64_t e : entries) {
+      out_[e];
+      textOffsets_[static_cast<uint32_t>(e - bin.pclntab().textStart())] = e;
+      lo_ = std::min(lo_, e), hi_ = std::max(hi_, e);
+    }
+    loOff_ = static_cast<uint32_t>(lo_ - bin.pclntab().textStart());
+    hiOff_ = static_cast<uint32_t>(hi_ - bin.pclntab().textStart());
+  }
+
+  // A range check first: most words are nowhere near an entry, and the hash
+  // lookup was most of the search's time.
+  bool wanted(uint64_t addr) const { return addr >= lo_ && addr <= hi_ && out_.count(addr) != 0; }
+
+  void refuse(uint64_t entry, const std::string& why) {
+    auto& p = out_[entry];
+    if (!p.refused) p.refused = why;
+  }
+
+  // Where `addr` is, in words: "main.main+0x2a" or "0x4a1b2c".
+  std::string where(uint64_t addr) const {
+    if (const GoFunction* f = bin_.pclntab().functionAt(addr)) return f->name + "+" + hex(addr - f->entry);
+    return hex(addr);
+  }
+
+  // Every function's code, decoded from its entry (the same linear sweep as
+  // disasm.cpp: Go puts no data in .text and pads with int3).
+  // False when keepGoing said stop.
+  bool code(const ZydisDecoder& zydis, const std::function<bool()>& keepGoing) {
+    uint64_t covered = 0;  // end of the last function seen
+    const auto& fns = bin_.pclntab().functions();
+    const ElfFile::Section* text = bin_.elf().section(".text");
+    size_t n = 0;
+    for (const GoFunction& fn : fns) {
+      if (keepGoing && ++n % 256 == 0 && !keepGoing()) return false;
+      if (fn.end <= fn.entry) continue;
+      auto bytes = bin_.elf().readVaddr(fn.entry, fn.end - fn.entry);
+      if (!bytes) continue;
+      // Text before this function that belongs to none: search it raw.
+      if (text && covered && fn.entry > covered) rawText(covered, fn.entry);
+      covered = std::max(covered, fn.end);
+      sweep(zydis, fn, *bytes);
+    }
+    // Text outside every function (none in a pure-Go binary; C code of a
+    // cgo binary would be there): searched raw.
+    if (text && !fns.empty()) {
+      if (fns.front().entry > text->addr) rawText(text->addr, fns.front().entry);
+      if (text->addr + text->size > covered && covered >= text->addr) rawText(covered, text->addr + text->size);
+    }
+    return true;
+  }
+
+  void data() {
+    const ElfFile& elf = bin_.elf();
+    // The function table itself: .gopclntab, .data.rel.ro.gopclntab in a PIE.
+    const uint64_t tab = bin_.pclntab().tableAddress();
+    const ElfFile::Section* pcln = nullptr;
+    for (const auto& s : elf.sections())
+      if ((s.flags & SHF_ALLOC) && tab >= s.addr && tab < s.addr + s.size) pcln = &s;
+    // Reached with no call at all: the ELF entry point, and a dynamic symbol
+    // (an exported function that a loader or dlsym finds by name).
+    if (wanted(elf.entryPoint())) refuse(elf.entryPoint(), "it is the ELF entry point");
+    for (const auto& s : elf.sections()) {
+      if (s.type != SHT_DYNSYM) continue;
+      auto bytes = elf.sectionBytes(s);
+      for (size_t i = 0; i + sizeof(Elf64_Sym) <= bytes.size(); i += sizeof(Elf64_Sym)) {
+        const auto sym = load<Elf64_Sym>(bytes.data() + i);
+        if (wanted(sym.st_value)) refuse(sym.st_value, "a dynamic symbol (" + s.name + ") names it: it can be called by name");
+      }
+    }
+    const uint64_t typesStart = bin_.pclntab().typesStart().value_or(0);
+    const uint64_t typesEnd = bin_.pclntab().typesStart() ? bin_.pclntab().typesEnd().value_or(0) : 0;
+    for (const auto& s : elf.sections()) {
+      const bool pointers = s.type == SHT_PROGBITS || s.type == SHT_INIT_ARRAY || s.type == SHT_FINI_ARRAY ||
+                            s.type == SHT_PREINIT_ARRAY;
+      if (!pointers || !(s.flags & SHF_ALLOC) || (s.flags & SHF_EXECINSTR)) continue;
+      if (&s == pcln || s.name == ".gopclntab") continue;
+      auto bytes = elf.sectionBytes(s);
+      for (size_t i = (4 - s.addr % 4) % 4; i + 4 <= bytes.size(); i += 4) {
+        const uint64_t at = s.addr + i;
+        if (at % 8 == 0 && i + 8 <= bytes.size()) {
+          const uint64_t w = load<uint64_t>(bytes.data() + i);
+          if (wanted(w))
+            refuse(w, "its address is stored in " + s.name + " at " + hex(at) +
+                          " (a func value, itab or closure: calls through it bypass the call sites)");
+        }
+        // Method tables are type data: inside [types, etypes) when moduledata
+        // told where that is (fewer chance matches), anywhere otherwise.
+        if (typesEnd && (at < typesStart || at >= typesEnd)) continue;
+        const uint32_t w4 = load<uint32_t>(bytes.data() + i);
+        if (w4 < loOff_ || w4 > hiOff_) continue;
+        if (auto it = textOffsets_.find(w4); it != textOffsets_.end())
+          refuse(it->second, "its text offset " + hex(w4) + " is stored in " + s.name + " at " + hex(at) +
+                                 " (a method table entry: interface and reflect calls bypass the call sites)");
+      }
+    }
+    for (const auto& [off, addend] : elf.relativeRelocations()) {
+      if (!wanted(addend)) continue;
+      if (pcln && off >= pcln->addr && off < pcln->addr + pcln->size) continue;
+      refuse(addend, "a relocation stores its address at " + hex(off) +
+                         " (a func value, itab or closure: calls through it bypass the call sites)");
+    }
+  }
+
+ private:
+  void sweep(const ZydisDecoder& zydis, const GoFunction& fn, std::span<const uint8_t> code) {
+    const uint8_t* p = code.data();
+    size_t left = code.size();
+    uint64_t addr = fn.entry;
+    while (left > 0) {
+      if (*p == 0xcc && std::all_of(p, p + left, [](uint8_t b) { return b == 0xcc; })) return;
+      ZydisDecodedInstruction in;
+      if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&zydis, nullptr, p, left, &in))) {
+        // The rest of this function is not known instruction by instruction.
+        raw(addr, std::span<const uint8_t>(p, left));
+        return;
+      }
+      instruction(fn, addr, std::span<const uint8_t>(p, in.length), in);
+      p += in.length, left -= in.length, addr += in.length;
+    }
+  }
+
+  void instruction(const GoFunction& fn, uint64_t at, std::span<const uint8_t> bytes,
+                   const ZydisDecodedInstruction& in) {
+    const uint64_t next = at + in.length;
+    for (const auto& imm : in.raw.imm) {
+      if (imm.size == 0) continue;
+      if (imm.is_relative) {
+        const uint64_t target = next + static_cast<uint64_t>(imm.value.s);
+        if (!wanted(target)) continue;
+        if (target == fn.entry) continue;  // a branch to its own start is not a call
+        const bool callRel32 = in.mnemonic == ZYDIS_MNEMONIC_CALL && imm.size == 32;
+        if (!callRel32) {
+          refuse(target, "a jump to its entry at " + where(at) + " (a tail call: it bypasses the call sites)");
+          continue;
+        }
+        auto view = x86::parseInsn(bytes);
+        const UprobeVerdict v = view ? classifyForUprobe(*view) : UprobeVerdict{UprobeExec::Refused, Hazard::Undecodable};
+        if (!v.safe() || v.exec != UprobeExec::Emulated) {
+          refuse(target, "the call at " + where(at) + " cannot be probed cheaply (" + std::string(describe(v.hazard)) + ")");
+          continue;
+        }
+        out_[target].sites.push_back(at);
+      } else {
+        const uint64_t value = imm.is_signed ? static_cast<uint64_t>(imm.value.s) : imm.value.u;
+        if (wanted(value)) refuse(value, "its address is an immediate at " + where(at) + " (the address is taken)");
+      }
+    }
+    if (in.raw.disp.size != 0) {
+      const bool ripRelative = (in.attributes & ZYDIS_ATTRIB_HAS_MODRM) && in.raw.modrm.mod == 0 &&
+                               in.raw.modrm.rm == 5 && in.address_width == 64;
+      const uint64_t target = ripRelative ? next + static_cast<uint64_t>(in.raw.disp.value)
+                                          : static_cast<uint64_t>(in.raw.disp.value);
+      if (wanted(target))
+        refuse(target, std::string(ripRelative ? "a RIP-relative reference" : "an absolute reference") +
+                           " to it at " + where(at) + " (the address is taken, e.g. for a func value)");
+    }
+  }
+
+  // Bytes not known as instructions: any rel32 (with up to 4 immediate bytes
+  // after it), absolute 32-bit or 64-bit word that could name an entry.
+  void raw(uint64_t addr, std::span<const uint8_t> b) {
+    for (size_t i = 0; i + 4 <= b.size(); i++) {
+      const uint64_t at = addr + i;
+      const int32_t rel = load<int32_t>(b.data() + i);
+      for (uint64_t k = 0; k <= 4; k++) {
+        const uint64_t target = at + 4 + k + static_cast<uint64_t>(static_cast<int64_t>(rel));
+        if (wanted(target)) refuse(target, "bytes at " + where(at) + " that do not decode could refer to it");
+      }
+      const uint64_t abs32 = load<uint32_t>(b.data() + i);
+      if (wanted(abs32)) refuse(abs32, "bytes at " + where(at) + " that do not decode could refer to it");
+      if (i + 8 <= b.size()) {
+        const uint64_t w = load<uint64_t>(b.data() + i);
+        if (wanted(w)) refuse(w, "bytes at " + where(at) + " that do not decode could refer to it");
+      }
+    }
+  }
+
+  void rawText(uint64_t from, uint64_t to) {
+    if (to <= from) return;
+    if (auto b = bin_.elf().readVaddr(from, to - from)) raw(from, *b);
+  }
+
+  const GoBinary& bin_;
+  std::unordered_map<uint64_t, CallSiteProof>& out_;
+  std::unordered_map<uint32_t, uint64_t> textOffsets_;  // entry - text start -> entry
+  uint64_t lo_ = UINT64_MAX, hi_ = 0;  // the lowest and highest entry asked
+  uint32_t loOff_ = 0, hiOff_ = 0;     // the same as text offsets
+};
+
+}  // namespace
+
+CallSiteIndex CallSiteIndex::build(const GoBinary& bin, std::span<const uint64_t> entries,
+                                   const std::function<bool()>& keepGoing) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CallSiteIndex idx;
+  if (entries.empty()) return idx;
+  ZydisDecoder zydis;
+  ZydisDecoderInit(&zydis, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+  Search search(bin, entries, idx.byEntry_);
+  if (!search.code(zydis, keepGoing)) {
+    idx.interrupted_ = true;
+    for (auto& [entry, proof] : idx.byEntry_) proof.refused = "the search for its call sites was interrupted";
+    return idx;
+  }
+  search.data();
+  for (auto& [entry, proof] : idx.byEntry_) std::sort(proof.sites.begin(), proof.sites.end());
+  idx.buildMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return idx;
+}
+
+const CallSiteProof* CallSiteIndex::find(uint64_t entry) const {
+  auto it = byEntry_.find(entry);
+  return it == byEntry_.end() ? nullptr : &it->second;
+}
+
+ProbeSite placeAtCallSites(const ProbeSite& entryProbe, const CallSiteProof* proof) {
+  if (entryProbe.kind != ProbeSite::Kind::SteppedEntry) return entryProbe;
+  ProbeSite p = entryProbe;
+  if (!proof) {
+    p.callSitesRefused = "its call sites were not searched";
+  } else if (proof->refused) {
+    p.callSitesRefused = *proof->refused;
+  } else if (proof->sites.empty()) {
+    p.callSitesRefused = "no direct call of it was found";
+  } else {
+    p.kind = ProbeSite::Kind::CallSites;
+    p.address = proof->sites.front();
+    p.callSites = proof->sites;
+    p.reason = "no stack check (its entry would be single-stepped): probed at its " +
+               std::to_string(proof->sites.size()) +
+               " call site(s), emulated `call`s; no other reference to it in code or data";
+    return p;
+  }
+  p.reason += "; its call sites are not used: " + p.callSitesRefused;
+  return p;
+}
+
+std::vector<ProbeSite> countPlacements(const GoBinary& bin, std::span<const GoFunction* const> fns) {
+  std::vector<ProbeSite> out(fns.size());
+  std::vector<uint64_t> stepped;
+  for (size_t i = 0; i < fns.size(); i++) {
+    auto code = bin.analyze(*fns[i], DecodeDepth::EntryOnly);
+    if (!code) continue;
+    out[i] = code->probe;
+    if (out[i].kind == ProbeSite::Kind::SteppedEntry) stepped.push_back(code->entry);
+  }
+  if (stepped.empty()) return out;
+  const CallSiteIndex index = CallSiteIndex::build(bin, stepped);
+  for (size_t i = 0; i < fns.size(); i++) out[i] = placeAtCallSites(out[i], index.find(fns[i]->entry));
+  return out;
+}
+
+std::vector<uint64_t> steppedEntries(std::span<const FunctionCode* const> codes) {
+  std::vector<uint64_t> out;
+  for (const FunctionCode* c : codes)
+    if (c && c->probe.kind == ProbeSite::Kind::SteppedEntry) out.push_back(c->entry);
+  return out;
+}
+
+}  // namespace goscope
