@@ -15,6 +15,7 @@
 #include "cli/probe_options.hpp"
 #include "cli/prometheus_option.hpp"
 #include "output/output.hpp"
+#include "probe/filter_expr.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::cli {
@@ -90,17 +91,19 @@ class CountReporter {
 
 int runCount(const std::vector<std::string>& argv) {
   auto specs = traceOptionSpecs({{"read", 0, true, "read this global (e.g. main.counter) on each hit of the first function"},
-                                 {"entry", 0, false, "probe the plain function entry, not the cheaper stack-check branch"}});
+                                 {"entry", 0, false, "probe the plain function entry, not the cheaper stack-check branch"},
+                                 {"filter", 0, true, "count only calls whose arguments pass EXPR, tested in the kernel: 'n > 40', 'name =~ \"api*\"'"}});
   for (auto& o : strategyOptionSpecs(false, true)) specs.push_back(o);
   specs.push_back(prometheusOptionSpec());
   auto args = orRaise(parseArgs("count", specs, argv));
   if (args.has("help")) {
-    std::cout << usageOf("goscope count (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS] [-d SECS] [--read VAR] [--json] PATTERN...", specs);
+    std::cout << usageOf("goscope count (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS] [-d SECS] [--read VAR] [--filter EXPR] [--json] PATTERN...", specs);
     return 0;
   }
   ProbeRequest request = requestFromTraceArgs(args, Action::Count);
   request.locations = args.positional();
   if (request.locations.empty()) raise({ErrorKind::Usage, "count: name at least one function pattern, e.g. 'main.*'"});
+  if (auto f = args.get("filter")) request.filter = orRaise(parseFilter(*f));  // before a -c command starts
   auto exporter = listenIfAsked(args);
   TracedTarget target = openTracedTarget(request);
   request.readVariable = args.get("read");
