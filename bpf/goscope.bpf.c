@@ -493,7 +493,9 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
   int is_entry = site != GS_SITE_RETURN;
 
   /* --filter: tested right after the arguments are there (the entry), before
-   * anything is counted or sent. */
+   * anything is counted or sent. The trap is paid either way; the event,
+   * the ring buffer and the decoding are what it saves (docs/overhead.md,
+   * "Filters"). */
   const int filtered = actions & GS_ACT_FILTER;
   int passes = 1;
   if (is_entry && filtered) passes = filter_passes(ctx, cfg->filter_idx);
