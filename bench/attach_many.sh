@@ -103,9 +103,9 @@ measure() {
   tend=$(now_s)
   [[ $rc -eq 0 ]] || { cat "$log" "$out" >&2; die "$name (rep $rep): goscope exited with status $rc"; }
   local att fin
-  att=$(grep ' probes attached to ' "$log" | head -1) || { cat "$log" >&2; die "$name: no attach line"; }
+  att=$(grep ' probes\? attached to ' "$log" | head -1) || { cat "$log" >&2; die "$name: no attach line"; }
   # the totals' line; goscope's own "detached ... in X ms" line may follow it
-  fin=$(grep 'functions probed' "$log" | tail -1)
+  fin=$(grep 'functions\? probed' "$log" | tail -1)
   [[ -n $fin ]] || { cat "$log" >&2; die "$name: no final line"; }
   # "<ts> goscope: F functions, P probes attached to ... in X ms (uprobe_multi)..."
   local ts_att funcs probes ms mech ts_fin hits

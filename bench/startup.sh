@@ -76,7 +76,7 @@ run_goscope() {
   t0=$EPOCHREALTIME
   "${timecmd[@]}" "$gs" count -b "$bin" '*' -d 0.01 2>&1 >/dev/null |
     while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done >"$tmp/gs.log"
-  line=$(grep -m1 ' probes attached to ' "$tmp/gs.log") || {
+  line=$(grep -m1 ' probes\? attached to ' "$tmp/gs.log") || {
     tail -3 "$tmp/gs.log" >&2
     echo "startup: $gs count -b $bin attached nothing" >&2
     return 1

@@ -19,6 +19,7 @@
 #include "target/stack_symbolizer.hpp"
 #include "probe/pattern.hpp"
 #include "target/go_runtime_facts.hpp"
+#include "util/plural.hpp"
 #include "util/progress.hpp"
 #include "util/stop_signals.hpp"
 
@@ -30,8 +31,8 @@ std::string attachedLine(const Selection& sel, const bpf::AttachStats& stats, co
   if (sel.skippedReturnsUnknown)
     skipped += ", " + std::to_string(sel.skippedReturnsUnknown) + " left out whose returns are unknown (" +
                sel.returnsUnknownExample + ")";
-  std::snprintf(line, sizeof line, "goscope: %zu functions, %zu probes attached to %s in %.1f ms (%s), %.0f ms after goscope started",
-                sel.functions.size(), stats.points, target.c_str(), stats.attachMs,
+  std::snprintf(line, sizeof line, "goscope: %s, %s attached to %s in %.1f ms (%s), %.0f ms after goscope started",
+                countOf(sel.functions.size(), "function").c_str(), countOf(stats.points, "probe").c_str(), target.c_str(), stats.attachMs,
                 stats.uprobeMulti ? "uprobe_multi" : "perf-event uprobes", secondsSinceProcessStart() * 1000);
   return line + skipped + "; Ctrl-C to stop";
 }
@@ -263,15 +264,18 @@ Result<CountSnapshot> AggregateSession::snapshot() const {
   CountSnapshot snap;
   snap.elapsedS = monotonicSeconds() - impl_->startS_;
   for (const auto& f : impl_->selection_.functions) {
-    FunctionCount fc{f.fn->name, f.probeId < counts->size() ? (*counts)[f.probeId] : 0, std::nullopt, std::nullopt};
+    FunctionCount fc{f.fn->name, f.probeId < counts->size() ? (*counts)[f.probeId] : 0, std::nullopt, 0, std::nullopt};
     if (f.probeId < impl_->droppedAt_.size() && impl_->droppedAt_[f.probeId]) {
       fc.droppedAtS = impl_->droppedAt_[f.probeId];
       fc.count = impl_->droppedCount_[f.probeId];
     }
-    if (impl_->latency_)
+    if (impl_->latency_) {
       if (auto l = impl_->engine_->latency(f.probeId)) fc.latency = std::move(*l);
+      if (impl_->meter_) fc.probeCostNs = impl_->meter_->perCallNs(f.probeId);
+    }
     snap.functions.push_back(std::move(fc));
   }
+  if (impl_->meter_) snap.costFigures = impl_->meter_->costs().source;
   if (impl_->readVariable_)
     if (auto g = impl_->engine_->globalValue(0); g && g->tsNs != 0) snap.readValue = static_cast<int64_t>(g->value);
   return snap;

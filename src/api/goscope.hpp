@@ -103,6 +103,10 @@ struct FunctionCount {
   // Action::Latency: goroutine-aware latency of the calls (entry and every
   // RET probed, paired by goroutine in the kernel).
   std::optional<LatencyStats> latency;
+  // With latency: what the probes themselves add to each measured call (the
+  // entry's trap and a RET's), estimated from the host's per-hit figures
+  // (docs/overhead.md); 0 when unknown.
+  double probeCostNs = 0;
   // The overhead bound removed its probe this many seconds in: `count` is
   // what it had counted by then.
   std::optional<double> droppedAtS;
@@ -112,6 +116,7 @@ struct CountSnapshot {
   double elapsedS = 0;                   // since the probes were attached
   std::vector<FunctionCount> functions;  // every selected function, in selection order
   std::optional<int64_t> readValue;      // request.readVariable at its last read (none before the first hit)
+  std::string costFigures;               // where the per-hit figures behind probeCostNs come from
 };
 
 struct Detached {

@@ -15,6 +15,7 @@
 #include "cli/probe_options.hpp"
 #include "cli/strategy_options.hpp"
 #include "output/output.hpp"
+#include "util/plural.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::cli {
@@ -61,8 +62,8 @@ void printTotals(const api::EventTotals& t, bool cond, const HitTimes& h, std::o
   const std::string rate = rateText(t, h, measuredRate);
   if (t.path == Backend::Bpf) {
     std::fprintf(stderr, "goscope: %lld hits in %.2f s%s; %s\n", t.calls, t.activeS, rate.c_str(), api::describe(t.end));
-    std::fprintf(stderr, "goscope: PID %d was not stopped (BPF path); detached %zu probes in %.1f ms\n", t.pid,
-                 t.detachedPoints, t.detachMs);
+    std::fprintf(stderr, "goscope: PID %d was not stopped (BPF path); detached %s in %.1f ms\n", t.pid,
+                 countOf(t.detachedPoints, "probe").c_str(), t.detachMs);
     printHiddenCalls(t.hiddenCalls);
     return;
   }

@@ -16,6 +16,7 @@
 #include "cli/prometheus_option.hpp"
 #include "output/output.hpp"
 #include "probe/filter_expr.hpp"
+#include "util/plural.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::cli {
@@ -28,8 +29,9 @@ namespace {
 class CountReporter {
  public:
   // `json`: the JSON totals end with the global's last read (the text totals do not).
-  CountReporter(output::Output& out, std::optional<std::string> readVar, bool json)
-      : out_(out), readVar_(std::move(readVar)), json_(json) {}
+  // `top`: rows shown per report, 0: all.
+  CountReporter(output::Output& out, std::optional<std::string> readVar, bool json, size_t top)
+      : out_(out), readVar_(std::move(readVar)), json_(json), top_(top) {}
 
   void interval(const api::CountSnapshot& snap) {
     StopSignalsHeld held;  // a Ctrl-C must not cut a report (and the totals after it)
@@ -43,7 +45,10 @@ class CountReporter {
       if (delta == 0 && snap.functions.size() > 1) continue;  // many functions: show the active ones
       rows.push_back({f.func, f.count, delta, static_cast<double>(delta) / dt, now});
     }
-    out_.countInterval(rows);
+    // Most called in this interval first (bcc funccount -i sorts by count).
+    std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.delta != b.delta ? a.delta > b.delta : a.func < b.func; });
+    output::Output::Interval in{now, now - lastT_, keepTop(rows)};
+    out_.countInterval(in, rows);
     if (readVar_) printRead(snap);
     lastT_ = now;
     out_.flush();
@@ -55,12 +60,22 @@ class CountReporter {
     for (const auto& f : snap.functions)
       if (f.count > 0 || snap.functions.size() == 1) rows.push_back({f.func, f.count, f.droppedAtS});
     std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.count != b.count ? a.count > b.count : a.func < b.func; });
-    out_.countTotals(rows);
+    size_t omitted = keepTop(rows);
+    out_.countTotals(rows, omitted);
     if (readVar_ && json_) printRead(snap);
     out_.flush();
   }
 
  private:
+  // Cuts `rows` (sorted) to --top's N; returns how many were cut.
+  template <typename Row>
+  size_t keepTop(std::vector<Row>& rows) const {
+    if (top_ == 0 || rows.size() <= top_) return 0;
+    size_t cut = rows.size() - top_;
+    rows.resize(top_);
+    return cut;
+  }
+
   void printRead(const api::CountSnapshot& snap) {
     if (!snap.readValue) {
       out_.globalRead(*readVar_, std::nullopt, std::nullopt, snap.elapsedS);
@@ -81,6 +96,7 @@ class CountReporter {
   output::Output& out_;
   std::optional<std::string> readVar_;
   bool json_;
+  size_t top_;
   std::vector<uint64_t> last_;
   double lastT_ = 0, lastReadT_ = 0;
   int64_t lastValue_ = 0;
@@ -92,14 +108,16 @@ class CountReporter {
 int runCount(const std::vector<std::string>& argv) {
   auto specs = traceOptionSpecs({{"read", 0, true, "read this global (e.g. main.counter) on each hit of the first function"},
                                  {"entry", 0, false, "probe the plain function entry, not the cheaper stack-check branch"},
+                                 {"top", 0, true, "show only the N most called functions in each report and in the totals"},
                                  {"filter", 0, true, "count only calls whose arguments pass EXPR, tested in the kernel: 'n > 40', 'name =~ \"api*\"'"}});
   for (auto& o : strategyOptionSpecs(false, true)) specs.push_back(o);
   specs.push_back(prometheusOptionSpec());
   auto args = orRaise(parseArgs("count", specs, argv));
   if (args.has("help")) {
-    std::cout << usageOf("goscope count (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS] [-d SECS] [--read VAR] [--filter EXPR] [--json] PATTERN...", specs);
+    std::cout << usageOf("goscope count (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS [--top N]] [-d SECS] [--read VAR] [--filter EXPR] [--json] PATTERN...", specs);
     return 0;
   }
+  const auto top = static_cast<size_t>(orRaise(args.getInt("top", 0, 1, 1000000)));  // 0: all
   ProbeRequest request = requestFromTraceArgs(args, Action::Count);
   request.locations = args.positional();
   if (request.locations.empty()) raise({ErrorKind::Usage, "count: name at least one function pattern, e.g. 'main.*'"});
@@ -117,16 +135,16 @@ int runCount(const std::vector<std::string>& argv) {
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   PrometheusServing serving(exporter.get(), *session);
   auto out = output::makeOutput(json);
-  CountReporter reporter(*out, session->readVariable(), json);
+  CountReporter reporter(*out, session->readVariable(), json, top);
   session->onBound([&](const api::BoundAction& a) { out->bound(a); });
   EndReason why = session->run([&](const api::CountSnapshot& s) {
     reporter.interval(s);
     if (!out->open()) session->stop();  // nobody reads any more (`| head`): the probes come off now
   });
   if (auto snap = session->snapshot()) reporter.totals(*snap);
-  if (!json) std::fprintf(stderr, "goscope: %s; %zu functions probed\n", describe(why).c_str(), session->functionCount());
+  if (!json) std::fprintf(stderr, "goscope: %s; %s probed\n", describe(why).c_str(), countOf(session->functionCount(), "function").c_str());
   auto detached = session->detach();
-  std::fprintf(stderr, "goscope: detached %zu probes in %.1f ms\n", detached.points, detached.ms);
+  std::fprintf(stderr, "goscope: detached %s in %.1f ms\n", countOf(detached.points, "probe").c_str(), detached.ms);
   printHiddenCalls(session->hiddenCalls());
   out->sessionCost(session->cost());
   out->flush();

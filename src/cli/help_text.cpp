@@ -12,6 +12,7 @@ std::string valuePlaceholder(const std::string& name) {
       {"read", "VAR"},        {"counter", "VAR"},              {"at", "FUNC"},            {"func", "FUNC"},
       {"strategy", "auto|delve|bpf"}, {"max-overhead", "PCT"}, {"expect-rate", "HITS/S"}, {"svg", "FILE"},
       {"dlv-arg", "ARG"},     {"modes", "LIST"},               {"prometheus", "ADDR"},
+      {"top", "N"},
   };
   auto it = kinds.find(name);
   return it == kinds.end() ? "VALUE" : it->second;
@@ -28,13 +29,14 @@ std::string helpExamples(const std::string& sub) {
        "  goscope info -b ./server                       Go version, DWARF, symbols, goroutine id offset\n"
        "  goscope info -p 1234 --json\n"},
       {"count",
-       "  goscope count -p 1234 'main.*' -i 1            calls of every main function, each second\n"
+       "  goscope count -p 1234 'main.*' -i 1 --top 10   each second, the 10 most called main functions\n"
        "  goscope count main.add -- ./prog --repeat 3    start ./prog, count until it exits (its exit status)\n"
        "  goscope count -p 1234 main.doWork --read main.counter -d 5 --json\n"
        "  goscope count -p 1234 main.handle --filter 'code >= 500'   only the calls whose argument matches\n"},
       {"latency",
        "  goscope latency -p 1234 'main.(*Server).Handle' -d 10   a log2 histogram and percentiles\n"
-       "  goscope latency -c './server -port 8080' 'net/http.(*conn).serve' -i 5 --json\n"},
+       "  goscope latency -p 1234 'main.(*Server).Handle' -i 5 -u   each 5 s, that interval's histogram in usecs\n"
+       "  goscope latency -c './server -port 8080' 'net/http.(*conn).serve' --json\n"},
       {"trace",
        "  goscope trace -p 1234 main.add -n 10           the first 10 calls, arguments and results\n"
        "  goscope trace -b ./prog 'main.add(x int, y int) int' --json   a stripped binary, with a signature\n"

@@ -21,26 +21,60 @@ namespace goscope::cli {
 
 namespace {
 
-void report(output::Output& out, const api::CountSnapshot& snap, bool finalReport) {
-  StopSignalsHeld held;  // a Ctrl-C must not cut a report (and the totals after it)
-  for (const auto& f : snap.functions) {
-    if (!f.latency) continue;
-    if (f.latency->count == 0 && f.latency->mismatches == 0 && snap.functions.size() > 1) continue;
-    out.latency(f.func, *f.latency, finalReport, snap.elapsedS);
+// Prints each interval's own latencies (bcc funclatency -i: each interval's
+// histogram, not the running total) and, at the end, the whole session's.
+class LatencyReporter {
+ public:
+  LatencyReporter(output::Output& out, TimeUnit unit) : out_(out), unit_(unit) {}
+
+  void interval(const api::CountSnapshot& snap) {
+    StopSignalsHeld held;  // a Ctrl-C must not cut a report (and the totals after it)
+    if (last_.size() != snap.functions.size()) last_.assign(snap.functions.size(), LatencyStats{});
+    output::Output::Interval in{snap.elapsedS, snap.elapsedS - lastT_, 0};
+    for (size_t i = 0; i < snap.functions.size(); i++) {
+      const auto& f = snap.functions[i];
+      if (!f.latency) continue;
+      LatencyStats mine = f.latency->since(last_[i]);
+      last_[i] = *f.latency;
+      if (mine.count == 0 && mine.mismatches == 0 && snap.functions.size() > 1) continue;
+      out_.latency(f.func, mine, {false, snap.elapsedS, in, unit_, f.probeCostNs, snap.costFigures});
+    }
+    lastT_ = snap.elapsedS;
+    out_.flush();
   }
-  out.flush();
-}
+
+  void totals(const api::CountSnapshot& snap) {
+    StopSignalsHeld held;
+    for (const auto& f : snap.functions) {
+      if (!f.latency) continue;
+      if (f.latency->count == 0 && f.latency->mismatches == 0 && snap.functions.size() > 1) continue;
+      out_.latency(f.func, *f.latency, {true, snap.elapsedS, std::nullopt, unit_, f.probeCostNs, snap.costFigures});
+    }
+    out_.flush();
+  }
+
+ private:
+  output::Output& out_;
+  TimeUnit unit_;
+  std::vector<LatencyStats> last_;  // each function's reading at the last interval
+  double lastT_ = 0;
+};
 
 }  // namespace
 
 int runLatency(const std::vector<std::string>& argv) {
   auto specs = traceOptionSpecs(strategyOptionSpecs(false, true));
+  specs.push_back({"milliseconds", 'm', false, "histogram buckets in milliseconds"});
+  specs.push_back({"microseconds", 'u', false, "histogram buckets in microseconds"});
   specs.push_back(prometheusOptionSpec());
   auto args = orRaise(parseArgs("latency", specs, argv));
   if (args.has("help")) {
-    std::cout << usageOf("goscope latency (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS] [-d SECS] [--json] PATTERN...", specs);
+    std::cout << usageOf("goscope latency (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS] [-d SECS] [-m | -u] [--json] PATTERN...", specs);
     return 0;
   }
+  if (args.has("milliseconds") && args.has("microseconds"))
+    raise({ErrorKind::Usage, "latency: -m and -u do not go together", "-m: milliseconds, -u: microseconds, neither: nanoseconds"});
+  const TimeUnit unit = args.has("milliseconds") ? TimeUnit::Ms : args.has("microseconds") ? TimeUnit::Us : TimeUnit::Ns;
   ProbeRequest request = requestFromTraceArgs(args, Action::Latency);
   request.locations = args.positional();
   if (request.locations.empty()) raise({ErrorKind::Usage, "latency: name at least one function pattern, e.g. 'main.*'"});
@@ -55,11 +89,12 @@ int runLatency(const std::vector<std::string>& argv) {
   PrometheusServing serving(exporter.get(), *session);
   auto out = output::makeOutput(json);
   session->onBound([&](const api::BoundAction& a) { out->bound(a); });
+  LatencyReporter reporter(*out, unit);
   EndReason why = session->run([&](const api::CountSnapshot& snap) {
-    report(*out, snap, false);
+    reporter.interval(snap);
     if (!out->open()) session->stop();  // nobody reads any more (`| head`): the probes come off now
   });
-  if (auto snap = session->snapshot()) report(*out, *snap, true);
+  if (auto snap = session->snapshot()) reporter.totals(*snap);
   std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
   session->detach();
   printHiddenCalls(session->hiddenCalls());

@@ -7,17 +7,21 @@
 #include <boost/json.hpp>
 
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <map>
 
 #include "api/event_session.hpp"
 #include "api/goscope.hpp"
 #include "cli/command.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/probe_options.hpp"
+#include "output/clock_text.hpp"
 #include "output/flame_svg.hpp"
 #include "output/output.hpp"
 #include "probe/abi_layout.hpp"
@@ -77,11 +81,12 @@ struct StackOutputs {
   std::optional<std::string> svgPath;
   std::string subtitle;  // the flame graph's: what was probed, where
   bool strict = false;   // --strict: a -p target's exit is exit 8
+  bool intervals = false;  // -i: each interval's new stack counts, then the rest at the end
 };
 
 // {"stack":["runtime.main","main.main","main.add"],"count":22}: the folded
-// line's frames, root first.
-void printFoldedJson(const std::string& line, uint64_t count) {
+// line's frames, root first; with -i, also the interval's end and length.
+void printFoldedJson(const std::string& line, uint64_t count, const std::optional<output::Output::Interval>& in) {
   boost::json::array frames;
   for (size_t start = 0; start <= line.size();) {
     size_t end = line.find(';', start);
@@ -89,20 +94,58 @@ void printFoldedJson(const std::string& line, uint64_t count) {
     frames.emplace_back(line.substr(start, end - start));
     start = end + 1;
   }
-  std::printf("%s\n", jsonText(boost::json::object{{"stack", std::move(frames)}, {"count", count}}).c_str());
+  boost::json::object o{{"stack", std::move(frames)}, {"count", count}};
+  if (in) {
+    o["elapsed_ms"] = std::llround(in->elapsedS * 1000);
+    o["interval_ms"] = std::llround(in->lengthS * 1000);
+  }
+  std::printf("%s\n", jsonText(o).c_str());
 }
 
-int printFolded(api::AggregateSession& session, const StackOutputs& to) {
-  EndReason why = session.run({});
-  auto lines = orRaise(session.foldedStacks());
-  {
-    StopSignalsHeld held;
-    if (to.folded)
-      for (const auto& [l, n] : lines) {
-        if (to.json) printFoldedJson(l, n);
-        else std::printf("%s %llu\n", l.c_str(), static_cast<unsigned long long>(n));
-      }
+// Prints folded lines: all of them, or (-i) each interval those counted
+// since the last report, so the reports add up to the whole session (bcc's
+// "print and clear"; the kernel's map keeps the totals for --svg).
+class FoldedPrinter {
+ public:
+  explicit FoldedPrinter(const StackOutputs& to) : to_(to) {}
+
+  void print(const std::map<std::string, uint64_t>& lines, double elapsedS) {
+    StopSignalsHeld held;  // a Ctrl-C must not cut a report
+    std::optional<output::Output::Interval> in;
+    if (to_.intervals) {
+      in = output::Output::Interval{elapsedS, elapsedS - lastT_, 0};
+      if (!to_.json) std::printf("\n[%s] %.2f s\n", wallClock().c_str(), in->lengthS);
+    }
+    for (const auto& [l, n] : lines) {
+      auto& seen = printed_[l];
+      const uint64_t fresh = n - std::min(n, seen);
+      seen = n;
+      if (fresh == 0) continue;
+      if (to_.json) printFoldedJson(l, fresh, in);
+      else std::printf("%s %llu\n", l.c_str(), static_cast<unsigned long long>(fresh));
+    }
+    lastT_ = elapsedS;
     std::fflush(stdout);
+  }
+
+ private:
+  const StackOutputs& to_;
+  std::map<std::string, uint64_t> printed_;  // what the reports so far covered, per line
+  double lastT_ = 0;
+};
+
+int printFolded(api::AggregateSession& session, const StackOutputs& to) {
+  FoldedPrinter printer(to);
+  std::function<void(const api::CountSnapshot&)> onInterval;
+  if (to.intervals && to.folded)
+    onInterval = [&](const api::CountSnapshot& snap) {
+      if (auto lines = session.foldedStacks()) printer.print(*lines, snap.elapsedS);
+    };
+  EndReason why = session.run(onInterval);
+  auto lines = orRaise(session.foldedStacks());
+  if (to.folded) {
+    auto end = session.snapshot();
+    printer.print(lines, end ? end->elapsedS : 0);
   }
   if (to.svgPath) {
     std::ofstream svg(*to.svgPath, std::ios::trunc);
@@ -168,7 +211,7 @@ int runTrace(const std::vector<std::string>& argv) {
   for (auto& o : strategyOptionSpecs(true)) specs.push_back(o);
   auto args = orRaise(parseArgs("trace", specs, argv));
   if (args.has("help")) {
-    std::cout << usageOf("goscope trace (-p PID | -c 'CMD ARGS' | -b BINARY) [--stack | --folded] [--svg FILE] [-n N] [--filter EXPR] [-d SECS] [--json] SPEC...", specs)
+    std::cout << usageOf("goscope trace (-p PID | -c 'CMD ARGS' | -b BINARY) [--stack | --folded [-i SECS]] [--svg FILE] [-n N] [--filter EXPR] [-d SECS] [--json] SPEC...", specs)
               << "SPEC: a function pattern, or a signature for a stripped binary: 'main.add(x int, y int) int'\n";
     return 0;
   }
@@ -183,6 +226,9 @@ int runTrace(const std::vector<std::string>& argv) {
       raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *args.get("svg") + ": " + std::strerror(errno),
              "give a writable path to --svg"});
   }
+  if (args.has("interval") && !folded)
+    raise({ErrorKind::Usage, "trace: -i reports stack counts each interval, with --folded",
+           "calls print as they happen; for counts each interval: goscope count -i SECS"});
   if (folded && args.has("count"))
     raise({ErrorKind::Usage, "trace: -n counts printed calls; --folded and --svg count stacks in the kernel",
            "use -d SECS to bound a --folded or --svg run"});
@@ -209,7 +255,8 @@ int runTrace(const std::vector<std::string>& argv) {
     auto session = orRaise(api::AggregateSession::start(std::move(target), request));
     printLineIfAny(session->accessNotice());
     std::fprintf(stderr, "%s\n", session->announcement().c_str());
-    StackOutputs to{args.has("folded"), json, args.get("svg"), session->target().describe(), args.has("strict")};
+    StackOutputs to{args.has("folded"), json, args.get("svg"), session->target().describe(), args.has("strict"),
+                    args.has("interval")};
     return printFolded(*session, to);
   }
   auto session = orRaise(api::startEventSession(request, plan, std::move(target), printNotice));

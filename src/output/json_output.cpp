@@ -44,6 +44,15 @@ void hitFields(boost::json::object& o, const api::Call& c, const HitShape& shape
   }
 }
 
+// {"omitted":K,...}: functions called but left out by --top, in an interval
+// (with its elapsed_ms) or in the totals ("final":true).
+void printOmitted(size_t omitted, std::optional<double> elapsedS, bool final) {
+  boost::json::object o{{"omitted", omitted}};
+  if (elapsedS) o["elapsed_ms"] = std::llround(*elapsedS * 1000);
+  if (final) o["final"] = true;
+  std::cout << jsonText(o) << '\n';
+}
+
 class JsonOutput final : public Output {
  public:
   void traceCall(const api::Call& c, bool stack) override {
@@ -91,20 +100,23 @@ class JsonOutput final : public Output {
     std::cout << jsonText(o) << '\n';
   }
 
-  void countInterval(const std::vector<CountRow>& rows) override {
+  void countInterval(const Interval& in, const std::vector<CountRow>& rows) override {
     for (const auto& r : rows) {
       boost::json::object o{{"func", r.func}, {"count", r.count}, {"delta", r.delta}, {"rate", std::llround(r.rate)},
-                            {"elapsed_ms", std::llround(r.elapsedS * 1000)}};
+                            {"elapsed_ms", std::llround(r.elapsedS * 1000)},
+                            {"interval_ms", std::llround(in.lengthS * 1000)}};
       std::cout << jsonText(o) << '\n';
     }
+    if (in.omitted) printOmitted(in.omitted, in.elapsedS, false);
   }
 
-  void countTotals(const std::vector<CountTotal>& rows) override {
+  void countTotals(const std::vector<CountTotal>& rows, size_t omitted) override {
     for (const auto& r : rows) {
       boost::json::object o{{"func", r.func}, {"count", r.count}, {"final", true}};
       if (r.droppedAtS) o["dropped_at_ms"] = std::llround(*r.droppedAtS * 1000);
       std::cout << jsonText(o) << '\n';
     }
+    if (omitted) printOmitted(omitted, std::nullopt, true);
   }
 
   void bound(const api::BoundAction& a) override {
@@ -150,7 +162,7 @@ class JsonOutput final : public Output {
     std::cout << jsonText(o) << '\n';
   }
 
-  void latency(const std::string& func, const LatencyStats& s, bool final, double elapsedS) override {
+  void latency(const std::string& func, const LatencyStats& s, const LatencyReport& rep) override {
     boost::json::array buckets;
     for (const auto& b : s.log2Buckets())
       buckets.push_back(boost::json::object{{"low", b.low}, {"high", b.high}, {"count", b.count}});
@@ -164,8 +176,12 @@ class JsonOutput final : public Output {
                           {"mean_ns", static_cast<uint64_t>(s.meanNs())},
                           {"mismatches", s.mismatches},
                           {"buckets", std::move(buckets)}};
-    o["elapsed_ms"] = std::llround(elapsedS * 1000);
-    if (final) o["final"] = true;
+    o["elapsed_ms"] = std::llround(rep.elapsedS * 1000);
+    // An interval's object describes that interval alone (bcc funclatency
+    // -i); the final one, the whole session.
+    if (rep.interval) o["interval_ms"] = std::llround(rep.interval->lengthS * 1000);
+    if (rep.probeCostNs > 0) o["probe_cost_ns"] = std::llround(rep.probeCostNs);
+    if (rep.final) o["final"] = true;
     std::cout << jsonText(o) << '\n';
   }
 

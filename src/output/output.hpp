@@ -51,29 +51,48 @@ class Output {
   // goscope set: a variable before and after the write.
   virtual void change(const std::string& var, const Value& before, const Value& after) = 0;
 
-  // goscope count, each interval: the functions called since the last one.
+  // One interval report (count -i, latency -i, trace --folded -i): when it
+  // ends and what it covers, as bcc's tools head theirs.
+  struct Interval {
+    double elapsedS = 0;  // seconds since the probes were attached, at its end (JSON's elapsed_ms)
+    double lengthS = 0;   // how long it lasted (JSON's interval_ms)
+    size_t omitted = 0;   // rows left out by --top
+  };
+  // goscope count, each interval: the functions called in it, most called first.
   struct CountRow {
     std::string func;
     uint64_t count = 0;  // since the probes were attached
-    uint64_t delta = 0;  // since the last interval
+    uint64_t delta = 0;  // in this interval
     double rate = 0;     // delta per second
     double elapsedS = 0;
   };
-  virtual void countInterval(const std::vector<CountRow>& rows) = 0;
+  virtual void countInterval(const Interval& interval, const std::vector<CountRow>& rows) = 0;
   // goscope count, at the end: every function called, most called first.
   struct CountTotal {
     std::string func;
     uint64_t count = 0;
     std::optional<double> droppedAtS;  // the overhead bound removed its probe then; count is up to that moment
   };
-  virtual void countTotals(const std::vector<CountTotal>& rows) = 0;
+  // `omitted`: functions called but left out by --top.
+  virtual void countTotals(const std::vector<CountTotal>& rows, size_t omitted) = 0;
   // count --read VAR: its value at the last hit (none yet: no hit) and its own rate of change;
   // `elapsedS`: seconds since the probes were attached (JSON's elapsed_ms).
   virtual void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate,
                           double elapsedS) = 0;
-  // goscope latency: one function's aggregate (each interval, and `final`)
-  // `elapsedS` seconds after the probes were attached (JSON's elapsed_ms).
-  virtual void latency(const std::string& func, const LatencyStats& stats, bool final, double elapsedS) = 0;
+  // goscope latency: one function's aggregate, of one interval (`interval`
+  // set: -i) or of the whole session (`final`), `elapsedS` seconds after the
+  // probes were attached (JSON's elapsed_ms); the text histogram in `unit`.
+  struct LatencyReport {
+    bool final = false;
+    double elapsedS = 0;
+    std::optional<Interval> interval;
+    TimeUnit unit = TimeUnit::Ns;
+    // What the probes add to each measured call (estimated; 0: unknown) and
+    // where the figures come from: said beside the histogram (issue #17).
+    double probeCostNs = 0;
+    std::string costFigures;
+  };
+  virtual void latency(const std::string& func, const LatencyStats& stats, const LatencyReport& report) = 0;
 
   // goscope list: one function of the binary.
   struct FunctionRow {

@@ -1,5 +1,6 @@
 // Text lines for people. Each line is flushed where hits are rare (break,
 // sample) so it shows at once; trace's lines are buffered.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -29,6 +30,18 @@ std::string hitText(const api::Call& c, const HitShape& shape) {
     if (c.stackCut || c.stack.size() > static_cast<size_t>(shape.stack)) out += " <- …";  // more frames than shown
   }
   return out;
+}
+
+// The width of a table's name column: the longest name, at least `least`.
+template <typename Row>
+int nameWidth(const std::vector<Row>& rows, size_t least) {
+  size_t w = least;
+  for (const auto& r : rows) w = std::max(w, r.func.size());
+  return static_cast<int>(w);
+}
+
+void printOmitted(size_t omitted) {
+  if (omitted) std::printf("(%zu more function%s called: --top shows the first N)\n", omitted, omitted == 1 ? "" : "s");
 }
 
 class TextOutput final : public Output {
@@ -76,21 +89,29 @@ class TextOutput final : public Output {
     std::cout << var << " = " << renderText(before) << " -> " << renderText(after) << " (" << after.type << ")\n";
   }
 
-  void countInterval(const std::vector<CountRow>& rows) override {
-    const std::string clock = wallClock();
+  void countInterval(const Interval& in, const std::vector<CountRow>& rows) override {
+    // bcc funccount -i's shape: a stamped header, then the interval's table,
+    // most called first; the name column as wide as the longest name.
+    std::printf("\n[%s] %.2f s\n", wallClock().c_str(), in.lengthS);
+    const int w = nameWidth(rows, 40);
+    std::printf("%-*s %12s %14s %14s\n", w, "FUNC", "CALLS", "RATE", "TOTAL");
     for (const auto& r : rows)
-      std::printf("%s %-40s %12llu %14.0f/s\n", clock.c_str(), r.func.c_str(), static_cast<unsigned long long>(r.count),
-                  r.rate);
+      std::printf("%-*s %12llu %12.0f/s %14llu\n", w, r.func.c_str(), static_cast<unsigned long long>(r.delta), r.rate,
+                  static_cast<unsigned long long>(r.count));
+    if (rows.empty()) std::printf("(no calls)\n");
+    printOmitted(in.omitted);
   }
 
-  void countTotals(const std::vector<CountTotal>& rows) override {
-    std::printf("\n%-48s %12s\n", "FUNC", "COUNT");
+  void countTotals(const std::vector<CountTotal>& rows, size_t omitted) override {
+    const int w = nameWidth(rows, 48);
+    std::printf("\n%-*s %12s\n", w, "FUNC", "COUNT");
     for (const auto& r : rows) {
-      std::printf("%-48s %12llu", r.func.c_str(), static_cast<unsigned long long>(r.count));
+      std::printf("%-*s %12llu", w, r.func.c_str(), static_cast<unsigned long long>(r.count));
       if (r.droppedAtS) std::printf("  [dropped at %.1f s: over the overhead budget]", *r.droppedAtS);
       std::printf("\n");
     }
     if (rows.empty()) std::printf("(no calls)\n");
+    printOmitted(omitted);
   }
 
   void bound(const api::BoundAction& a) override { std::fprintf(stderr, "goscope: %s\n", a.text.c_str()); }
@@ -105,8 +126,9 @@ class TextOutput final : public Output {
     else std::printf("%s: %lld\n", var.c_str(), static_cast<long long>(*value));
   }
 
-  void latency(const std::string& func, const LatencyStats& s, bool, double) override {
-    std::printf("\n%s\n", func.c_str());
+  void latency(const std::string& func, const LatencyStats& s, const LatencyReport& rep) override {
+    if (rep.interval) std::printf("\n[%s] %s, last %.2f s\n", wallClock().c_str(), func.c_str(), rep.interval->lengthS);
+    else std::printf("\n%s\n", func.c_str());
     if (s.count == 0) {
       std::printf("  no completed calls\n");
       return;
@@ -119,7 +141,10 @@ class TextOutput final : public Output {
     if (s.mismatches)
       std::printf("  %llu returns without a seen entry (calls in flight when probes were attached)\n",
                   static_cast<unsigned long long>(s.mismatches));
-    std::fputs(renderLog2Histogram(s.log2Buckets()).c_str(), stdout);
+    if (rep.probeCostNs > 0)
+      std::printf("  the probes cost ~%s a call (entry and return, %s); part of it is inside each time here\n",
+                  humanDuration(static_cast<uint64_t>(rep.probeCostNs)).c_str(), rep.costFigures.c_str());
+    std::fputs(renderLog2Histogram(s.log2Buckets(rep.unit), histogramUnitName(rep.unit)).c_str(), stdout);
   }
 
   void function(const FunctionRow& r) override {

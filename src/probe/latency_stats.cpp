@@ -44,13 +44,21 @@ uint64_t LatencyStats::percentile(double p) const {
   return maxNs;
 }
 
-std::vector<Log2Bucket> LatencyStats::log2Buckets() const {
-  // Log-linear bucket b lies entirely inside one power of two [2^m, 2^(m+1)),
-  // so the log2 histogram is an exact regrouping; bcc puts 0 and 1 together.
+uint64_t nanosPer(TimeUnit u) { return u == TimeUnit::Ms ? 1000000 : u == TimeUnit::Us ? 1000 : 1; }
+
+const char* histogramUnitName(TimeUnit u) { return u == TimeUnit::Ms ? "msecs" : u == TimeUnit::Us ? "usecs" : "nsecs"; }
+
+std::vector<Log2Bucket> LatencyStats::log2Buckets() const { return log2Buckets(TimeUnit::Ns); }
+
+std::vector<Log2Bucket> LatencyStats::log2Buckets(TimeUnit unit) const {
+  // In ns, log-linear bucket b lies entirely inside one power of two
+  // [2^m, 2^(m+1)), so the log2 histogram is an exact regrouping; bcc puts 0
+  // and 1 together.
+  const uint64_t per = nanosPer(unit);
   std::vector<uint64_t> pow2(64, 0);
   for (uint32_t b = 0; b < buckets.size(); b++) {
     if (!buckets[b]) continue;
-    uint64_t low = bucketLow(b);
+    uint64_t low = bucketLow(b) / per;
     unsigned m = low == 0 ? 0 : gs_log2_u64(low);
     pow2[m] += buckets[b];
   }

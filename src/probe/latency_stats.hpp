@@ -11,6 +11,11 @@
 
 namespace goscope {
 
+// The unit of a text histogram's buckets (bcc funclatency's default, -u, -m).
+enum class TimeUnit { Ns, Us, Ms };
+uint64_t nanosPer(TimeUnit u);
+const char* histogramUnitName(TimeUnit u);  // "nsecs", "usecs", "msecs"
+
 struct Log2Bucket {
   uint64_t low = 0;   // inclusive, ns
   uint64_t high = 0;  // inclusive, ns (bcc prints "low -> high")
@@ -35,6 +40,11 @@ struct LatencyStats {
   // funclatency-style power-of-two buckets, from the first to the last
   // non-empty one: [0,1], [2,3], [4,7], ...
   std::vector<Log2Bucket> log2Buckets() const;
+  // The same in `unit` (bounds in that unit, as funclatency -u/-m prints
+  // them). A log-linear bucket goes whole to the power of two that holds its
+  // low bound in that unit: one that straddles a boundary counts below it
+  // (an error within one log-linear bucket, ~3%). Ns is log2Buckets().
+  std::vector<Log2Bucket> log2Buckets(TimeUnit unit) const;
   // The difference of two readings of the same probe (for interval output):
   // count, sum, buckets and mismatches subtract; min and max are those of the
   // later reading's new buckets, as far as the histogram tells.

@@ -54,3 +54,25 @@ TEST_CASE("latency: sleeping workers, recursion and panics, every variant") {
     CHECK(lat["main.sleepWork"]["p50_ns"].as_int64() <= 5000000 + 20000000);
   }
 }
+
+TEST_CASE("latency: the probes' own cost per call is said beside the histogram") {
+  auto text = runCli("latency -c '" + fixture("zoo") + " --rounds 1' main.sleepWork");
+  REQUIRE_MESSAGE(text.exitCode == 0, text.err);
+  CHECK(text.out.find("  the probes cost ~") != std::string::npos);
+  CHECK(text.out.find("part of it is inside each time here") != std::string::npos);
+  auto json = runCli("latency --json -c '" + fixture("zoo") + " --rounds 1' main.sleepWork");
+  REQUIRE_MESSAGE(json.exitCode == 0, json.err);
+  bool seen = false;
+  for (const auto& l : splitLines(json.out)) {
+    if (l.empty() || l[0] != '{') continue;
+    auto o = boost::json::parse(l).as_object();
+    if (!o.contains("func")) continue;
+    // An entry trap and a RET trap: more than the cheapest placement alone
+    // (0.35 us by default), less than a millisecond.
+    REQUIRE(o.contains("probe_cost_ns"));
+    CHECK(o["probe_cost_ns"].as_int64() > 350);
+    CHECK(o["probe_cost_ns"].as_int64() < 1000000);
+    seen = true;
+  }
+  CHECK(seen);
+}

@@ -22,6 +22,7 @@
 #include <regex>
 #include <thread>
 
+#include "support/burst_counter.hpp"
 #include "support/goscope_process.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
@@ -112,30 +113,6 @@ unsigned short servingPort(GoscopeProcess& g) {
       30s);
   return port;
 }
-
-// The counter fixture in --burst mode: it calls main.doWork exactly n times
-// per burst(), and says its own count after each.
-class BurstCounter {
- public:
-  explicit BurstCounter(int n) : child_({fixture("counter"), "--burst", std::to_string(n)}, true) {
-    std::string line;
-    REQUIRE(child_.readLine(line, 10000));
-    REQUIRE(line == "ready");
-  }
-  pid_t pid() const { return child_.pid(); }
-  Child& child() { return child_; }
-  // main.counter after one more burst.
-  long long burst() {
-    ::kill(child_.pid(), SIGUSR1);
-    std::string line;
-    REQUIRE(child_.readLine(line, 30000));
-    REQUIRE(line.rfind("burst: counter=", 0) == 0);
-    return std::stoll(line.substr(line.find('=') + 1));
-  }
-
- private:
-  Child child_;
-};
 
 struct Sample {
   std::string name;    // goscope_latency_seconds_bucket

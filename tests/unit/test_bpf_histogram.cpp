@@ -126,6 +126,27 @@ TEST_CASE("bpf histogram: log2 buckets are funclatency's") {
   CHECK(lb.size() == 22);  // 0..21, empty ones in between included
 }
 
+TEST_CASE("bpf histogram: log2 buckets in usecs and msecs (latency -u, -m)") {
+  auto k = std::make_unique<gs_lat_stats>();
+  std::memset(k.get(), 0, sizeof *k);
+  // Values well inside their unit's power of two (no log-linear bucket
+  // straddles these boundaries): 1.5 us, 3 us, 5 us, 1.2 ms, 2.5 ms, 900 ns.
+  for (uint64_t v : {1500ull, 3000ull, 5000ull, 1200000ull, 2500000ull, 900ull}) record(*k, v);
+  const auto stats = LatencyStats::fromKernel(*k);
+  std::map<uint64_t, uint64_t> us, ms;  // low -> count
+  for (const auto& b : stats.log2Buckets(goscope::TimeUnit::Us)) us[b.low] += b.count;
+  for (const auto& b : stats.log2Buckets(goscope::TimeUnit::Ms)) ms[b.low] += b.count;
+  CHECK(us[0] == 2);     // 0.9 and 1.5 us: [0, 1]
+  CHECK(us[2] == 1);     // 3 us
+  CHECK(us[4] == 1);     // 5 us
+  CHECK(us[1024] == 1);  // 1,200 us
+  CHECK(us[2048] == 1);  // 2,500 us
+  CHECK(ms[0] == 5);     // everything below 2 ms
+  CHECK(ms[2] == 1);     // 2.5 ms
+  CHECK(std::string(goscope::histogramUnitName(goscope::TimeUnit::Ms)) == "msecs");
+  CHECK(stats.log2Buckets(goscope::TimeUnit::Ns).size() == stats.log2Buckets().size());
+}
+
 TEST_CASE("bpf histogram: the difference of two readings") {
   auto k = std::make_unique<gs_lat_stats>();
   std::memset(k.get(), 0, sizeof *k);
