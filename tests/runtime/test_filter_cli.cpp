@@ -139,6 +139,14 @@ TEST_CASE("filter: trace shows only matching calls and the kernel sends nothing 
   for (auto& o : pc) CHECK(o["args"].as_object().at("s") == "-7");
   CHECK(costField(p.out, "events_sent") == 2 * kRounds);
   CHECK(costField(p.out, "filtered_out") == 2 * kRounds);
+
+  // --folded counts stacks in the kernel: only the matching calls' stacks.
+  auto f = runCli("trace --folded --json " + zooCommand() + " main.add --filter 'x > 20'");
+  REQUIRE_MESSAGE(f.exitCode == 0, f.err);
+  int64_t stacked = 0;
+  for (auto& o : jsonObjects(f.out))
+    if (o.contains("stack")) stacked += o["count"].to_number<int64_t>();
+  CHECK(stacked == perRound * kRounds);
 }
 
 TEST_CASE("filter: on a stripped binary the names come from the user's signature") {
