@@ -12,6 +12,18 @@
 # Such a binary is ET_DYN with an interpreter (/lib64/ld-linux-x86-64.so.2)
 # but no DT_NEEDED libraries; the first PT_LOAD has p_vaddr 0x400000.
 #
+# And, for separate debug info (docs/debug-info.md), from a few fixtures:
+#
+#   splitdebug/NAME.debug     objcopy --only-keep-debug of default/NAME (DWARF,
+#                             notes, .symtab; NOBITS .text)
+#   splitdebug/NAME-stripped  objcopy --strip-all of default/NAME: no DWARF, no
+#                             .symtab, nothing that points at a debug file
+#   splitdebug/NAME-linked    the same plus a .gnu_debuglink naming NAME.debug
+#   buildid/NAME              go build -ldflags=-B 0x<sha1 of NAME>: a GNU
+#                             build-id note (Go < 1.21 has no -B gobuildid)
+#   buildid/NAME-stripped     objcopy --strip-all of it
+#   buildid/NAME.debug        objcopy --only-keep-debug of it
+#
 # No -trimpath: DWARF and pclntab keep the absolute source paths
 # (…/fixtures/go/<name>/main.go), which tests rely on.
 #
@@ -76,3 +88,26 @@ for variant in "${variants[@]}"; do
   done
   echo "build-fixtures: $variant: ${fixtures[*]} -> $out_dir/$variant"
 done
+
+# Separate debug info: the stripped twins keep the build's Go build ID and
+# code byte for byte (objcopy rewrites no allocated section).
+command -v objcopy >/dev/null || { echo "build-fixtures: 'objcopy' (binutils) not found in PATH" >&2; exit 1; }
+split_fixtures=(counter functions zoo)
+mkdir -p -- "$out_dir/splitdebug" "$out_dir/buildid"
+for name in "${split_fixtures[@]}"; do
+  d="$out_dir/splitdebug"
+  objcopy --only-keep-debug "$out_dir/default/$name" "$d/$name.debug"
+  objcopy --strip-all "$out_dir/default/$name" "$d/$name-stripped"
+  # --add-gnu-debuglink records the CRC32 of the file it is given and its base name.
+  (cd -- "$d" && objcopy --strip-all --add-gnu-debuglink="$name.debug" "$out_dir/default/$name" "$name-linked")
+done
+echo "build-fixtures: splitdebug: ${split_fixtures[*]} -> $out_dir/splitdebug"
+buildid_fixtures=(functions)
+for name in "${buildid_fixtures[@]}"; do
+  d="$out_dir/buildid"
+  id=$(printf '%s' "goscope-fixture-$name" | sha1sum | cut -c1-40)
+  go build "-ldflags=-B 0x$id" -o "$d/$name" "./$name"
+  objcopy --only-keep-debug "$d/$name" "$d/$name.debug"
+  objcopy --strip-all "$d/$name" "$d/$name-stripped"
+done
+echo "build-fixtures: buildid: ${buildid_fixtures[*]} -> $out_dir/buildid"

@@ -27,8 +27,13 @@ Result<void> requireDwarf(pid_t pid, const TracedTarget* known) {
   }
   const GoBinary& bin = known ? known->binary() : *opened->binary;
   const std::string who = known ? known->describe() : opened->describe();
-  const ElfFile& elf = bin.elf();
-  if (elf.section(".debug_info") || elf.section(".zdebug_info")) return {};
+  if (bin.hasEmbeddedDwarf()) return {};
+  if (bin.hasDwarf())
+    return fail(ErrorKind::BadTarget,
+                who + " has its DWARF in a separate debug file (" + bin.debugInfoOrigin().path +
+                    "): Delve cannot use it, it reads only the executable's own",
+                "the BPF path (goscope count/latency/trace -p " + std::to_string(pid) +
+                    ") and direct reads of package variables use the debug file; Delve needs the unstripped build");
   return fail(ErrorKind::BadTarget, who + " has no DWARF debug info (stripped): Delve cannot read its variables",
               "the BPF path works on it: goscope count/latency/trace -p " + std::to_string(pid) +
                   "; Delve needs a build without -ldflags='-s -w'");

@@ -26,10 +26,6 @@ namespace goscope::api {
 
 namespace {
 
-bool hasDwarfSections(const GoBinary& bin) {
-  return bin.elf().section(".debug_info") || bin.elf().section(".zdebug_info");
-}
-
 bool isPerHit(Action a) { return a == Action::Trace || a == Action::Break; }
 
 bool needsDelveFacts(Action a) {
@@ -85,7 +81,9 @@ namespace {
 // Everything but the hit rate: the facts that cost no probe.
 Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid) {
   TargetFacts f;
-  f.hasDwarf = hasDwarfSections(bin);
+  // DWARF from the executable or a separate debug file (GoBinary::attachDebugInfo).
+  f.hasDwarf = bin.hasDwarf();
+  if (f.hasDwarf && !bin.hasEmbeddedDwarf()) f.separateDebugFile = bin.debugInfoOrigin().path;
   if (const BuildInfo* bi = bin.buildInfo()) f.goVersion = bi->goVersion;
   f.bpfPrivileges = static_cast<bool>(bpf::checkPrivileges());
   // What decides a ptrace attach (Delve; direct reads need the same access):

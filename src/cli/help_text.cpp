@@ -12,7 +12,7 @@ std::string valuePlaceholder(const std::string& name) {
       {"read", "VAR"},        {"counter", "VAR"},              {"at", "FUNC"},            {"func", "FUNC"},
       {"strategy", "auto|delve|bpf"}, {"max-overhead", "PCT"}, {"expect-rate", "HITS/S"}, {"svg", "FILE"},
       {"dlv-arg", "ARG"},     {"modes", "LIST"},               {"prometheus", "ADDR"},
-      {"top", "N"},
+      {"top", "N"},           {"debug-file", "PATH"},          {"debug-dir", "DIR"},
   };
   auto it = kinds.find(name);
   return it == kinds.end() ? "VALUE" : it->second;

@@ -13,7 +13,7 @@ namespace goscope::cli {
 
 namespace {
 const std::vector<OptionSpec> kSpecs = {
-    kBinaryOption, kPidOption, {"json", 0, false, "one JSON object"}, {"help", 'h', false, "this help"}};
+    kBinaryOption, kPidOption, kDebugFileOption, kDebugDirOption, {"json", 0, false, "one JSON object"}, {"help", 'h', false, "this help"}};
 }
 
 int runInfo(const std::vector<std::string>& argv) {
@@ -54,6 +54,8 @@ int runInfo(const std::vector<std::string>& argv) {
   info.pie = bin.elf().isPie();
   info.symtab = bin.hasSymtab();
   info.dwarf = dw != nullptr;
+  info.debugInfoSource = debugInfoSourceName(bin.debugInfoOrigin().source);
+  info.debugInfoPath = bin.debugInfoOrigin().path;
   info.pclntabFormat = bin.pclntab().goVersionFormat();
   info.functions = bin.pclntab().functions().size();
   // The offset the probes use, found or assumed (was: null when assumed,

@@ -18,6 +18,8 @@ namespace {
 const std::vector<OptionSpec> kSpecs = {
     kBinaryOption,
     kPidOption,
+    kDebugFileOption,
+    kDebugDirOption,
     {"json", 0, false, "one JSON object per line"},
     {"all", 'a', false, "include functions that cannot be probed (probe is null)"},
     {"help", 'h', false, "this help"},

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "cli/target_options.hpp"
 #include "cli/target_watch.hpp"
 #include "api/goscope.hpp"
 #include "target/target.hpp"
@@ -24,6 +25,8 @@ std::vector<OptionSpec> traceOptionSpecs(std::vector<OptionSpec> extra) {
       {"json", 0, false, "one JSON object per line"},
       {"ignore-missing", 0, false, "go on when a pattern matches no function (by default that is an error, exit 5)"},
       {"strict", 0, false, "a -p target that exits is an error (exit 8), not the session's normal end (exit 0)"},
+      kDebugFileOption,
+      kDebugDirOption,
       {"help", 'h', false, "this help"},
   };
   specs.insert(specs.end(), extra.begin(), extra.end());
@@ -31,6 +34,7 @@ std::vector<OptionSpec> traceOptionSpecs(std::vector<OptionSpec> extra) {
 }
 
 ProbeRequest requestFromTraceArgs(const Args& args, Action action) {
+  applyDebugInfoOptions(args);
   ProbeRequest r;
   r.action = action;
   if (auto p = args.get("pid")) r.target.pid = watchTarget(orRaise(parsePid(*p)));

@@ -1,10 +1,19 @@
 #include "cli/target_options.hpp"
 
 #include "cli/target_watch.hpp"
+#include "target/separate_debug_info.hpp"
 
 namespace goscope::cli {
 
+void applyDebugInfoOptions(const Args& args) {
+  DebugInfoSearch search;
+  if (auto f = args.get("debug-file")) search.debugFile = *f;  // (parseArgs refuses an empty value)
+  if (args.has("debug-dir")) search.debugDirs = args.all("debug-dir");
+  setDebugInfoSearch(std::move(search));
+}
+
 Target openTargetOrRaise(const Args& args, const std::string& sub) {
+  applyDebugInfoOptions(args);
   bool b = args.has("binary"), p = args.has("pid");
   if (b == p)
     raise({ErrorKind::Usage, sub + ": give exactly one target: -b BINARY or -p PID"});

@@ -219,6 +219,9 @@ class JsonOutput final : public Output {
     o["pie"] = t.pie;
     o["symtab"] = t.symtab;
     o["dwarf"] = t.dwarf;
+    o["debug_info"] = boost::json::object{
+        {"source", t.debugInfoSource},
+        {"path", t.debugInfoPath.empty() ? boost::json::value(nullptr) : boost::json::value(t.debugInfoPath)}};
     o["pclntab_format"] = t.pclntabFormat;
     o["functions"] = t.functions;
     o["goid_offset"] = t.goidOffset ? boost::json::value(*t.goidOffset) : boost::json::value(nullptr);

@@ -117,6 +117,10 @@ class Output {
     std::optional<uint64_t> loadBias;
     std::optional<std::string> goVersion, mainPath, mainModule;
     bool pie = false, symtab = false, dwarf = false;
+    // Where the DWARF comes from: "embedded", "debug-file", "build-id",
+    // "debuglink" or "none" (debugInfoSourceName), and the file read.
+    std::string debugInfoSource = "none";
+    std::string debugInfoPath;
     std::string pclntabFormat;
     size_t functions = 0;
     std::optional<uint64_t> goidOffset;

@@ -170,7 +170,11 @@ class TextOutput final : public Output {
     std::cout << "pie:            " << (t.pie ? "yes" : "no") << '\n';
     if (t.loadBias) std::cout << "load bias:      " << hex(*t.loadBias) << '\n';
     std::cout << "symbols:        " << (t.symtab ? ".symtab" : "stripped") << '\n';
-    std::cout << "dwarf:          " << (t.dwarf ? "yes (signatures, types, Delve)" : "no (BPF path only)") << '\n';
+    const bool separate = t.debugInfoSource != "embedded" && t.debugInfoSource != "none";
+    if (!t.dwarf) std::cout << "dwarf:          no (BPF path only)\n";
+    else if (!separate) std::cout << "dwarf:          yes (signatures, types, Delve)\n";
+    else std::cout << "dwarf:          yes, from a separate file (signatures, types; not Delve, which reads only the executable's)\n";
+    if (separate) std::cout << "debug info:     " << t.debugInfoPath << " (" << t.debugInfoSource << ")\n";
     std::cout << "pclntab:        Go " << t.pclntabFormat << " format, " << t.functions << " functions\n";
     if (t.goidOffset && t.goidOffsetAssumed)
       std::cout << "runtime.g.goid: offset " << *t.goidOffset << " (" << t.goidOffsetHow << "): goroutine ids may be wrong\n";

@@ -51,6 +51,12 @@ Blocker delveUnavailable(const TargetFacts& f) {
   if (!f.hasDwarf)
     return {"the binary has no DWARF debug info (stripped): Delve cannot read its variables", ErrorKind::BadTarget,
             "the BPF path works on it: goscope count/latency/trace; Delve needs a build without -ldflags='-s -w'"};
+  if (!f.separateDebugFile.empty())
+    return {"the binary's DWARF is in a separate debug file (" + f.separateDebugFile +
+                "), which Delve cannot use: dlv reads only the executable's own DWARF",
+            ErrorKind::BadTarget,
+            "the BPF path (count/latency/trace) and direct reads of package variables use the debug file; "
+            "Delve needs the unstripped build"};
   if (!f.delveAcceptsGoVersion)
     return {"the target was built by " + (f.goVersion.empty() ? std::string("a Go release") : f.goVersion) +
                 ", outside what the installed Delve supports" + (f.delveWindow.empty() ? "" : " (" + f.delveWindow + ")"),
@@ -268,7 +274,9 @@ std::string explainFacts(const TargetFacts& f) {
   auto yes = [](bool b) { return b ? "yes" : "no"; };
   std::string out = "facts: ";
   out += (f.goVersion.empty() ? std::string("Go version unknown") : f.goVersion);
-  out += f.hasDwarf ? ", DWARF" : ", stripped (no DWARF)";
+  out += !f.hasDwarf                      ? ", stripped (no DWARF)"
+         : f.separateDebugFile.empty() ? ", DWARF"
+                                       : ", DWARF from the separate file " + f.separateDebugFile;
   out += f.dlvInstalled ? (f.delveWindow.empty() ? std::string(", dlv installed") : ", " + f.delveWindow) : ", no dlv";
   if (f.dlvInstalled && !f.delveWindow.empty()) out += std::string(" (accepts this target: ") + yes(f.delveAcceptsGoVersion) + ")";
   out += std::string(", BPF privileges: ") + yes(f.bpfPrivileges) + ", ptrace: " + yes(f.ptracePrivileges);

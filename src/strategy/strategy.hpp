@@ -26,6 +26,9 @@ const char* backendName(Backend b);
 
 struct TargetFacts {
   bool hasDwarf = false;
+  // The DWARF is in a separate debug file (this path), not in the executable:
+  // BPF and direct reads use it, Delve cannot (dlv reads the executable's own).
+  std::string separateDebugFile;
   std::string goVersion;           // "go1.19.8"; empty when unknown
   bool delveAcceptsGoVersion = true;
   std::string delveWindow;         // "Delve 1.20.2 reads Go 1.18 to 1.20"; empty when unknown

@@ -25,6 +25,8 @@ Result<std::shared_ptr<GoBinary>> GoBinary::open(const std::string& path, const 
   }
   std::shared_ptr<GoBinary> b(new GoBinary(std::move(*elf), std::move(*pcln)));
   b->name_ = displayName.empty() ? path : displayName;
+  // Named as messages name the binary (for a process its path, not /proc/PID/exe).
+  if (b->hasEmbeddedDwarf()) b->debugOrigin_ = {DebugInfoSource::Embedded, b->name_, nullptr, ""};
   if (auto bi = readBuildInfo(*b->elf_)) b->build_ = std::move(*bi);
   else spdlog::debug("{}: {}", b->name_, bi.error().message);
   // Start-up phases in -v (issue #14): where the time to the first probe goes.
@@ -35,9 +37,23 @@ Result<std::shared_ptr<GoBinary>> GoBinary::open(const std::string& path, const 
   return b;
 }
 
+Result<void> GoBinary::attachDebugInfo(const DebugInfoSearch& search, const std::string& exeDir) {
+  auto origin = findDebugInfo(*elf_, name_, exeDir, search);
+  if (!origin) return origin.failure();
+  debugOrigin_ = std::move(*origin);
+  if (debugOrigin_.separate)
+    spdlog::debug("{}: debug info from {} ({}; matched by {})", name_, debugOrigin_.path,
+                  debugInfoSourceName(debugOrigin_.source), debugOrigin_.matchedBy);
+  else
+    spdlog::debug("{}: debug info: {}", name_, debugInfoSourceName(debugOrigin_.source));
+  return {};
+}
+
+bool GoBinary::hasEmbeddedDwarf() const { return elf_->section(".debug_info") || elf_->section(".zdebug_info"); }
+
 const DwarfInfo* GoBinary::dwarf() const {
   std::call_once(dwarfOnce_, [this] {
-    auto d = DwarfInfo::read(*elf_);
+    auto d = DwarfInfo::read(dwarfElf());
     if (!d) {
       spdlog::warn("{}: ignoring unreadable DWARF: {}", name_, d.error().message);
       return;
@@ -58,7 +74,7 @@ const DwarfInfo* GoBinary::dwarfGlobals(const std::vector<std::string>& names) c
   }
   if (known) return globals_.back().get();
   const auto t0 = std::chrono::steady_clock::now();
-  auto d = DwarfInfo::readGlobals(*elf_, globalsAsked_);
+  auto d = DwarfInfo::readGlobals(dwarfElf(), globalsAsked_);
   spdlog::debug("{}: DWARF of {} package variable(s) read in {:.1f} ms (top-level DIEs only)", name_,
                 globalsAsked_.size(), std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   if (!d || !*d) {

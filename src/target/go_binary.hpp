@@ -16,6 +16,7 @@
 #include "target/dwarf_info.hpp"
 #include "target/elf_file.hpp"
 #include "target/pclntab.hpp"
+#include "target/separate_debug_info.hpp"
 #include "util/result.hpp"
 
 namespace goscope {
@@ -26,6 +27,22 @@ class GoBinary {
   // /proc/PID/exe is opened but the real path is shown).
   // Errors: NotFound, BadTarget (not ELF, not x86-64, not Go).
   static Result<std::shared_ptr<GoBinary>> open(const std::string& path, const std::string& displayName = {});
+
+  // Decides where dwarf() and dwarfGlobals() read from: the executable's own
+  // DWARF, or a separate debug file (separate_debug_info.hpp). The one place
+  // a stripped target gets debug info from elsewhere; called once, before
+  // the binary is shared, by every target opener (target.cpp,
+  // traced_target.cpp). `exeDir`: where .gnu_debuglink's file is looked for.
+  // Errors: those of findDebugInfo (a --debug-file that does not belong).
+  Result<void> attachDebugInfo(const DebugInfoSearch& search, const std::string& exeDir);
+  // Where the DWARF comes from (None: there is none).
+  const DebugInfoOrigin& debugInfoOrigin() const { return debugOrigin_; }
+  // DWARF from somewhere (cheap: section headers). dwarf() may still be
+  // nullptr when that DWARF is unreadable.
+  bool hasDwarf() const { return debugOrigin_.source != DebugInfoSource::None; }
+  // DWARF in the executable itself: what Delve needs (dlv reads no
+  // separate debug file of a Go binary).
+  bool hasEmbeddedDwarf() const;
 
   const std::string& name() const { return name_; }
   const ElfFile& elf() const { return *elf_; }
@@ -54,8 +71,12 @@ class GoBinary {
  private:
   GoBinary(std::shared_ptr<ElfFile> elf, Pclntab pcln) : elf_(std::move(elf)), pcln_(std::move(pcln)) {}
 
+  // The file the DWARF is read from: the executable, or the separate file.
+  const ElfFile& dwarfElf() const { return debugOrigin_.separate ? *debugOrigin_.separate : *elf_; }
+
   std::string name_;
   std::shared_ptr<ElfFile> elf_;
+  DebugInfoOrigin debugOrigin_;
   Pclntab pcln_;
   std::optional<BuildInfo> build_;
   mutable std::once_flag dwarfOnce_;

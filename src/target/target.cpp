@@ -1,10 +1,16 @@
 #include "target/target.hpp"
 
 #include <charconv>
+#include <filesystem>
 
 #include "target/namespaces.hpp"
 
 namespace goscope {
+
+std::string directoryOf(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
 
 std::string Target::describe() const {
   if (process) return "PID " + std::to_string(process->pid()) + " (" + process->exePath() + ")";
@@ -27,6 +33,7 @@ Result<Target> openBinaryTarget(const std::string& path) {
     }
   }
   if (!b) return b.failure();
+  if (auto d = (*b)->attachDebugInfo(debugInfoSearch(), directoryOf(path)); !d) return d.failure();
   return Target{std::move(*b), std::nullopt, 0};
 }
 
@@ -45,6 +52,13 @@ Result<Target> openProcessTarget(pid_t pid) {
     }
     return b.failure();
   }
+  // .gnu_debuglink's directory as seen from here: the process's own path
+  // when its root is ours, else through /proc/PID/root (a container's root).
+  const std::string root = "/proc/" + std::to_string(pid) + "/root";
+  std::error_code ec;
+  const bool ourRoot = std::filesystem::equivalent(root, "/", ec);
+  const std::string exeDir = (ourRoot ? "" : root) + directoryOf(p->exePath());
+  if (auto d = (*b)->attachDebugInfo(debugInfoSearch(), exeDir); !d) return d.failure();
   auto bias = p->loadBias((*b)->elf());
   if (!bias) return bias.failure();
   return Target{std::move(*b), std::move(*p), *bias};

@@ -21,9 +21,13 @@ struct Target {
   std::string describe() const;  // "PID 123 (/usr/bin/x)" or "/usr/bin/x"
 };
 
+// Both attach the binary's debug info (GoBinary::attachDebugInfo, with
+// debugInfoSearch()): a --debug-file that does not belong is refused here.
 Result<Target> openBinaryTarget(const std::string& path);
 // Errors: NotFound (no such PID), BadTarget ("PID N (path) is not a Go program").
 Result<Target> openProcessTarget(pid_t pid);
+// The directory part of a path ("." for a bare name): where .gnu_debuglink's file is looked for.
+std::string directoryOf(const std::string& path);
 // Parses the text of -p: a positive decimal PID.
 Result<pid_t> parsePid(const std::string& text);
 

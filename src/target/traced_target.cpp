@@ -7,6 +7,20 @@
 
 namespace goscope {
 
+namespace {
+
+// How long a wrapper may take to run its Go program.
+constexpr std::chrono::milliseconds kWrapperTimeout{10000};
+
+// The file is not a Go program at all (not ELF, or no pclntab): for -c, a
+// wrapper to follow.
+bool notGo(const Error& e) {
+  return e.kind == ErrorKind::BadTarget && (e.message.find("not a Go program") != std::string::npos ||
+                                            e.message.find("not an ELF file") != std::string::npos);
+}
+
+}  // namespace
+
 Result<TracedTarget> TracedTarget::open(const TargetSpec& spec) {
   int given = spec.pid.has_value() + spec.command.has_value() + spec.binary.has_value();
   if (given != 1) return fail(ErrorKind::Usage, "give exactly one target: -p PID, -c 'CMD ARGS' or -b BINARY");
@@ -30,11 +44,31 @@ Result<TracedTarget> TracedTarget::open(const TargetSpec& spec) {
     auto child = LaunchedChild::start(*spec.command, spec.commandStdoutToStderr);
     if (!child) return child.failure();
     auto b = GoBinary::open(child->program());
+    pid_t pid = child->pid();
+    std::string program = child->program();
+    if (!b && notGo(b.error())) {
+      // A wrapper (a script, sh -c, env): followed to the Go program it
+      // runs, which is held before its first instruction (docs/reliability.md).
+      auto held = child->releaseFollowing([](const std::string& exe) {
+        auto g = GoBinary::open(exe);
+        return g || !notGo(g.error());  // a Go program goscope cannot read is the one meant: its error is said
+      }, kWrapperTimeout);
+      if (!held)
+        return fail(held.error().kind, program + " is not a Go program, and following it: " + held.error().message,
+                    "-c wants a Go program, or a script or sh -c that runs one within " +
+                        std::to_string(kWrapperTimeout.count() / 1000) + " s");
+      b = GoBinary::open(held->exe());
+      pid = held->pid();
+      program = held->exe();
+      t.held_.emplace(std::move(*held));
+    }
     if (!b) return b.failure();  // the held child gets EOF and exits when `child` dies
+    if (auto d = (*b)->attachDebugInfo(debugInfoSearch(), directoryOf(child->program())); !d) return d.failure();
     t.binary_ = *b;
-    t.attachPath_ = child->program();
-    t.pidFilter_ = child->pid();
-    t.display_ = "PID " + std::to_string(child->pid()) + " (" + child->program() + ")";
+    t.attachPath_ = program;
+    t.pidFilter_ = pid;
+    t.display_ = "PID " + std::to_string(pid) + " (" + program + ")";
+    if (t.held_) t.display_ += ", run by " + child->program();
     t.child_.emplace(std::move(*child));
   }
   return t;
@@ -44,8 +78,14 @@ std::string TracedTarget::describe() const { return display_; }
 
 Result<void> TracedTarget::release() {
   if (!child_) return {};
-  if (auto r = child_->release(); !r) return r;
-  auto p = Process::attach(child_->pid());
+  pid_t pid = child_->pid();
+  if (held_) {  // the wrapper runs already; its Go program goes on from its exec stop
+    pid = held_->pid();
+    held_->release();
+  } else if (auto r = child_->release(); !r) {
+    return r;
+  }
+  auto p = Process::attach(pid);
   if (p) process_ = std::move(*p);
   return {};
 }

@@ -57,6 +57,8 @@ class TracedTarget {
   mutable std::string execedTo_;  // set by execed()
   std::optional<Process> process_;
   std::optional<LaunchedChild> child_;
+  // -c through a wrapper: the Go program it started, held until release().
+  std::optional<HeldExec> held_;
   std::string attachPath_;
   std::string display_;
   pid_t pidFilter_ = 0;

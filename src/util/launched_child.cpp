@@ -161,6 +161,14 @@ Result<void> LaunchedChild::release() {
   return {};
 }
 
+Result<HeldExec> LaunchedChild::releaseFollowing(const std::function<bool(const std::string&)>& accept,
+                                                 std::chrono::milliseconds timeout) {
+  int status = -1;
+  auto held = followToProgram(pid_, [this] { return release(); }, accept, timeout, &status);
+  if (!held && status >= 0) status_ = status;  // reaped while following
+  return held;
+}
+
 static int decodeStatus(int st) {
   if (WIFEXITED(st)) return WEXITSTATUS(st);
   if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);

@@ -7,10 +7,12 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "util/exec_follow.hpp"
 #include "util/result.hpp"
 #include "util/unique_fd.hpp"
 
@@ -32,6 +34,11 @@ class LaunchedChild {
   const std::string& program() const { return program_; }  // absolute path that will be exec'd
   // Lets the child exec. Returns an error if the exec failed.
   Result<void> release();
+  // A wrapper (a script, `sh -c`): lets it exec and follows it to the
+  // first program `accept` takes, returned held in its exec stop
+  // (util/exec_follow.hpp). The child stays the command whose status counts.
+  Result<HeldExec> releaseFollowing(const std::function<bool(const std::string&)>& accept,
+                                    std::chrono::milliseconds timeout);
   // Non-blocking: the exit status once it has exited (reaps it).
   std::optional<int> poll();
   // The exit status poll() or wait() saw (128+N: killed by signal N); none while it runs.

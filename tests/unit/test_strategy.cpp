@@ -10,7 +10,7 @@ using namespace goscope;
 namespace {
 
 bool delveUsable(const TargetFacts& f) {
-  return f.hasDwarf && f.dlvInstalled && f.delveAcceptsGoVersion && f.ptracePrivileges && f.runningProcess &&
+  return f.hasDwarf && f.separateDebugFile.empty() && f.dlvInstalled && f.delveAcceptsGoVersion && f.ptracePrivileges && f.runningProcess &&
          f.delveBlockedBy.empty();
 }
 
@@ -111,6 +111,44 @@ TEST_CASE("strategy: stripped binaries go to BPF — writes to Delve, and only w
   auto ps = planRequest(set, full);
   REQUIRE(ps);
   CHECK(ps->backend == Backend::Delve);
+}
+
+TEST_CASE("strategy: DWARF only in a separate debug file serves BPF and direct reads, never Delve") {
+  TargetFacts f;
+  f.hasDwarf = true;
+  f.separateDebugFile = "/srv/app.debug";
+  const std::string why = "the binary's DWARF is in a separate debug file (/srv/app.debug), which Delve cannot use";
+  ProbeRequest read;
+  read.action = Action::Read;
+  f.readsArePlainVariables = true;
+  auto pr = planRequest(read, f);
+  REQUIRE(pr);
+  CHECK(pr->backend == Backend::DirectRead);
+  CHECK_FALSE(pr->fallback.has_value());  // Delve could not take over
+  read.strategy = StrategyChoice::Delve;
+  auto forced = planRequest(read, f);
+  REQUIRE_FALSE(forced);
+  CHECK(forced.error().kind == ErrorKind::BadTarget);
+  CHECK(forced.error().message.find(why) != std::string::npos);
+
+  ProbeRequest brk;  // both could serve a break: BPF, saying why not Delve
+  brk.action = Action::Break;
+  brk.capture.args = true;
+  f.measuredRatePerS = 1;  // slow enough that Delve would be chosen if it could
+  auto pb = planRequest(brk, f);
+  REQUIRE(pb);
+  CHECK(pb->backend == Backend::Bpf);
+  CHECK(explainPlan(*pb).find("Delve cannot serve this target: " + why) != std::string::npos);
+  CHECK(explainFacts(f).find("DWARF from the separate file /srv/app.debug") != std::string::npos);
+
+  ProbeRequest sample;
+  sample.action = Action::Sample;
+  auto ps = planRequest(sample, f);
+  REQUIRE_FALSE(ps);
+  CHECK(ps.error().message.find(why) != std::string::npos);
+  f.separateDebugFile.clear();  // the same facts with embedded DWARF: Delve serves
+  CHECK(planRequest(sample, f)->backend == Backend::Delve);
+  CHECK(planRequest(brk, f)->backend == Backend::Delve);
 }
 
 TEST_CASE("strategy: the rate decides between Delve and BPF against the budget") {
