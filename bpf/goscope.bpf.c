@@ -68,6 +68,22 @@ struct {
 } capture_specs SEC(".maps");
 
 struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1024);
+  __type(key, __u32);
+  __type(value, struct gs_filter);
+} filters SEC(".maps");
+
+/* Per probe, the calls its filter dropped (as "counts"): what they cost
+ * (the trap) is still the target's, and the cost meter prices it. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 65536 / GS_COUNTS_PER_BLOCK);
+  __type(key, __u32);
+  __type(value, struct gs_count_block);
+} filtered_counts SEC(".maps");
+
+struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, 65536 / GS_COUNTS_PER_BLOCK);
   __type(key, __u32);
@@ -228,6 +244,110 @@ static __always_inline __u64 reg_of(const struct gs_event *e, __u32 r) {
   return 0; /* GS_REG_ABS */
 }
 
+/* The argument registers at the entry and RSP, by gs_reg number (0..9).
+ * Copied out of the context once: an index into pt_regs would be a
+ * modified context pointer, which the verifier refuses. */
+struct gs_entry_regs {
+  __u64 r[GS_REG_RSP + 1];
+};
+
+static __always_inline void entry_regs(struct pt_regs *ctx, struct gs_entry_regs *g) {
+  g->r[GS_REG_RAX] = ctx->ax;
+  g->r[GS_REG_RBX] = ctx->bx;
+  g->r[GS_REG_RCX] = ctx->cx;
+  g->r[GS_REG_RDI] = ctx->di;
+  g->r[GS_REG_RSI] = ctx->si;
+  g->r[GS_REG_R8] = ctx->r8;
+  g->r[GS_REG_R9] = ctx->r9;
+  g->r[GS_REG_R10] = ctx->r10;
+  g->r[GS_REG_R11] = ctx->r11;
+  g->r[GS_REG_RSP] = ctx->sp;
+}
+
+static __always_inline __u64 entry_reg(const struct gs_entry_regs *g, __u32 r) {
+  return r <= GS_REG_RSP ? g->r[r] : 0;
+}
+
+/* Does one comparison of the filter hold at this entry? A failed read of the
+ * argument's memory means no (and is counted as a read error). */
+static __always_inline int cond_holds(const struct gs_entry_regs *g, const struct gs_filter_cond *c) {
+  long err = 0;
+  if (c->kind == GS_FK_STRING) {
+    __u64 ptr, len;
+    if (c->base == GS_REG_RSP) {
+      ptr = read_u64(g->r[GS_REG_RSP] + (__s64)c->off, &err);
+      len = read_u64(g->r[GS_REG_RSP] + (__s64)c->off + 8, &err);
+    } else {
+      ptr = entry_reg(g, c->base);
+      len = entry_reg(g, c->len_reg);
+    }
+    if (err) {
+      stat_inc(GS_STAT_READ_ERRORS);
+      return 0;
+    }
+    __u32 want = c->str_len;
+    if (want > GS_FILTER_STR) return 0;
+    int same;
+    if (c->op == GS_OP_PREFIX) {
+      if (len < want) return 0;
+    } else if (len != want) {
+      return c->op == GS_OP_NE;
+    }
+    /* The first `want` bytes decide (equal lengths, or a prefix). */
+    char buf[GS_FILTER_STR];
+    if (want && bpf_probe_read_user(buf, want, (const void *)ptr)) {
+      stat_inc(GS_STAT_READ_ERRORS);
+      return 0;
+    }
+    same = 1;
+    for (int j = 0; j < GS_FILTER_STR; j++) {
+      if (j >= want) break;
+      if (buf[j] != c->str[j]) {
+        same = 0;
+        break;
+      }
+    }
+    return c->op == GS_OP_NE ? !same : same;
+  }
+
+  __u64 v = c->base == GS_REG_RSP ? read_u64(g->r[GS_REG_RSP] + (__s64)c->off, &err) : entry_reg(g, c->base);
+  if (err) {
+    stat_inc(GS_STAT_READ_ERRORS);
+    return 0;
+  }
+  /* Registers hold garbage above a narrow argument: only `size` bytes count. */
+  if (c->size < 8) {
+    __u32 shift = 64 - 8 * (__u32)c->size;
+    v = c->kind == GS_FK_SIGNED ? (__u64)(((__s64)(v << shift)) >> shift) : (v << shift) >> shift;
+  }
+  __u64 k = c->value;
+  int lt = c->kind == GS_FK_SIGNED ? (__s64)v < (__s64)k : v < k;
+  switch (c->op) {
+    case GS_OP_EQ: return v == k;
+    case GS_OP_NE: return v != k;
+    case GS_OP_LT: return lt;
+    case GS_OP_LE: return lt || v == k;
+    case GS_OP_GT: return !lt && v != k;
+    case GS_OP_GE: return !lt;
+  }
+  return 0;
+}
+
+/* Do the arguments at this entry pass the probe's filter (every condition)?
+ * A filter that cannot be found passes nothing. */
+static __always_inline int filter_passes(struct pt_regs *ctx, __u32 idx) {
+  struct gs_filter *f = bpf_map_lookup_elem(&filters, &idx);
+  if (!f) return 0;
+  struct gs_entry_regs g;
+  entry_regs(ctx, &g);
+  __u32 n = f->nconds;
+  for (int i = 0; i < GS_MAX_FILTER_CONDS; i++) {
+    if (i >= n) break;
+    if (!cond_holds(&g, &f->conds[i])) return 0;
+  }
+  return 1;
+}
+
 /* Copies the capture spec's memory reads into the event being built at
  * s->buf; returns the new end position. */
 static __always_inline __u32 capture_blocks(struct gs_scratch *s, struct gs_event *e, __u32 spec_idx, __u32 pos) {
@@ -372,16 +492,31 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
   __u32 actions = cfg->actions;
   int is_entry = site != GS_SITE_RETURN;
 
-  if (is_entry && (actions & GS_ACT_COUNT)) {
+  /* --filter: tested right after the arguments are there (the entry), before
+   * anything is counted or sent. The trap is paid either way; the event,
+   * the ring buffer and the decoding are what it saves (docs/overhead.md,
+   * "Filters"). */
+  const int filtered = actions & GS_ACT_FILTER;
+  int passes = 1;
+  if (is_entry && filtered) passes = filter_passes(ctx, cfg->filter_idx);
+
+  if (is_entry && (actions & GS_ACT_COUNT) && (passes || !(actions & GS_ACT_COUNT_MATCHING))) {
     __u32 blk = probe_id / GS_COUNTS_PER_BLOCK;
     struct gs_count_block *cb = bpf_map_lookup_elem(&counts, &blk);
     /* Atomic although per-CPU: uprobe programs run with migration disabled
      * but preemptible, so a preempted run on this CPU may be mid-add. */
     if (cb) __sync_fetch_and_add(&cb->c[probe_id % GS_COUNTS_PER_BLOCK], 1);
   }
+  if (!passes) {
+    stat_inc(GS_STAT_FILTERED_OUT);
+    __u32 fblk = probe_id / GS_COUNTS_PER_BLOCK;
+    struct gs_count_block *fb = bpf_map_lookup_elem(&filtered_counts, &fblk);
+    if (fb) __sync_fetch_and_add(&fb->c[probe_id % GS_COUNTS_PER_BLOCK], 1);
+    return 0;
+  }
   /* A count is all most probes do: nothing more per hit (issue #14 item 4;
    * bench/prog_cost.sh). The counts are the hits of such probes. */
-  if (actions == GS_ACT_COUNT) return 0;
+  if ((actions & ~(__u32)(GS_ACT_FILTER | GS_ACT_COUNT_MATCHING)) == GS_ACT_COUNT) return 0;
   stat_inc(GS_STAT_HITS);
 
   __u64 now = 0;
@@ -398,6 +533,9 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
     stat_inc(GS_STAT_SAMPLED_OUT);
     want_event = 0;
   }
+  /* A filtered probe's RET follows its entry as a sampled one's does: only
+   * the calls that passed left their key in "starts". */
+  if (filtered && want_event) sampling = 1;
   if (!want_event && !want_latency && !want_global && !want_stack_count) return 0;
   now = bpf_ktime_get_ns();
 

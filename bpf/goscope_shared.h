@@ -70,6 +70,15 @@ enum gs_action {
   GS_ACT_USER_STACK = 1 << 4,   /* events carry the user stack */
   GS_ACT_STACK_COUNT = 1 << 5,  /* count (stack id, return address) at entry sites */
   GS_ACT_READ_GLOBAL = 1 << 6,  /* read a fixed address at entry sites */
+  /* --filter: at entry sites, the call goes on only when "filters"[filter_idx]
+   * holds for its arguments; a call that fails does nothing more (no event,
+   * no stack count, no global read; its RET sends nothing), counted in
+   * GS_STAT_FILTERED_OUT. */
+  GS_ACT_FILTER = 1 << 7,
+  /* With GS_ACT_FILTER: GS_ACT_COUNT counts only the calls that pass (count
+   * --filter). Without it the count is every call (trace: the hits the cost
+   * meter prices). */
+  GS_ACT_COUNT_MATCHING = 1 << 8,
 };
 
 struct gs_probe_cfg {
@@ -80,6 +89,8 @@ struct gs_probe_cfg {
   __u64 global_addr;   /* GS_ACT_READ_GLOBAL: runtime address */
   __u32 global_len;    /* 1..8 bytes */
   __u32 sample_every;  /* events: 0 or 1 = every call; N = about one call in N (the cost bound) */
+  __u32 filter_idx;    /* GS_ACT_FILTER: index into "filters" (0 = none) */
+  __u32 _pad;
 };
 
 /* Register numbers used by capture steps: the Go ABIInternal integer argument
@@ -134,6 +145,50 @@ struct gs_capture_spec {
   __u32 nsteps;
   __u32 _pad;
   struct gs_read_step steps[GS_MAX_STEPS];
+};
+
+/* ---- filters (array map "filters", index = gs_probe_cfg.filter_idx) -------
+ * `--filter 'n > 40 && name =~ "api*"'`: up to GS_MAX_FILTER_CONDS
+ * comparisons of arguments at the entry with constants, all of which must
+ * hold (src/probe/filter_expr.hpp parses and binds them). */
+#define GS_MAX_FILTER_CONDS 4
+#define GS_FILTER_STR 32 /* bytes of a string constant */
+
+enum gs_filter_kind {
+  GS_FK_SIGNED = 0,   /* an integer, sign-extended from `size` bytes */
+  GS_FK_UNSIGNED = 1, /* an integer, zero-extended from `size` bytes */
+  GS_FK_STRING = 2,   /* a Go string: (pointer, length) */
+};
+
+enum gs_filter_op {
+  GS_OP_EQ = 0,
+  GS_OP_NE = 1,
+  GS_OP_LT = 2,
+  GS_OP_LE = 3,
+  GS_OP_GT = 4,
+  GS_OP_GE = 5,
+  GS_OP_PREFIX = 6, /* strings: the first str_len bytes are `str` */
+};
+
+struct gs_filter_cond {
+  __u8 kind;     /* gs_filter_kind */
+  __u8 op;       /* gs_filter_op */
+  __u8 base;     /* gs_reg: RAX..R11 holds the integer or the string's pointer;
+                  * GS_REG_RSP: the value (string: its header) is at RSP+off */
+  __u8 len_reg;  /* a string in registers: the register of its length */
+  __u8 size;     /* integers: 1, 2, 4 or 8 */
+  __u8 str_len;  /* strings: bytes of `str`, at most GS_FILTER_STR */
+  __u16 _pad;
+  __s32 off;
+  __u32 _pad2;
+  __u64 value;   /* integers: the constant (two's complement) */
+  __u8 str[GS_FILTER_STR];
+};
+
+struct gs_filter {
+  __u32 nconds;
+  __u32 _pad;
+  struct gs_filter_cond conds[GS_MAX_FILTER_CONDS];
 };
 
 /* ---- latency ------------------------------------------------------------
@@ -198,7 +253,8 @@ enum gs_stat {
   GS_STAT_HITS = 7,        /* program runs of probes that do more than count */
   GS_STAT_SAMPLED_OUT = 8, /* calls whose events sampling left out (sample_every) */
   GS_STAT_FOREIGN = 9,     /* calls of tasks goscope's user may not ptrace, dropped (access_filter) */
-  GS_STAT_COUNT = 10,
+  GS_STAT_FILTERED_OUT = 10, /* calls whose arguments failed the probe's filter (GS_ACT_FILTER) */
+  GS_STAT_COUNT = 11,
 };
 
 /* ---- events ----------------------------------------------------------------

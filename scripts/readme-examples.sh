@@ -50,6 +50,9 @@ show goscope read -p "$counter" main.counter --explain
 show goscope read -p "$counter" --strategy delve main.counter
 show goscope read -p "$zoo" main.cfg main.cfg.Name "'len(main.items)'" main.labels main.primary main.errNotFound
 show goscope read --json -p "$zoo" main.cfg.Name "'len(main.items)'" main.items main.cfg
+echo '--- trace and count --filter'
+show goscope trace -c "'$fx/zoo --rounds 2'" main.add --filter "'x > 20 && y < 9'" "2>&1 | grep -v '^zoo: '"
+show goscope count --json -c "'$fx/zoo --rounds 5'" main.parsePositive --filter "'s =~ \"-*\"'" "2>&1 | grep -v '^zoo: '"
 echo '--- break'
 show goscope break -p "$zoo" "'main.(*Server).Handle'" --args -n 2 --strategy delve
 show goscope break -p "$zoo" "'main.(*Server).Handle'" --args -n 2 --strategy bpf

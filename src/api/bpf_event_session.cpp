@@ -72,7 +72,8 @@ class BpfEventSession final : public EventSession {
     if (std::string why = stackAbiRefusal(bin); !why.empty())
       return fail(ErrorKind::BadTarget, std::string(actionName(request_.action)) + ": " + target_.describe() + " was " + why,
                   "goscope count works on it (counts need neither)");
-    auto sel = selectFunctions(bin, *patterns, {.returns = !isBreak, .ignoreMissing = request_.ignoreMissing, .inlined = true}, target_.describe());
+    auto sel = selectFunctions(bin, *patterns, {.returns = !isBreak, .ignoreMissing = request_.ignoreMissing, .inlined = true,
+                                                .inlinedRefusal = request_.filter ? kFilterInlined : ""}, target_.describe());
     if (!sel) return sel.failure();
     sel_ = std::move(*sel);
     if (!isBreak && sel_.functions.size() > kMaxTracedFunctions)
@@ -93,6 +94,16 @@ class BpfEventSession final : public EventSession {
     if (stack) eo.stackTraceEntries = 16384;
     eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(sel_.functions.size()));
     eo.maxCaptureSpecs = std::max<uint32_t>(eo.maxCaptureSpecs, 2 * static_cast<uint32_t>(sel_.functions.size()));
+    eo.maxFilters = std::max<uint32_t>(eo.maxFilters, static_cast<uint32_t>(sel_.functions.size()));
+    // --filter, bound to each function's arguments before anything is loaded
+    // (a name one of them lacks is said now).
+    std::vector<std::vector<BoundFilterTerm>> filters(sel_.functions.size());
+    if (request_.filter)
+      for (size_t i = 0; i < sel_.functions.size(); i++) {
+        auto b = filterFor(traces_[i], *request_.filter, sel_.functions[i].fn->name);
+        if (!b) return b.failure();
+        filters[i] = std::move(*b);
+      }
     auto engine = bpf::Engine::load(eo);
     if (!engine) return engine.failure();
     engine_ = std::move(*engine);
@@ -104,6 +115,9 @@ class BpfEventSession final : public EventSession {
       cfg.userStack = stack;
       if (request_.capture.args) cfg.entryReads = traces_[i].plan.entryReads;
       if (request_.capture.results && !isBreak) cfg.returnReads = traces_[i].plan.returnReads;
+      // The count stays every call (the hits the cost meter prices: a
+      // filtered call still trapped); events only for calls that pass.
+      cfg.filter = filters[i];
       if (auto c = engine_->configureProbe(sel_.functions[i].probeId, cfg); !c) return c;
     }
     if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; nothing was attached");
@@ -188,6 +202,11 @@ class BpfEventSession final : public EventSession {
     t.detachMs = detached.detachMs;
     t.hiddenCalls = engine_->stats().foreignCalls;  // every probe is off: final
     t.cost.hiddenCalls = t.hiddenCalls;
+    if (request_.filter) {
+      const auto st = engine_->stats();
+      t.cost.filteredOut = st.filteredOut;
+      t.cost.eventsSent = st.events;
+    }
     return t;
   }
 

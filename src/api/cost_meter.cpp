@@ -51,7 +51,10 @@ std::string describe(const SessionCost& c) {
   std::snprintf(buf, sizeof buf, "cost to the target: ~%.1f ms of CPU in %.1f s%s (%.2f%% of one CPU, budget %.2f%%%s)%s",
                 c.cpuMs, c.elapsedS, stopped.c_str(), c.sharePct(), c.budgetPct, c.enforced ? ", enforced" : "",
                 peak.c_str());
-  return buf;
+  std::string out = buf;
+  if (c.filteredOut)
+    out += "; " + std::to_string(*c.filteredOut) + " calls filtered out in the kernel (never sent)";
+  return out;
 }
 
 CostMeter::CostMeter(std::vector<Probe> probes, const HostCosts& costs, double budgetPct, bool enforce)
@@ -174,10 +177,15 @@ SessionCost CostMeter::totals(double elapsedS) const {
   return c;
 }
 
-bool sampleEngine(CostMeter& meter, const bpf::Engine& engine, double now, bool force) {
+bool sampleEngine(CostMeter& meter, const bpf::Engine& engine, double now, bool force, bool plusFiltered) {
   if (!force && now - meter.lastSampleS() < 0.25) return false;
   auto counts = engine.counts();
   if (!counts) return false;
+  if (plusFiltered) {
+    auto filtered = engine.filteredCounts();
+    if (!filtered) return false;
+    for (size_t i = 0; i < counts->size() && i < filtered->size(); i++) (*counts)[i] += (*filtered)[i];
+  }
   meter.sample(*counts, now, engine.programRunNs());
   return true;
 }

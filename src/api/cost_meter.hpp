@@ -87,6 +87,8 @@ class CostMeter {
 // Reads `engine`'s hit counts and its programs' run time into `meter` at
 // `nowS`, at most every 250 ms (`force`: now, e.g. before detaching). True
 // when it sampled. Every BPF session's bound starts here.
-bool sampleEngine(CostMeter& meter, const bpf::Engine& engine, double nowS, bool force = false);
+// `plusFiltered`: the counts are of matching calls only (count --filter):
+// the calls the filters dropped trapped too, and are priced with them.
+bool sampleEngine(CostMeter& meter, const bpf::Engine& engine, double nowS, bool force = false, bool plusFiltered = false);
 
 }  // namespace goscope::api

@@ -13,6 +13,7 @@
 #include "api/cost_meter.hpp"
 #include "api/goscope.hpp"
 #include "backend/bpf/bpf_engine.hpp"
+#include "backend/bpf/function_capture.hpp"
 #include "backend/bpf/function_selection.hpp"
 #include "api/event_sessions.hpp"
 #include "target/stack_symbolizer.hpp"
@@ -68,6 +69,8 @@ struct AggregateSession::Impl {
   uint64_t lostStacks_ = 0;
   uint64_t cutStacks_ = 0;
   uint64_t hiddenCalls_ = 0;  // read at detach: the engine goes with it
+  bool filtered_ = false;     // --filter given
+  uint64_t filteredOut_ = 0;  // read at detach, as hiddenCalls_
   bool enforce() const { return enforce_; }
   void govern(bool act = true);
   // snapshot() may be called from another thread while run() runs (the
@@ -83,7 +86,7 @@ struct AggregateSession::Impl {
 void AggregateSession::Impl::govern(bool act) {
   if (!meter_ || detached_) return;
   const double now = monotonicSeconds() - startS_;
-  if (!sampleEngine(*meter_, *engine_, now, !act)) return;
+  if (!sampleEngine(*meter_, *engine_, now, !act, filtered_)) return;
   if (!act || !meter_->overBudget()) return;
   if (!enforce()) {
     if (warned_) return;
@@ -153,7 +156,11 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   s->loop_ = LoopOptions{r.intervalS, r.durationS};
   const GoBinary& bin = s->target_.binary();
   auto sel = selectFunctions(bin, patterns, {.returns = latency, .plainEntry = r.plainEntry, .ignoreMissing = r.ignoreMissing,
-                                             .inlined = !latency, .callSites = !latency && !r.capture.stack},
+                                             .inlined = !latency,
+                                             // a filter reads arguments: at a call site those passed on the
+                                             // stack sit elsewhere, and an inlined body has none in registers
+                                             .inlinedRefusal = r.filter ? kFilterInlined : "",
+                                             .callSites = !latency && !r.capture.stack && !r.filter},
                              s->target_.describe());
   if (!sel) return fail(sel.error());
   s->selection_ = std::move(*sel);
@@ -177,6 +184,20 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   eo.measureProgramTime = true;
   if (r.capture.stack) eo.stackTraceEntries = 16384;
   if (latency) eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(s->selection_.functions.size()));
+  // --filter, bound to each function's arguments (DWARF or a signature)
+  // before anything is loaded: a name one of them lacks is said now.
+  std::vector<std::vector<BoundFilterTerm>> filters(s->selection_.functions.size());
+  if (r.filter) {
+    if (latency) return fail(ErrorKind::Usage, "latency: --filter is not supported", "count and trace take --filter");
+    for (size_t i = 0; i < s->selection_.functions.size(); i++) {
+      const GoFunction& fn = *s->selection_.functions[i].fn;
+      auto b = filterFor(traceFor(bin, fn, r.signatures, {}), *r.filter, fn.name);
+      if (!b) return fail(b.error());
+      filters[i] = std::move(*b);
+    }
+    eo.maxFilters = std::max<uint32_t>(eo.maxFilters, static_cast<uint32_t>(s->selection_.functions.size()));
+    s->filtered_ = true;
+  }
   s->latency_ = latency;
   auto engine = bpf::Engine::load(eo);
   if (!engine) return fail(engine.error());
@@ -187,9 +208,14 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
     return s->engine_->configureProbe(
         0, bpf::ProbeConfig{.count = true, .readGlobal = bpf::GlobalRead{read->address + *bias, static_cast<uint8_t>(read->size)}});
   };
-  for (const auto& f : s->selection_.functions)
-    if (auto c = s->engine_->configureProbe(f.probeId, bpf::ProbeConfig{.count = true, .latency = latency, .stackCounts = r.capture.stack}); !c)
-      return fail(c.error());
+  for (size_t i = 0; i < s->selection_.functions.size(); i++) {
+    // With a filter the count is of the matching calls only (the kernel
+    // tests it before counting).
+    bpf::ProbeConfig cfg{.count = true, .latency = latency, .stackCounts = r.capture.stack};
+    cfg.filter = filters[i];
+    cfg.countMatching = true;
+    if (auto c = s->engine_->configureProbe(s->selection_.functions[i].probeId, cfg); !c) return fail(c.error());
+  }
   spdlog::debug("start-up: {} probes configured ({:.0f} ms after goscope started)", s->selection_.functions.size(),
                 secondsSinceProcessStart() * 1000);
   // A PIE started by -c has no load bias until it runs: configure the read
@@ -320,6 +346,8 @@ SessionCost AggregateSession::cost() const {
   const double elapsed = (impl_->detached_ ? impl_->endS_ : monotonicSeconds() - impl_->startS_);
   SessionCost c = impl_->meter_->totals(elapsed);
   c.hiddenCalls = hiddenCalls();
+  if (impl_->filtered_)
+    c.filteredOut = impl_->detached_ || !impl_->engine_ ? impl_->filteredOut_ : impl_->engine_->stats().filteredOut;
   return c;
 }
 
@@ -332,6 +360,7 @@ Detached AggregateSession::detach() {
   impl_->endS_ = monotonicSeconds() - impl_->startS_;
   auto d = impl_->engine_->detachAll();
   impl_->hiddenCalls_ = impl_->engine_->stats().foreignCalls;  // every probe is off: final
+  impl_->filteredOut_ = impl_->engine_->stats().filteredOut;
   impl_->detached_ = true;
   return {d.points, d.detachMs};
 }

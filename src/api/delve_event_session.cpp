@@ -105,9 +105,18 @@ class DelveEventSession final : public EventSession {
     if (!session) return session.failure();
     session_ = std::move(*session);
     if (auto e = syntaxError(*session_, parts_.exprs)) return fail(*e);
+    // trace --filter on this path is the breakpoint's condition (Delve
+    // evaluates it at each stop: the process still stops for every call).
+    std::string cond = request_.capture.cond.value_or("");
+    if (request_.filter) {
+      auto c = delveCondition(*request_.filter);
+      if (!c) return c.failure();
+      cond = *c;
+      filterCond_ = cond;
+    }
     for (const auto& loc : locations) {
       delve::BreakpointSpec spec = captureSpec(loc, parts_);
-      spec.cond = request_.capture.cond.value_or("");
+      spec.cond = cond;
       auto bp = session_->createBreakpoint(spec);
       if (!bp) return bp.failure();
       ids_.push_back(bp->id);
@@ -130,9 +139,9 @@ class DelveEventSession final : public EventSession {
                     when.c_str());
     } else {
       std::snprintf(line, sizeof line,
-                    "goscope: %zu Delve breakpoint(s) in PID %d (arguments at entry; results are not captured on this "
+                    "goscope: %zu Delve breakpoint(s) in PID %d%s (arguments at entry; results are not captured on this "
                     "path); Ctrl-C to stop",
-                    ids_.size(), pid_);
+                    ids_.size(), pid_, filterCond_.empty() ? "" : (", when " + filterCond_).c_str());
     }
     return line;
   }
@@ -268,6 +277,7 @@ class DelveEventSession final : public EventSession {
   std::vector<int64_t> ids_;
   std::string firstFile_;
   int64_t firstLine_ = 0;
+  std::string filterCond_;  // trace --filter as the breakpoints' condition
   std::atomic<bool> stopAsked_{false};
   bool mayMove_ = false;
   bool moveAsked_ = false;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ struct SessionCost {
   // BPF, not fully privileged: calls of other users' processes dropped in
   // the kernel, not counted (docs/security.md). JSON "hidden_calls" when > 0.
   uint64_t hiddenCalls = 0;
+  // BPF with --filter: calls whose arguments failed it, dropped in the kernel
+  // before anything of them was counted or sent. JSON "filtered_out".
+  std::optional<uint64_t> filteredOut;
+  // BPF event sessions (trace): records the kernel wrote to the ring buffer,
+  // an entry and a return a call. JSON "events_sent".
+  std::optional<uint64_t> eventsSent;
 
   // The probes' share of the target's time, in % of one CPU.
   double sharePct() const { return elapsedS > 0 ? (cpuMs + stoppedMs) / (elapsedS * 10) : 0; }

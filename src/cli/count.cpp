@@ -15,6 +15,7 @@
 #include "cli/probe_options.hpp"
 #include "cli/prometheus_option.hpp"
 #include "output/output.hpp"
+#include "probe/filter_expr.hpp"
 #include "util/plural.hpp"
 #include "util/stop_signals.hpp"
 
@@ -107,18 +108,20 @@ class CountReporter {
 int runCount(const std::vector<std::string>& argv) {
   auto specs = traceOptionSpecs({{"read", 0, true, "read this global (e.g. main.counter) on each hit of the first function"},
                                  {"entry", 0, false, "probe the plain function entry, not the cheaper stack-check branch or call sites"},
-                                 {"top", 0, true, "show only the N most called functions in each report and in the totals"}});
+                                 {"top", 0, true, "show only the N most called functions in each report and in the totals"},
+                                 {"filter", 0, true, "count only calls whose arguments pass EXPR, tested in the kernel: 'n > 40', 'name =~ \"api*\"'"}});
   for (auto& o : strategyOptionSpecs(false, true)) specs.push_back(o);
   specs.push_back(prometheusOptionSpec());
   auto args = orRaise(parseArgs("count", specs, argv));
   if (args.has("help")) {
-    std::cout << usageOf("goscope count (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS [--top N]] [-d SECS] [--read VAR] [--json] PATTERN...", specs);
+    std::cout << usageOf("goscope count (-p PID | -c 'CMD ARGS' | -b BINARY) [-i SECS [--top N]] [-d SECS] [--read VAR] [--filter EXPR] [--json] PATTERN...", specs);
     return 0;
   }
   const auto top = static_cast<size_t>(orRaise(args.getInt("top", 0, 1, 1000000)));  // 0: all
   ProbeRequest request = requestFromTraceArgs(args, Action::Count);
   request.locations = args.positional();
   if (request.locations.empty()) raise({ErrorKind::Usage, "count: name at least one function pattern, e.g. 'main.*'"});
+  if (auto f = args.get("filter")) request.filter = orRaise(parseFilter(*f));  // before a -c command starts
   auto exporter = listenIfAsked(args);
   TracedTarget target = openTracedTarget(request);
   request.readVariable = args.get("read");

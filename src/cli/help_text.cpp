@@ -8,7 +8,7 @@ std::string valuePlaceholder(const std::string& name) {
   static const std::map<std::string, std::string> kinds = {
       {"pid", "PID"},         {"command", "'CMD ARGS'"},       {"binary", "BINARY"},      {"interval", "SECS"},
       {"duration", "SECS"},   {"timeout", "SECS"},             {"window", "SECS"},        {"max-string", "BYTES"},
-      {"count", "N"},         {"stack", "N"},                  {"repeat", "N"},           {"cond", "EXPR"},
+      {"count", "N"},         {"stack", "N"},                  {"repeat", "N"},           {"cond", "EXPR"},       {"filter", "EXPR"},
       {"read", "VAR"},        {"counter", "VAR"},              {"at", "FUNC"},            {"func", "FUNC"},
       {"strategy", "auto|delve|bpf"}, {"max-overhead", "PCT"}, {"expect-rate", "HITS/S"}, {"svg", "FILE"},
       {"dlv-arg", "ARG"},     {"modes", "LIST"},               {"prometheus", "ADDR"},
@@ -31,7 +31,8 @@ std::string helpExamples(const std::string& sub) {
       {"count",
        "  goscope count -p 1234 'main.*' -i 1 --top 10   each second, the 10 most called main functions\n"
        "  goscope count main.add -- ./prog --repeat 3    start ./prog, count until it exits (its exit status)\n"
-       "  goscope count -p 1234 main.doWork --read main.counter -d 5 --json\n"},
+       "  goscope count -p 1234 main.doWork --read main.counter -d 5 --json\n"
+       "  goscope count -p 1234 main.handle --filter 'code >= 500'   only the calls whose argument matches\n"},
       {"latency",
        "  goscope latency -p 1234 'main.(*Server).Handle' -d 10   a log2 histogram and percentiles\n"
        "  goscope latency -p 1234 'main.(*Server).Handle' -i 5 -u   each 5 s, that interval's histogram in usecs\n"
@@ -39,7 +40,8 @@ std::string helpExamples(const std::string& sub) {
       {"trace",
        "  goscope trace -p 1234 main.add -n 10           the first 10 calls, arguments and results\n"
        "  goscope trace -b ./prog 'main.add(x int, y int) int' --json   a stripped binary, with a signature\n"
-       "  goscope trace -p 1234 'main.*' -d 10 --folded --svg flame.svg   stack counts and a flame graph\n"},
+       "  goscope trace -p 1234 'main.*' -d 10 --folded --svg flame.svg   stack counts and a flame graph\n"
+       "  goscope trace -p 1234 main.serve --filter 'path =~ \"/api*\" && n > 40'   tested in the kernel\n"},
       {"overhead",
        "  goscope overhead                               every way of probing, on goscope's own fixture\n"
        "  goscope overhead -p 1234 --func main.doWork --counter main.counter -w 2\n"},

@@ -25,6 +25,7 @@
 #include "output/flame_svg.hpp"
 #include "output/output.hpp"
 #include "probe/abi_layout.hpp"
+#include "probe/filter_expr.hpp"
 #include "probe/signature_check.hpp"
 #include "probe/signature_parse.hpp"
 #include "util/json_text.hpp"
@@ -204,12 +205,13 @@ int runTrace(const std::vector<std::string>& argv) {
                                  {"folded", 0, false, "print stack counts in the folded format flame graphs read (with --json: {\"stack\":[...],\"count\":N})"},
                                  {"svg", 0, true, "write the stack counts as an interactive flame graph (SVG) to FILE"},
                                  {"count", 'n', true, "stop after N calls (as break -n)"},
+                                 {"filter", 0, true, "only calls whose arguments pass EXPR, tested in the kernel: 'n > 40 && name == \"api\"', prefix: name =~ \"api*\""},
                                  {"max-string", 0, true, "bytes of each string to read (1-256, default 64)"},
                                  {"force-signature", 0, false, "use the signatures given even where the binary's DWARF disagrees"}});
   for (auto& o : strategyOptionSpecs(true)) specs.push_back(o);
   auto args = orRaise(parseArgs("trace", specs, argv));
   if (args.has("help")) {
-    std::cout << usageOf("goscope trace (-p PID | -c 'CMD ARGS' | -b BINARY) [--stack | --folded [-i SECS]] [--svg FILE] [-n N] [-d SECS] [--json] SPEC...", specs)
+    std::cout << usageOf("goscope trace (-p PID | -c 'CMD ARGS' | -b BINARY) [--stack | --folded [-i SECS]] [--svg FILE] [-n N] [--filter EXPR] [-d SECS] [--json] SPEC...", specs)
               << "SPEC: a function pattern, or a signature for a stripped binary: 'main.add(x int, y int) int'\n";
     return 0;
   }
@@ -243,6 +245,7 @@ int runTrace(const std::vector<std::string>& argv) {
   request.capture.stack = stack || folded;
   request.capture.maxString = static_cast<uint16_t>(orRaise(args.getInt("max-string", 64, 1, 256)));
   request.maxHits = orRaise(args.getInt("count", 0, 1, 1'000'000'000));  // 0: no limit
+  if (auto f = args.get("filter")) request.filter = orRaise(parseFilter(*f));
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
   checkSignatures(request, target.binary(), args.has("force-signature"));

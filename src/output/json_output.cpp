@@ -155,6 +155,8 @@ class JsonOutput final : public Output {
                           {"figures", c.figures}};
     if (!c.peakFunction.empty()) o["peak_func"] = c.peakFunction;
     if (c.hiddenCalls) o["hidden_calls"] = c.hiddenCalls;
+    if (c.filteredOut) o["filtered_out"] = *c.filteredOut;
+    if (c.eventsSent) o["events_sent"] = *c.eventsSent;
     boost::json::array actions;
     for (const auto& a : c.actions) actions.push_back(boost::json::value(a));
     o["bound_actions"] = std::move(actions);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "probe/filter_expr.hpp"
 #include "probe/pattern.hpp"
 #include "target/target_spec.hpp"
 #include "util/result.hpp"
@@ -43,6 +44,10 @@ struct ProbeRequest {
   // parsed and laid out once ('main.add(x int, y int) int').
   std::map<std::string, std::string> signatures;
   long long maxHits = 0;  // break -n: stop after this many calls (0: no limit)
+  // trace/count --filter, parsed once: only calls whose arguments pass it
+  // are counted or sent (BPF: tested in the kernel; Delve: the breakpoint's
+  // condition, without prefixes).
+  std::optional<FilterExpr> filter;
   CaptureSpec capture;
   std::vector<std::pair<std::string, std::string>> writes;  // set: VAR=VALUE
   std::optional<std::string> readVariable;  // count --read: a global read on each hit of the first function

@@ -171,6 +171,15 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
 
     case Action::Trace:
     case Action::Break: {
+      // --filter: BPF tests it in the kernel; Delve makes it each
+      // breakpoint's condition — except a prefix, which dlv's conditions
+      // cannot say (no strings.HasPrefix): that one is BPF's alone.
+      if (r.filter && r.filter->hasPrefix()) {
+        const std::string why = "a prefix filter (=~) has no Delve condition (dlv has no strings.HasPrefix)";
+        if (forcedDelve) return cannot(r, "--strategy delve cannot: " + why, "drop --strategy: BPF tests the prefix in the kernel");
+        return useBpf(why + ": BPF tests it in the kernel");
+      }
+      if (r.filter) p.reasons.push_back("--filter: tested in the kernel on BPF, the breakpoint's condition on Delve");
       // Capability first.
       const DelveOnly only = delveOnlyCapability(r, f);
       const bool floats = only.soft;

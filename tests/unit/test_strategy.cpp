@@ -334,3 +334,30 @@ TEST_CASE("strategy: another debugger's hold is said once, with its own hint") {
   CHECK(p.error().kind == ErrorKind::BadTarget);
   CHECK(p.error().hint == "wait for that session to end");
 }
+
+TEST_CASE("strategy: trace --filter goes either way, a prefix filter only to BPF") {
+  TargetFacts f;  // DWARF, dlv, both privileges: both paths can serve
+  f.hasDwarf = true;
+  ProbeRequest r;
+  r.action = Action::Trace;
+  r.capture.args = true;
+  r.expectedRatePerS = 1;  // slow enough for Delve
+  r.filter = *parseFilter("n > 40");
+  auto p = planRequest(r, f);
+  REQUIRE(p);
+  CHECK(p->backend == Backend::Delve);  // the filter becomes the breakpoint's condition
+  CHECK(explainPlan(*p).find("--filter") != std::string::npos);
+
+  r.filter = *parseFilter(R"(name =~ "api*")");
+  p = planRequest(r, f);
+  REQUIRE(p);
+  CHECK(p->backend == Backend::Bpf);
+  CHECK_FALSE(p->fallback.has_value());  // Delve could not take it over
+  CHECK(explainPlan(*p).find("prefix") != std::string::npos);
+
+  r.strategy = StrategyChoice::Delve;
+  p = planRequest(r, f);
+  REQUIRE_FALSE(p);
+  CHECK(p.error().kind == ErrorKind::Usage);
+  CHECK(p.error().message.find("--strategy delve cannot: a prefix filter") != std::string::npos);
+}

@@ -34,7 +34,9 @@
 namespace goscope::bpf {
 
 // The kernel and user side must agree on every shared layout.
-static_assert(sizeof(gs_probe_cfg) == 32);
+static_assert(sizeof(gs_probe_cfg) == 40);
+static_assert(sizeof(gs_filter_cond) == 24 + GS_FILTER_STR);
+static_assert(sizeof(gs_filter) == 8 + GS_MAX_FILTER_CONDS * (24 + GS_FILTER_STR));
 static_assert(sizeof(gs_read_step) == 24);
 static_assert(sizeof(gs_capture_spec) == 8 + GS_MAX_STEPS * 24);
 static_assert(sizeof(gs_start_key) == 24);
@@ -105,6 +107,7 @@ struct ProbeSlots {
   std::optional<uint32_t> latSlot;
   uint32_t entrySpec = 0;   // 0 = none
   uint32_t returnSpec = 0;
+  uint32_t filter = 0;      // index into "filters", 0 = none
 };
 
 struct Attachment {
@@ -136,6 +139,8 @@ struct Engine::Impl {
   std::vector<uint32_t> freeLatSlots;
   uint32_t nextSpec = 1;  // spec 0 means "none"
   std::vector<uint32_t> freeSpecs;
+  uint32_t nextFilter = 1;  // filter 0 means "none"
+  std::vector<uint32_t> freeFilters;
 
   std::map<AttachmentId, Attachment> attachments;
   AttachmentId nextAttachment = 1;
@@ -187,6 +192,29 @@ struct Engine::Impl {
       return fail(ErrorKind::Usage, "more than " + std::to_string(opt.maxCaptureSpecs) + " sites with memory reads",
                   "raise EngineOptions::maxCaptureSpecs");
     return nextSpec++;
+  }
+
+  // Sets (or clears, with no terms) a probe's filter.
+  Result<void> setFilter(uint32_t& slot, const std::vector<BoundFilterTerm>& terms) {
+    if (terms.empty()) {
+      if (slot) freeFilters.push_back(slot);
+      slot = 0;
+      return {};
+    }
+    auto f = encodeFilter(terms);
+    if (!f) return f.failure();
+    if (!slot) {
+      if (!freeFilters.empty()) {
+        slot = freeFilters.back();
+        freeFilters.pop_back();
+      } else if (nextFilter > opt.maxFilters) {
+        return fail(ErrorKind::Usage, "more than " + std::to_string(opt.maxFilters) + " probes with a filter",
+                    "raise EngineOptions::maxFilters");
+      } else {
+        slot = nextFilter++;
+      }
+    }
+    return put(skel->maps.filters, slot, *f);
   }
 
   Result<uint32_t> allocLatSlot() {
@@ -364,8 +392,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
     return fail(ErrorKind::Usage, "maxProbes must be 1..16777216 (the cookie holds 24 bits of probe id)");
   if (!isPowerOfTwo(o.ringBytes) || o.ringBytes < 4096)
     return fail(ErrorKind::Usage, "ringBytes must be a power of two of at least 4096, not " + std::to_string(o.ringBytes));
-  if (o.maxLatencyProbes == 0 || o.maxCaptureSpecs == 0 || o.maxInFlight == 0)
-    return fail(ErrorKind::Usage, "maxLatencyProbes, maxCaptureSpecs and maxInFlight must be positive");
+  if (o.maxLatencyProbes == 0 || o.maxCaptureSpecs == 0 || o.maxInFlight == 0 || o.maxFilters == 0)
+    return fail(ErrorKind::Usage, "maxLatencyProbes, maxCaptureSpecs, maxFilters and maxInFlight must be positive");
 
   if (auto r = checkPrivileges(); !r) return r.failure();
   if (auto r = checkBpfAvailable(); !r) return r.failure();
@@ -426,8 +454,10 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
   } sizes[] = {
       {skel->maps.probe_cfg, o.maxProbes},
       {skel->maps.counts, (o.maxProbes + GS_COUNTS_PER_BLOCK - 1) / GS_COUNTS_PER_BLOCK},
+      {skel->maps.filtered_counts, (o.maxProbes + GS_COUNTS_PER_BLOCK - 1) / GS_COUNTS_PER_BLOCK},
       {skel->maps.globals, o.maxProbes},
       {skel->maps.capture_specs, o.maxCaptureSpecs + 1},
+      {skel->maps.filters, o.maxFilters + 1},
       {skel->maps.lat_stats, o.maxLatencyProbes},
       {skel->maps.starts, o.maxInFlight},
       {skel->maps.stack_traces, stackTraces},
@@ -513,6 +543,7 @@ Result<void> Engine::configureProbe(uint32_t probeId, const ProbeConfig& c) {
   ProbeSlots& ps = I.probes[probeId];
   if (auto r = I.setSpec(ps.entrySpec, c.entryReads); !r) return r;
   if (auto r = I.setSpec(ps.returnSpec, c.returnReads); !r) return r;
+  if (auto r = I.setFilter(ps.filter, c.filter); !r) return r;
   if (c.latency && !ps.latSlot) {
     auto s = I.allocLatSlot();
     if (!s) return s.failure();
@@ -547,6 +578,7 @@ Result<void> Engine::configureProbe(uint32_t probeId, const ProbeConfig& c) {
     cfg.global_len = c.readGlobal->size;
   }
   cfg.sample_every = c.sampleEvery;
+  cfg.filter_idx = ps.filter;
   if (auto r = I.put(I.skel->maps.probe_cfg, probeId, cfg); !r) return r;
   ps.configured = true;
   I.highestProbe = std::max<int64_t>(I.highestProbe, probeId);
@@ -927,6 +959,22 @@ Result<uint64_t> Engine::count(uint32_t probeId) const {
   return *v - std::min(*v, impl_->base(probeId));
 }
 
+Result<std::vector<uint64_t>> Engine::filteredCounts() const {
+  const Impl& I = *impl_;
+  std::vector<uint64_t> out;
+  if (I.highestProbe < 0) return out;
+  const uint32_t n = static_cast<uint32_t>(I.highestProbe + 1);
+  out.assign(n, 0);
+  std::vector<gs_count_block> perCpu(static_cast<size_t>(I.ncpus));
+  for (uint32_t blk = 0; blk * GS_COUNTS_PER_BLOCK < n; blk++) {
+    if (bpf_map_lookup_elem(bpf_map__fd(I.skel->maps.filtered_counts), &blk, perCpu.data()) != 0)
+      return fail(ErrorKind::Internal, std::string("reading filtered_counts: ") + std::strerror(errno));
+    for (uint32_t k = 0; k < GS_COUNTS_PER_BLOCK && blk * GS_COUNTS_PER_BLOCK + k < n; k++)
+      for (const auto& b : perCpu) out[blk * GS_COUNTS_PER_BLOCK + k] += b.c[k];
+  }
+  return out;
+}
+
 Result<std::vector<uint64_t>> Engine::counts() const {
   const Impl& I = *impl_;
   std::vector<uint64_t> out;
@@ -1045,6 +1093,7 @@ EngineStats Engine::stats() const {
   s.mismatches = get(GS_STAT_MISMATCHES);
   s.sampledOut = get(GS_STAT_SAMPLED_OUT);
   s.foreignCalls = get(GS_STAT_FOREIGN);
+  s.filteredOut = get(GS_STAT_FILTERED_OUT);
   return s;
 }
 

@@ -65,6 +65,7 @@ struct EngineOptions {
   uint32_t maxProbes = 65536;         // probe ids 0 .. maxProbes-1 (per-CPU counts: 8 B x CPUs each, in blocks of 64)
   uint32_t maxLatencyProbes = 1024;   // probes with latency (5 KB of histogram each)
   uint32_t maxCaptureSpecs = 1024;    // sites with memory reads (entry and return lists count apart)
+  uint32_t maxFilters = 1024;         // probes with a --filter (ProbeConfig::filter)
   uint32_t maxInFlight = 16384;       // calls waiting for their return (LRU: panics cannot pile up)
   uint32_t ringBytes = 4u << 20;      // event ring buffer, power of two >= 4096
   // Wake the reader when this many bytes wait in the ring (BPF_RB_NO_WAKEUP
@@ -149,6 +150,7 @@ struct EngineStats {
   // Calls of processes goscope's user may not ptrace, dropped before they
   // were counted (not fully privileged: Engine::accessScope()).
   uint64_t foreignCalls = 0;
+  uint64_t filteredOut = 0;   // calls whose arguments failed their probe's filter: nothing of them was sent
   uint64_t lost() const { return lostRingFull + lostBusy; }
 };
 
@@ -208,6 +210,9 @@ class Engine {
   Result<uint64_t> count(uint32_t probeId) const;
   // Every probe's count, index = probe id, up to the highest configured id.
   Result<std::vector<uint64_t>> counts() const;
+  // Per probe (index = probe id), the calls its filter dropped since load
+  // (ProbeConfig::filter): trapped, then nothing more.
+  Result<std::vector<uint64_t>> filteredCounts() const;
   Result<LatencyStats> latency(uint32_t probeId) const;
   Result<uint64_t> mismatches(uint32_t probeId) const;
   Result<GlobalReading> globalValue(uint32_t probeId) const;

@@ -25,6 +25,13 @@ FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map
   return t;
 }
 
+Result<std::vector<BoundFilterTerm>> filterFor(const FunctionTrace& t, const FilterExpr& filter, const std::string& func) {
+  if (t.raw)
+    return fail(ErrorKind::Usage, "filter: " + func + "'s arguments have no names here (no DWARF, no signature)",
+                "give its signature, e.g. goscope trace 'main.add(x int, y int) int' --filter 'x > 40'");
+  return bindFilter(filter, t.layout, func);
+}
+
 bool hiddenParameter(const std::string& name) { return name.empty() || name[0] == '.' || name == "_"; }
 
 }  // namespace goscope

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "probe/abi_layout.hpp"
+#include "probe/filter_expr.hpp"
 #include "backend/bpf/capture_plan.hpp"
 #include "target/go_binary.hpp"
 
@@ -23,6 +24,11 @@ struct FunctionTrace {
 // `signatures`: user signatures by function name (for stripped binaries).
 FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map<std::string, std::string>& signatures,
                        const CaptureOptions& copts);
+
+// --filter bound to one function's arguments (as its trace names them).
+// Errors (Usage): the function's arguments have no names (no DWARF, no
+// signature), or bindFilter's.
+Result<std::vector<BoundFilterTerm>> filterFor(const FunctionTrace& t, const FilterExpr& filter, const std::string& func);
 
 // Parameters the compiler adds (the generic dictionary `.dict`) and `_` are
 // not the user's arguments: they are not shown.

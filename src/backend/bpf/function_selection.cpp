@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include <algorithm>
 #include <map>
 
 #include "target/call_sites.hpp"
@@ -196,6 +197,16 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
   if (opt.inlined) {
     addInlinedSites(bin, patterns, matched, sel);
     if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
+    if (!opt.inlinedRefusal.empty()) {
+      const auto inlinedPoint = [](const bpf::AttachPoint& p) { return bpf::isInlinedSite(p.site); };
+      const size_t refused = static_cast<size_t>(std::count_if(sel.points.begin(), sel.points.end(), inlinedPoint));
+      if (refused) {
+        std::erase_if(sel.points, inlinedPoint);
+        for (auto& f : sel.functions) f.inlinedSites = 0;
+        sel.inlinedLeftOut += refused;
+        sel.inlinedLeftOutExample = opt.inlinedRefusal;
+      }
+    }
   }
   if (unsafeExample.empty() && sel.inlinedLeftOut) unsafeExample = sel.inlinedLeftOutExample;
   if (sel.functions.empty()) {

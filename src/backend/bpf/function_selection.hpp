@@ -48,6 +48,10 @@ struct Selection {
   std::vector<std::unique_ptr<GoFunction>> standIns;
 };
 
+// SelectionOptions::inlinedRefusal for a --filter: why its inlined bodies are left out.
+inline constexpr const char* kFilterInlined =
+    "--filter tests arguments, which a body inlined into another function does not have in registers";
+
 struct SelectionOptions {
   bool returns = false;  // attach every RET too (latency, results)
   // Probe the function's first instruction even where the stack check's jbe
@@ -62,6 +66,10 @@ struct SelectionOptions {
   // target/inline_sites.hpp chooses: count, trace and break (entries only;
   // latency needs a RET, which an inlined body does not have).
   bool inlined = false;
+  // Set: the inlined bodies matched are left out with this reason (counted
+  // in Selection::inlinedLeftOut, said in the attach line): --filter tests
+  // arguments, which an inlined body does not have in registers.
+  std::string inlinedRefusal;
   // Who wants only a count per call (count without latency or stacks; the
   // rate probe): a function whose entry would be single-stepped is probed at
   // its call sites when call_sites.hpp proves every call goes through them.

@@ -121,7 +121,57 @@ uint32_t encodeActions(const ProbeConfig& c) {
   if (c.userStack) a |= GS_ACT_USER_STACK;
   if (c.stackCounts) a |= GS_ACT_STACK_COUNT;
   if (c.readGlobal) a |= GS_ACT_READ_GLOBAL;
+  if (!c.filter.empty()) a |= GS_ACT_FILTER;
+  if (!c.filter.empty() && c.countMatching) a |= GS_ACT_COUNT_MATCHING;
   return a;
+}
+
+Result<gs_filter> encodeFilter(const std::vector<BoundFilterTerm>& terms) {
+  gs_filter f{};
+  if (terms.empty() || terms.size() > GS_MAX_FILTER_CONDS)
+    return fail(ErrorKind::Usage, "filter: " + std::to_string(terms.size()) + " comparisons; the kernel tests 1 to " +
+                                      std::to_string(GS_MAX_FILTER_CONDS));
+  for (size_t i = 0; i < terms.size(); i++) {
+    const BoundFilterTerm& t = terms[i];
+    gs_filter_cond& c = f.conds[i];
+    switch (t.kind) {
+      case BoundFilterTerm::Kind::Signed: c.kind = GS_FK_SIGNED; break;
+      case BoundFilterTerm::Kind::Unsigned: c.kind = GS_FK_UNSIGNED; break;
+      case BoundFilterTerm::Kind::String: c.kind = GS_FK_STRING; break;
+    }
+    switch (t.op) {
+      case FilterOp::Eq: c.op = GS_OP_EQ; break;
+      case FilterOp::Ne: c.op = GS_OP_NE; break;
+      case FilterOp::Lt: c.op = GS_OP_LT; break;
+      case FilterOp::Le: c.op = GS_OP_LE; break;
+      case FilterOp::Gt: c.op = GS_OP_GT; break;
+      case FilterOp::Ge: c.op = GS_OP_GE; break;
+      case FilterOp::Prefix: c.op = GS_OP_PREFIX; break;
+    }
+    if (t.onStack) {
+      c.base = GS_REG_RSP;
+      c.off = static_cast<__s32>(t.stackOffset);
+    } else {
+      if (t.reg >= GS_NREGS || (t.kind == BoundFilterTerm::Kind::String && t.lenReg >= GS_NREGS))
+        return fail(ErrorKind::Usage, "filter: argument register " + std::to_string(t.reg) + " is not one of RAX..R11");
+      c.base = static_cast<__u8>(t.reg);
+      c.len_reg = static_cast<__u8>(t.lenReg);
+    }
+    if (t.kind == BoundFilterTerm::Kind::String) {
+      if (t.text.size() > GS_FILTER_STR)
+        return fail(ErrorKind::Usage, "filter: a string constant of " + std::to_string(t.text.size()) +
+                                          " bytes; the kernel compares at most " + std::to_string(GS_FILTER_STR));
+      c.str_len = static_cast<__u8>(t.text.size());
+      for (size_t j = 0; j < t.text.size(); j++) c.str[j] = static_cast<__u8>(t.text[j]);
+    } else {
+      if (t.size != 1 && t.size != 2 && t.size != 4 && t.size != 8)
+        return fail(ErrorKind::Usage, "filter: an integer of " + std::to_string(t.size) + " bytes");
+      c.size = static_cast<__u8>(t.size);
+      c.value = t.value;
+    }
+  }
+  f.nconds = static_cast<__u32>(terms.size());
+  return f;
 }
 
 uint64_t cookieFor(uint32_t probeId, SiteKind site, uint8_t generation) {

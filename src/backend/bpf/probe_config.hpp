@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "goscope_shared.h"
+#include "probe/filter_expr.hpp"
 #include "util/result.hpp"
 
 namespace goscope::bpf {
@@ -99,6 +100,11 @@ struct ProbeConfig {
   // Events only: 0 or 1 = every call; N = about one call in N (random, decided
   // at the entry; its RET follows it). The cost bound sets it live.
   uint32_t sampleEvery = 0;
+  // --filter, bound to this function's arguments (probe/filter_expr.hpp):
+  // tested at entry sites before anything else; a call that fails is not
+  // sent (nor its RET), and with `countMatching` not counted either.
+  std::vector<BoundFilterTerm> filter;
+  bool countMatching = false;
 };
 
 struct AttachPoint {
@@ -112,6 +118,7 @@ struct AttachPoint {
 Result<gs_read_step> encodeRead(const MemRead& r);
 Result<gs_capture_spec> encodeSpec(const std::vector<MemRead>& reads);
 uint32_t encodeActions(const ProbeConfig& c);
+Result<gs_filter> encodeFilter(const std::vector<BoundFilterTerm>& terms);
 uint64_t cookieFor(uint32_t probeId, SiteKind site, uint8_t generation = 0);
 inline uint64_t cookieFor(const AttachPoint& p) { return cookieFor(p.probeId, p.site, p.generation); }
 
