@@ -13,6 +13,7 @@
 #include "cli/command.hpp"
 #include "cli/delve_options.hpp"
 #include "cli/probe_options.hpp"
+#include "cli/signature_specs.hpp"
 #include "cli/strategy_options.hpp"
 #include "output/output.hpp"
 #include "util/plural.hpp"
@@ -85,6 +86,7 @@ int runBreak(const std::vector<std::string>& argv) {
       {"count", 'n', true, "stop after COUNT hits"},
       {"duration", 'd', true, "stop after SECS seconds"},
       {"strict", 0, false, "a target that exits is an error (exit 8), not the session's normal end (exit 0)"},
+      {"force-signature", 0, false, "use the signature given even where the binary's DWARF disagrees"},
   };
   for (auto& o : strategyOptionSpecs(true)) extra.push_back(o);
   auto specs = delveOptionSpecs(extra);
@@ -92,7 +94,8 @@ int runBreak(const std::vector<std::string>& argv) {
   if (args.has("help")) {
     std::cout << usageOf("goscope break -p PID FUNC [EXPR...] [--args] [--locals] [--stack N] [--cond EXPR] "
                          "[-n COUNT] [-d SECS] [--json] [--strategy auto|delve|bpf] [--explain]",
-                         specs);
+                         specs)
+              << "FUNC: a function, or a signature for a stripped binary: 'main.add(x int, y int) int' (as trace takes)\n";
     return 0;
   }
   const auto& pos = args.positional();
@@ -101,7 +104,7 @@ int runBreak(const std::vector<std::string>& argv) {
   ProbeRequest request;
   request.action = Action::Break;
   request.target.pid = delvePidOrRaise(args, "break");
-  request.locations = {pos[0]};
+  addLocations({pos[0]}, request);  // a name, or a signature as trace takes it
   request.capture.exprs.assign(pos.begin() + 1, pos.end());
   request.capture.args = args.has("args");
   request.capture.locals = args.has("locals");
@@ -113,6 +116,7 @@ int runBreak(const std::vector<std::string>& argv) {
   request.dlvArgs = args.all("dlv-arg");
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
+  checkSignatures(request, target.binary(), args.has("force-signature"));
   TargetFacts facts;
   Plan plan = planOrRaise(args, request, target.binary(), request.target.pid, &facts);
 

@@ -19,6 +19,7 @@
 #include "api/event_session.hpp"
 #include "api/goscope.hpp"
 #include "cli/command.hpp"
+#include "cli/signature_specs.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/probe_options.hpp"
 #include "output/clock_text.hpp"
@@ -34,45 +35,6 @@
 namespace goscope::cli {
 
 namespace {
-
-// A SPEC with a space or ending in "()" is a signature the user gives for a
-// stripped binary: `main.add(x int, y int) int`. Anything else is a pattern.
-bool looksLikeSignature(const std::string& s) {
-  return s.find(' ') != std::string::npos || (s.size() > 2 && s.ends_with("()"));
-}
-
-// Signatures become patterns for their function names; each is parsed and
-// laid out once, here.
-void addLocations(const Args& args, ProbeRequest& r) {
-  for (const auto& spec : args.positional()) {
-    if (!looksLikeSignature(spec)) {
-      r.locations.push_back(spec);
-      continue;
-    }
-    auto sig = orRaise(parseUserSignature(spec));
-    orRaise(layoutFromSignature(spec));
-    if (auto it = r.signatures.find(sig.funcName); it != r.signatures.end() && it->second != spec)
-      raise({ErrorKind::Usage,
-             "two signatures for " + sig.funcName + ": `" + it->second + "` and `" + spec + "`",
-             "give one signature per function"});
-    r.signatures[sig.funcName] = spec;
-    r.locations.push_back(sig.funcName);
-  }
-}
-
-// A signature for a function the binary's DWARF describes differently is
-// dropped for DWARF's, with a warning, unless --force-signature.
-void checkSignatures(ProbeRequest& r, const GoBinary& bin, bool forced) {
-  for (auto it = r.signatures.begin(); it != r.signatures.end();) {
-    SignatureCheck c = checkSignature(bin, it->first, it->second, forced);
-    // A signature that is used must fit the function table's frame (forced
-    // or not: that number is the compiler's, not a description).
-    if (c.useSignature)
-      if (auto e = checkSignatureFrame(bin, it->first, it->second)) raise(*e);
-    if (!c.warning.empty()) printNotice("warning: " + c.warning);
-    it = c.useSignature ? std::next(it) : r.signatures.erase(it);
-  }
-}
 
 // What a stack-counting trace (--folded, --svg) prints and writes.
 struct StackOutputs {
@@ -239,7 +201,7 @@ int runTrace(const std::vector<std::string>& argv) {
   // --folded counts stacks in the kernel: that is a count.
   ProbeRequest request = requestFromTraceArgs(args, folded ? Action::Count : Action::Trace);
   if (folded) request.target.commandStdoutToStderr = true;  // stdout holds the folded lines only
-  addLocations(args, request);
+  addLocations(args.positional(), request);
   if (request.locations.empty()) raise({ErrorKind::Usage, "trace: name at least one function pattern, e.g. 'main.*'"});
   request.capture.args = request.capture.results = !folded;
   request.capture.stack = stack || folded;

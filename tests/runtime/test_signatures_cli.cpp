@@ -47,3 +47,22 @@ TEST_CASE("signatures: the same function given two different signatures is an er
   CHECK_MESSAGE(same.exitCode == 0, same.err);
   CHECK(callObjects(same.out).size() == 1);
 }
+
+TEST_CASE("signatures: break accepts the signatures trace accepts, and refuses the same bad ones") {
+  Child target({fixture("functions", "stripped"), "--loop"}, true);
+  const std::string p = std::to_string(target.pid());
+  auto r = runCli("break --json -p " + p + " 'main.add(x int, y int) int' --args -n 2");
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  const auto hits = callObjects(r.out);
+  REQUIRE(hits.size() == 2);
+  for (const auto& h : hits) {
+    CHECK(h.at("function").as_string() == "main.add");
+    CHECK(h.at("args").at("x").as_int64() == 42);  // the fixture's add(42, 13)
+    CHECK(h.at("args").at("y").as_int64() == 13);
+  }
+  auto bad = runCli("break -p " + p + " 'main.add(x int) int' --args -n 1");
+  CHECK(bad.exitCode == 2);
+  CHECK(bad.err.find("makes an argument frame of 8 bytes, but the binary's function table says main.add's is 16 bytes") !=
+        std::string::npos);
+  CHECK(target.alive());
+}
