@@ -1,8 +1,11 @@
 #include "target/inline_sites.hpp"
 
 #include <algorithm>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
+
+#include "target/parallel_analysis.hpp"
 
 namespace goscope {
 
@@ -48,22 +51,26 @@ std::vector<InlinedSite> inlinedSitesIn(const GoBinary& bin, const GoFunction& c
 
 std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::function<bool(std::string_view)>& wanted,
                                           const std::function<bool(size_t, size_t)>& progress) {
-  std::vector<InlinedSite> out;
   // Callee names repeat (runtime.add is inlined thousands of times), and
-  // `wanted` may be a costly regex: asked once per name.
+  // `wanted` may be a costly regex (or keep state): asked once per name,
+  // under one lock, whichever thread meets the name first.
+  std::mutex seenMutex;
   std::unordered_map<std::string, bool> seen;
   auto once = [&](std::string_view name) {
+    std::lock_guard lock(seenMutex);
     auto [it, fresh] = seen.try_emplace(std::string(name), false);
     if (fresh) it->second = wanted(name);
     return it->second;
   };
+  // Each caller's bodies on every CPU (issue #14: start-up), gathered in the
+  // function table's order so that the selection and its probe ids are the
+  // same run after run.
   const auto& fns = bin.pclntab().functions();
-  for (size_t i = 0; i < fns.size(); i++) {
-    if (progress && i % 256 == 0 && !progress(i, fns.size())) break;
-    const GoFunction& fn = fns[i];
-    auto s = inlinedSitesIn(bin, fn, once);
-    for (auto& x : s) out.push_back(std::move(x));
-  }
+  std::vector<std::vector<InlinedSite>> perCaller(fns.size());
+  forEachInParallel(fns.size(), [&](size_t i) { perCaller[i] = inlinedSitesIn(bin, fns[i], once); }, progress);
+  std::vector<InlinedSite> out;
+  for (auto& sites : perCaller)
+    for (auto& s : sites) out.push_back(std::move(s));
   return out;
 }
 

@@ -16,24 +16,20 @@ unsigned usableCpus() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-std::vector<Result<FunctionCode>> analyzeFunctions(const GoBinary& bin, std::span<const GoFunction* const> fns,
-                                                   DecodeDepth depth, const AnalysisProgress& progress,
-                                                   const AnalysisOptions& options) {
-  // Filled in place by whichever thread takes the chunk (one array: no
-  // second copy of 60,000 results to move them into order).
-  std::vector<Result<FunctionCode>> out(fns.size(), Result<FunctionCode>(FunctionCode{}));
-  // Chunks of functions handed out in order through one counter: a thread
-  // that got long functions simply takes fewer chunks.
+bool forEachInParallel(size_t count, const std::function<void(size_t)>& each, const AnalysisProgress& progress,
+                       const AnalysisOptions& options) {
+  // Chunks handed out in order through one counter: a thread that got long
+  // functions simply takes fewer chunks.
   constexpr size_t kChunk = 64;
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
   std::atomic<bool> stop{false};
-  // Takes and analyses the next chunk; false when none is left.
+  // Takes and runs the next chunk; false when none is left.
   auto runChunk = [&]() -> bool {
     const size_t from = next.fetch_add(kChunk, std::memory_order_relaxed);
-    if (from >= fns.size()) return false;
-    const size_t to = std::min(fns.size(), from + kChunk);
-    for (size_t i = from; i < to; ++i) out[i] = bin.analyze(*fns[i], depth);
+    if (from >= count) return false;
+    const size_t to = std::min(count, from + kChunk);
+    for (size_t i = from; i < to; ++i) each(i);
     done.fetch_add(to - from, std::memory_order_relaxed);
     return true;
   };
@@ -44,7 +40,7 @@ std::vector<Result<FunctionCode>> analyzeFunctions(const GoBinary& bin, std::spa
 
   unsigned threads = options.threads ? options.threads : usableCpus();
   // A thread costs ~50 us to start: not worth it for a handful of functions.
-  threads = static_cast<unsigned>(std::min<size_t>(threads, 1 + fns.size() / 256));
+  threads = static_cast<unsigned>(std::min<size_t>(threads, 1 + count / 256));
   std::vector<std::thread> pool;
   pool.reserve(threads - 1);
   for (unsigned t = 1; t < threads; ++t) {
@@ -57,15 +53,22 @@ std::vector<Result<FunctionCode>> analyzeFunctions(const GoBinary& bin, std::spa
   // This thread works too, and between chunks reports progress (the hook is
   // not thread-safe: only this thread calls it).
   while (!stop.load(std::memory_order_relaxed) && runChunk())
-    if (progress && !progress(done.load(std::memory_order_relaxed), fns.size())) stop = true;
+    if (progress && !progress(done.load(std::memory_order_relaxed), count)) stop = true;
   for (auto& t : pool) t.join();
   if (options.threadsUsed) *options.threadsUsed = static_cast<unsigned>(pool.size() + 1);
+  if (stop) return false;
+  if (progress) progress(count, count);
+  return true;
+}
 
-  if (stop) {
+std::vector<Result<FunctionCode>> analyzeFunctions(const GoBinary& bin, std::span<const GoFunction* const> fns,
+                                                   DecodeDepth depth, const AnalysisProgress& progress,
+                                                   const AnalysisOptions& options) {
+  // Filled in place by whichever thread takes the function (one array: no
+  // second copy of 60,000 results to move them into order).
+  std::vector<Result<FunctionCode>> out(fns.size(), Result<FunctionCode>(FunctionCode{}));
+  if (!forEachInParallel(fns.size(), [&](size_t i) { out[i] = bin.analyze(*fns[i], depth); }, progress, options))
     out.clear();  // stopped early: incomplete, and the caller must not use any of it
-    return out;
-  }
-  if (progress) progress(fns.size(), fns.size());
   return out;
 }
 

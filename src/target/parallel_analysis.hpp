@@ -27,6 +27,11 @@ struct AnalysisOptions {
   unsigned* threadsUsed = nullptr;    // if set: how many threads did the work (for -v)
 };
 
+// each(i) for every i in [0, count), in chunks on every CPU (each(i) must
+// touch only what is i's, or lock); false when progress stopped it early.
+bool forEachInParallel(size_t count, const std::function<void(size_t)>& each, const AnalysisProgress& progress = {},
+                       const AnalysisOptions& options = {});
+
 // results[i] is bin.analyze(*fns[i], depth).
 std::vector<Result<FunctionCode>> analyzeFunctions(const GoBinary& bin, std::span<const GoFunction* const> fns,
                                                    DecodeDepth depth, const AnalysisProgress& progress = {},
