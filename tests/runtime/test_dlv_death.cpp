@@ -339,7 +339,9 @@ TEST_CASE("dlv death: doctor leaves a live uprobe alone and says whose it is") {
   auto elf = ElfFile::open(copy.path);
   REQUIRE(elf);
   const std::string pid = std::to_string(zoo.pid());
-  GoscopeProcess count({"count", "-p", pid, "main.add", "-d", "20"});
+  // --entry: the uprobe in main.add's own code (count alone would probe
+  // main.add at its call sites, in main.runRound: issue #15).
+  GoscopeProcess count({"count", "-p", pid, "main.add", "--entry", "-d", "20"});
   REQUIRE_MESSAGE(waitUntil([&] { return !uprobeMultiLinksFor(zoo.pid()).empty() || !count.running(); }, 30s),
                   count.err());
   REQUIRE(count.running());
