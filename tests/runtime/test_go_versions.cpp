@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "support/go_samples.hpp"
 #include "support/run.hpp"
 #include "target/buildinfo.hpp"
 #include "target/go_binary.hpp"
@@ -48,22 +49,9 @@ TEST_CASE("go versions: the goroutine id offset from runtime.newproc1 agrees wit
 }
 
 TEST_CASE("go versions: esbuild and lefthook binaries from npm, Go 1.16 to 1.27") {
-  const char* dir = std::getenv("GOSCOPE_GO_SAMPLES");
-  if (!dir || !*dir) {
-    MESSAGE("GOSCOPE_GO_SAMPLES unset: skipped (run scripts/fetch-go-samples.sh DIR and set it to DIR)");
-    return;
-  }
-  if (!std::filesystem::is_directory(dir)) {
-    MESSAGE("GOSCOPE_GO_SAMPLES=" << dir << " is not a directory: skipped");
-    return;
-  }
-  std::vector<std::filesystem::path> samples;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.is_regular_file() && (e.path().filename().string().starts_with("esbuild-") ||
-                                e.path().filename().string().starts_with("lefthook-")))
-      samples.push_back(e.path());
-  std::sort(samples.begin(), samples.end());
-  REQUIRE_MESSAGE(!samples.empty(), "no esbuild-* or lefthook-* binaries in " << dir);
+  const auto found = goSamples();
+  if (!found) return;
+  const std::vector<std::filesystem::path>& samples = *found;
   bool haveGo = run("command -v go").exitCode == 0;
 
   for (const auto& sample : samples) {

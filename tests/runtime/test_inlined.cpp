@@ -15,6 +15,7 @@
 #include <regex>
 #include <set>
 
+#include "support/go_samples.hpp"
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "target/go_binary.hpp"
@@ -181,18 +182,9 @@ TEST_CASE("inlined: --stack shows the inlined frame over its caller and the call
 // inline frames name the callee, the outermost the caller), and most bodies
 // get one.
 TEST_CASE("inlined: on Go 1.16 to 1.27 release binaries each probed instruction lies in its inlined body") {
-  const char* dir = std::getenv("GOSCOPE_GO_SAMPLES");
-  if (!dir || !*dir || !std::filesystem::is_directory(dir)) {
-    MESSAGE("GOSCOPE_GO_SAMPLES unset or not a directory: skipped (scripts/fetch-go-samples.sh)");
-    return;
-  }
-  std::vector<std::filesystem::path> samples;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.is_regular_file() && (e.path().filename().string().starts_with("esbuild-") ||
-                                e.path().filename().string().starts_with("lefthook-")))
-      samples.push_back(e.path());
-  std::sort(samples.begin(), samples.end());
-  REQUIRE(!samples.empty());
+  const auto found = goSamples();
+  if (!found) return;
+  const std::vector<std::filesystem::path>& samples = *found;
   for (const auto& sample : samples) {
     INFO(sample.string());
     auto bin = goscope::GoBinary::open(sample.string());

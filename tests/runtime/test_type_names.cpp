@@ -15,6 +15,7 @@
 #include <set>
 
 #include "probe/type_names.hpp"
+#include "support/go_samples.hpp"
 #include "support/run.hpp"
 #include "target/buildinfo.hpp"
 #include "target/go_binary.hpp"
@@ -157,18 +158,9 @@ TEST_CASE("type names: stripped zoo names its types from the file alone") {
 }
 
 TEST_CASE("type names: esbuild and lefthook binaries from npm, Go 1.16 to 1.27") {
-  const char* dir = std::getenv("GOSCOPE_GO_SAMPLES");
-  if (!dir || !*dir || !std::filesystem::is_directory(dir)) {
-    MESSAGE("GOSCOPE_GO_SAMPLES unset: skipped (run scripts/fetch-go-samples.sh DIR and set it to DIR)");
-    return;
-  }
-  std::vector<std::filesystem::path> samples;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.is_regular_file() && (e.path().filename().string().starts_with("esbuild-") ||
-                                e.path().filename().string().starts_with("lefthook-")))
-      samples.push_back(e.path());
-  std::sort(samples.begin(), samples.end());
-  REQUIRE(!samples.empty());
+  const auto found = goscope::test::goSamples();
+  if (!found) return;
+  const std::vector<std::filesystem::path>& samples = *found;
   for (const auto& sample : samples) {
     INFO(sample.string());
     auto bin = GoBinary::open(sample.string());
