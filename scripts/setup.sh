@@ -29,6 +29,10 @@ packages=(
   binutils bpftrace procps psmisc
   # error tests: setpriv runs goscope with capabilities dropped
   util-linux
+  # tests that parse what goscope wrote (the flame graph's XML) or patch a
+  # copied binary use python3; bench/startup.sh measures CPU and RSS with
+  # /usr/bin/time. Named here so a minimal image has them too.
+  python3 time
   # the --prometheus tests: Debian's Prometheus server scrapes goscope
   # (tests/runtime/test_prometheus.cpp). The tests start their own server on
   # free ports; the package's service (:9090, where systemd runs it) is unused.
