@@ -1,6 +1,8 @@
 #include "target/inline_placement.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstring>
 #include <optional>
 
@@ -55,20 +57,137 @@ Node decodeNode(uint64_t addr, std::span<const uint8_t> bytes) {
 
 struct CodeGraph {
   std::vector<Node> nodes;
-  std::vector<std::vector<size_t>> succ;
+  // At most two successors an instruction (its fall-through and its
+  // branch target): fixed slots, not a vector each (start-up builds the
+  // graph of every caller of an inlined body, tens of thousands of nodes).
+  struct Successors {
+    std::array<uint32_t, 2> to{};
+    uint8_t count = 0;
+    const uint32_t* begin() const { return to.data(); }
+    const uint32_t* end() const { return to.data() + count; }
+    size_t size() const { return count; }
+    uint32_t operator[](size_t i) const { return to[i]; }
+    void push_back(size_t v) { to[count++] = static_cast<uint32_t>(v); }
+  };
+  std::vector<Successors> succ;
   std::vector<uint32_t> preds;  // number of predecessors of each node
   bool indirect = false;
+  // The dominator tree from the caller's entry, as DFS intervals: a
+  // reachable a dominates b iff domIn[a] <= domIn[b] && domOut[b] <= domOut[a].
+  // Unreachable nodes have domIn == 0 (every reachable one has >= 1).
+  std::vector<uint32_t> domIn, domOut;
+  bool dominates(size_t a, size_t b) const {
+    if (domIn[b] == 0) return true;  // nothing reaches b from the entry: no way into the body there
+    return domIn[a] != 0 && domIn[a] <= domIn[b] && domOut[b] <= domOut[a];
+  }
   size_t indexOf(uint64_t addr) const {  // nodes.size() when addr starts no instruction
     auto it = std::lower_bound(nodes.begin(), nodes.end(), addr, [](const Node& n, uint64_t a) { return n.addr < a; });
     return it != nodes.end() && it->addr == addr ? static_cast<size_t>(it - nodes.begin()) : nodes.size();
   }
 };
 
+// Dominators of every node from node 0, computed once per caller so that
+// each of its (often hundreds of) inlined bodies costs only its own size:
+// the iterative algorithm of Cooper, Harvey and Kennedy ("A Simple, Fast
+// Dominance Algorithm", 2001) on the reverse postorder, then the tree's
+// DFS intervals for O(1) queries.
+void computeDominators(CodeGraph& g) {
+  const size_t n = g.nodes.size();
+  g.domIn.assign(n, 0);
+  g.domOut.assign(n, 0);
+  if (n == 0) return;
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> post(n, kNone), order;  // postorder number, nodes in postorder
+  order.reserve(n);
+  {
+    std::vector<std::pair<size_t, size_t>> stack{{0, 0}};  // node, next successor
+    std::vector<bool> onPath(n, false);
+    onPath[0] = true;
+    while (!stack.empty()) {
+      auto& [v, i] = stack.back();
+      if (i < g.succ[v].size()) {
+        size_t s = g.succ[v][i++];
+        if (!onPath[s]) { onPath[s] = true; stack.push_back({s, 0}); }
+      } else {
+        post[v] = static_cast<uint32_t>(order.size());
+        order.push_back(v);
+        stack.pop_back();
+      }
+    }
+  }
+  // Predecessors (reachable ones only) in one array: predStart[v]..predStart[v+1].
+  std::vector<uint32_t> predStart(n + 1, 0), predList;
+  for (size_t v = 0; v < n; v++)
+    if (post[v] != kNone)
+      for (uint32_t s : g.succ[v]) predStart[s + 1]++;
+  for (size_t v = 0; v < n; v++) predStart[v + 1] += predStart[v];
+  predList.resize(predStart[n]);
+  {
+    std::vector<uint32_t> fill(predStart.begin(), predStart.end() - 1);
+    for (size_t v = 0; v < n; v++)
+      if (post[v] != kNone)
+        for (uint32_t s : g.succ[v]) predList[fill[s]++] = static_cast<uint32_t>(v);
+  }
+  std::vector<uint32_t> idom(n, kNone);
+  idom[0] = 0;
+  auto intersect = [&](uint32_t a, uint32_t b) {
+    while (a != b) {
+      while (post[a] < post[b]) a = idom[a];
+      while (post[b] < post[a]) b = idom[b];
+    }
+    return a;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t k = order.size(); k-- > 0;) {  // reverse postorder
+      uint32_t v = static_cast<uint32_t>(order[k]);
+      if (v == 0) continue;
+      uint32_t d = kNone;
+      for (uint32_t k2 = predStart[v]; k2 < predStart[v + 1]; k2++) {
+        const uint32_t p = predList[k2];
+        if (idom[p] != kNone) d = d == kNone ? p : intersect(p, d);
+      }
+      if (d != kNone && idom[v] != d) { idom[v] = d; changed = true; }
+    }
+  }
+  // The tree's children in one array, as the predecessors above.
+  std::vector<uint32_t> kidStart(n + 1, 0), kidList;
+  for (size_t v = 1; v < n; v++)
+    if (idom[v] != kNone) kidStart[idom[v] + 1]++;
+  for (size_t v = 0; v < n; v++) kidStart[v + 1] += kidStart[v];
+  kidList.resize(kidStart[n]);
+  {
+    std::vector<uint32_t> fill(kidStart.begin(), kidStart.end() - 1);
+    for (size_t v = 1; v < n; v++)
+      if (idom[v] != kNone) kidList[fill[idom[v]]++] = static_cast<uint32_t>(v);
+  }
+  uint32_t clock = 1;
+  std::vector<std::pair<uint32_t, uint32_t>> stack{{0, kidStart[0]}};  // node, next child index
+  g.domIn[0] = clock++;
+  while (!stack.empty()) {
+    auto& [v, i] = stack.back();
+    if (i < kidStart[v + 1]) {
+      uint32_t c = kidList[i++];
+      g.domIn[c] = clock++;
+      stack.push_back({c, kidStart[c]});
+    } else {
+      g.domOut[v] = clock++;
+      stack.pop_back();
+    }
+  }
+}
+
 CodeGraph buildGraph(const FunctionCode& code, std::span<const uint8_t> bytes) {
   CodeGraph g;
   std::vector<uint64_t> starts;
-  for (uint64_t a = code.entry; a < code.bodyEnd; a++)
-    if (isInstructionBoundary(code, a)) starts.push_back(a);
+  starts.reserve(code.instructionCount);
+  const uint64_t span = code.bodyEnd > code.entry ? code.bodyEnd - code.entry : 0;
+  for (size_t w = 0; w < code.boundaryBits.size(); w++)
+    for (uint64_t bits = code.boundaryBits[w]; bits != 0; bits &= bits - 1) {
+      uint64_t off = w * 64 + static_cast<uint64_t>(std::countr_zero(bits));
+      if (off < span) starts.push_back(code.entry + off);
+    }
+  g.nodes.reserve(starts.size());
   for (size_t i = 0; i < starts.size(); i++) {
     uint64_t end = i + 1 < starts.size() ? starts[i + 1] : code.bodyEnd;
     uint64_t off = starts[i] - code.entry;
@@ -86,27 +205,24 @@ CodeGraph buildGraph(const FunctionCode& code, std::span<const uint8_t> bytes) {
     }
     for (size_t s : g.succ[i]) g.preds[s]++;
   }
+  computeDominators(g);
   return g;
 }
 
-bool inRanges(const std::vector<std::pair<uint64_t, uint64_t>>& r, uint64_t a) {
-  for (const auto& [s, e] : r)
-    if (a >= s && a < e) return true;
-  return false;
-}
 
-// Whether `to` can be reached from `from`'s successors, moving only through
-// nodes `allowed` accepts (never through `avoid`).
-template <class Allowed>
-bool reaches(const CodeGraph& g, std::vector<size_t> start, size_t to, size_t avoid, Allowed allowed) {
-  std::vector<bool> seen(g.nodes.size(), false);
-  while (!start.empty()) {
-    size_t n = start.back();
-    start.pop_back();
-    if (n == to) return true;
-    if (n == avoid || seen[n] || !allowed(n)) continue;
-    seen[n] = true;
-    for (size_t s : g.succ[n]) start.push_back(s);
+// Whether a path from `from`'s successors comes back to `from` moving only
+// through the nodes [from, end) (indices: address order). The seen set spans
+// only that window, so a body costs its own size, not its caller's.
+bool loopsBackWithin(const CodeGraph& g, size_t from, size_t end) {
+  std::vector<bool> seen(end - from, false);
+  std::vector<size_t> todo(g.succ[from].begin(), g.succ[from].end());
+  while (!todo.empty()) {
+    size_t n = todo.back();
+    todo.pop_back();
+    if (n == from) return true;
+    if (n < from || n >= end || seen[n - from]) continue;
+    seen[n - from] = true;
+    for (size_t s : g.succ[n]) todo.push_back(s);
   }
   return false;
 }
@@ -122,8 +238,12 @@ void placeOnGraph(const CodeGraph& g, const FunctionCode& code, const std::vecto
     return;
   }
   std::vector<size_t> inBody;
-  for (size_t i = 0; i < g.nodes.size(); i++)
-    if (inRanges(body, g.nodes[i].addr)) inBody.push_back(i);
+  for (const auto& [lo, hi] : body) {
+    auto it = std::lower_bound(g.nodes.begin(), g.nodes.end(), lo, [](const Node& n, uint64_t a) { return n.addr < a; });
+    for (; it != g.nodes.end() && it->addr < hi; ++it) inBody.push_back(static_cast<size_t>(it - g.nodes.begin()));
+  }
+  std::sort(inBody.begin(), inBody.end());
+  inBody.erase(std::unique(inBody.begin(), inBody.end()), inBody.end());
   if (inBody.empty()) {
     // Nothing of the body is left; a real inline mark (a nop the compiler
     // emitted at the call because no other instruction has its position)
@@ -142,20 +262,11 @@ void placeOnGraph(const CodeGraph& g, const FunctionCode& code, const std::vecto
   // (E dominates the body) ...
   const size_t e = inBody.front();
   const uint64_t spanEnd = body.empty() ? 0 : std::max_element(body.begin(), body.end(), [](auto& a, auto& b) { return a.second < b.second; })->second;
-  // One walk from the caller's entry that never passes E: a body
-  // instruction it reaches is entered some other way.
+  // A body instruction that a path from the caller's entry reaches without
+  // passing E (E does not dominate it) is entered some other way.
   {
-    std::vector<bool> seen(g.nodes.size(), false);
-    std::vector<size_t> todo{0};
-    while (!todo.empty()) {
-      size_t n = todo.back();
-      todo.pop_back();
-      if (n == e || seen[n]) continue;
-      seen[n] = true;
-      for (size_t s : g.succ[n]) todo.push_back(s);
-    }
     for (size_t b : inBody)
-      if (b != e && seen[b]) {
+      if (b != e && !g.dominates(e, b)) {
         site.reason = "left out: the body is entered at " + hex(g.nodes[b].addr) + ", not only at its first instruction " +
                       hex(g.nodes[e].addr);
         return;
@@ -167,7 +278,10 @@ void placeOnGraph(const CodeGraph& g, const FunctionCode& code, const std::vecto
   }
   // ... and passes it once: no path from E back to E stays inside the span
   // of the body (a loop of the inlined function whose head is E would).
-  if (reaches(g, g.succ[e], e, g.nodes.size(), [&](size_t n) { return g.nodes[n].addr >= g.nodes[e].addr && g.nodes[n].addr < spanEnd; })) {
+  const size_t spanEndIdx = static_cast<size_t>(
+      std::lower_bound(g.nodes.begin() + static_cast<std::ptrdiff_t>(e), g.nodes.end(), spanEnd,
+                       [](const Node& n, uint64_t a) { return n.addr < a; }) - g.nodes.begin());
+  if (loopsBackWithin(g, e, spanEndIdx)) {
     site.reason = "left out: a loop inside the body comes back to its first instruction " + hex(g.nodes[e].addr);
     return;
   }
