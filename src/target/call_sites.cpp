@@ -10,6 +10,7 @@
 
 #include "target/uprobe_rules.hpp"
 #include "target/x86_insn.hpp"
+#include "target/zydis_decoder.hpp"
 
 namespace goscope {
 
@@ -230,8 +231,7 @@ CallSiteIndex CallSiteIndex::build(const GoBinary& bin, std::span<const uint64_t
   const auto t0 = std::chrono::steady_clock::now();
   CallSiteIndex idx;
   if (entries.empty()) return idx;
-  ZydisDecoder zydis;
-  ZydisDecoderInit(&zydis, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+  const ZydisDecoder& zydis = zydisDecoder();
   Search search(bin, entries, idx.byEntry_);
   if (!search.code(zydis, keepGoing)) {
     idx.interrupted_ = true;

@@ -6,25 +6,17 @@
 #include <cstdio>
 
 #include "target/x86_insn.hpp"
+#include "target/zydis_decoder.hpp"
 
 namespace goscope {
 
 namespace {
 
-// One Zydis decoder for the whole process: a small constant struct (the
-// 64-bit long mode, every ISA extension Zydis knows), shared by all threads.
-// Only ZydisDecoderDecodeInstruction runs per instruction: no operand
-// decoding and no text formatting (Capstone 4 formatted every instruction as
-// AT&T text, which this code never read, and stopped at AVX-512 and other
-// instructions it did not know: docs/disassembly.md).
-const ZydisDecoder& decoder() {
-  static const ZydisDecoder d = [] {
-    ZydisDecoder x;
-    ZydisDecoderInit(&x, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-    return x;
-  }();
-  return d;
-}
+// Only ZydisDecoderDecodeInstruction runs per instruction, with the shared
+// minimal-mode decoder (zydis_decoder.hpp): no operand decoding and no text
+// formatting (Capstone 4 formatted every instruction as AT&T text, which this
+// code never read, and stopped at AVX-512 and other instructions it did not
+// know: docs/disassembly.md).
 
 // Why Zydis refused the bytes, in words (ZYDIS_STATUS_*, Status.h).
 std::string_view statusText(ZyanStatus s) {
@@ -70,7 +62,7 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
   if (code.empty()) return fail(ErrorKind::Usage, "analyzeFunction: no code at " + hex(entry));
   if (entry + code.size() < entry)
     return fail(ErrorKind::Usage, "analyzeFunction: code at " + hex(entry) + " wraps around");
-  const ZydisDecoder& zydis = decoder();
+  const ZydisDecoder& zydis = zydisDecoder();
 
   FunctionCode fn;
   fn.depth = depth;
