@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "target/parallel_analysis.hpp"
 #include "target/uprobe_rules.hpp"
 #include "target/x86_insn.hpp"
 #include "target/zydis_decoder.hpp"
@@ -28,6 +29,17 @@ T load(const uint8_t* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
+
+// What the sweep of one function found: a call site of an entry (site != 0)
+// or a reason to refuse one.
+struct Finding {
+  uint64_t entry = 0;
+  uint64_t site = 0;
+  std::string why;
+};
+using Findings = std::vector<Finding>;
+
+void refuseIn(Findings& out, uint64_t entry, std::string why) { out.push_back({entry, 0, std::move(why)}); }
 
 // The search for a set of entries; refuse() keeps the first reason per entry.
 class Search {
@@ -53,6 +65,13 @@ class Search {
     if (!p.refused) p.refused = why;
   }
 
+  void apply(const Findings& found) {
+    for (const Finding& f : found) {
+      if (f.site) out_[f.entry].sites.push_back(f.site);
+      else refuse(f.entry, f.why);
+    }
+  }
+
   // Where `addr` is, in words: "main.main+0x2a" or "0x4a1b2c".
   std::string where(uint64_t addr) const {
     if (const GoFunction* f = bin_.pclntab().functionAt(addr)) return f->name + "+" + hex(addr - f->entry);
@@ -60,28 +79,46 @@ class Search {
   }
 
   // Every function's code, decoded from its entry (the same linear sweep as
-  // disasm.cpp: Go puts no data in .text and pads with int3).
+  // disasm.cpp: Go puts no data in .text and pads with int3), on every CPU:
+  // each function's findings are collected apart and applied in function
+  // order afterwards, so the first reason kept per entry and the order of
+  // the sites are those of one sweep in address order.
   // False when keepGoing said stop.
   bool code(const ZydisDecoder& zydis, const std::function<bool()>& keepGoing) {
-    uint64_t covered = 0;  // end of the last function seen
     const auto& fns = bin_.pclntab().functions();
     const ElfFile::Section* text = bin_.elf().section(".text");
-    size_t n = 0;
-    for (const GoFunction& fn : fns) {
-      if (keepGoing && ++n % 256 == 0 && !keepGoing()) return false;
-      if (fn.end <= fn.entry) continue;
-      auto bytes = bin_.elf().readVaddr(fn.entry, fn.end - fn.entry);
-      if (!bytes) continue;
-      // Text before this function that belongs to none: search it raw.
-      if (text && covered && fn.entry > covered) rawText(covered, fn.entry);
-      covered = std::max(covered, fn.end);
-      sweep(zydis, fn, *bytes);
+    // Text before function i that belongs to none starts at coveredBefore[i]
+    // (0: none before it); searched raw with the function.
+    std::vector<uint64_t> coveredBefore(fns.size(), 0);
+    uint64_t covered = 0;  // end of the last function seen
+    for (size_t i = 0; i < fns.size(); i++) {
+      if (fns[i].end <= fns[i].entry) continue;
+      coveredBefore[i] = covered;
+      covered = std::max(covered, fns[i].end);
     }
+    std::vector<Findings> found(fns.size());
+    AnalysisProgress progress;
+    if (keepGoing) progress = [&](size_t, size_t) { return keepGoing(); };
+    const bool finished = forEachInParallel(
+        fns.size(),
+        [&](size_t i) {
+          const GoFunction& fn = fns[i];
+          if (fn.end <= fn.entry) return;
+          auto bytes = bin_.elf().readVaddr(fn.entry, fn.end - fn.entry);
+          if (!bytes) return;
+          if (text && coveredBefore[i] && fn.entry > coveredBefore[i]) rawText(coveredBefore[i], fn.entry, found[i]);
+          sweep(zydis, fn, *bytes, found[i]);
+        },
+        progress);
+    if (!finished) return false;
+    for (const Findings& f : found) apply(f);
     // Text outside every function (none in a pure-Go binary; C code of a
     // cgo binary would be there): searched raw.
     if (text && !fns.empty()) {
-      if (fns.front().entry > text->addr) rawText(text->addr, fns.front().entry);
-      if (text->addr + text->size > covered && covered >= text->addr) rawText(covered, text->addr + text->size);
+      Findings outside;
+      if (fns.front().entry > text->addr) rawText(text->addr, fns.front().entry, outside);
+      if (text->addr + text->size > covered && covered >= text->addr) rawText(covered, text->addr + text->size, outside);
+      apply(outside);
     }
     return true;
   }
@@ -139,7 +176,7 @@ class Search {
   }
 
  private:
-  void sweep(const ZydisDecoder& zydis, const GoFunction& fn, std::span<const uint8_t> code) {
+  void sweep(const ZydisDecoder& zydis, const GoFunction& fn, std::span<const uint8_t> code, Findings& out) const {
     const uint8_t* p = code.data();
     size_t left = code.size();
     uint64_t addr = fn.entry;
@@ -148,16 +185,16 @@ class Search {
       ZydisDecodedInstruction in;
       if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&zydis, nullptr, p, left, &in))) {
         // The rest of this function is not known instruction by instruction.
-        raw(addr, std::span<const uint8_t>(p, left));
+        raw(addr, std::span<const uint8_t>(p, left), out);
         return;
       }
-      instruction(fn, addr, std::span<const uint8_t>(p, in.length), in);
+      instruction(fn, addr, std::span<const uint8_t>(p, in.length), in, out);
       p += in.length, left -= in.length, addr += in.length;
     }
   }
 
   void instruction(const GoFunction& fn, uint64_t at, std::span<const uint8_t> bytes,
-                   const ZydisDecodedInstruction& in) {
+                   const ZydisDecodedInstruction& in, Findings& out) const {
     const uint64_t next = at + in.length;
     for (const auto& imm : in.raw.imm) {
       if (imm.size == 0) continue;
@@ -167,19 +204,19 @@ class Search {
         if (target == fn.entry) continue;  // a branch to its own start is not a call
         const bool callRel32 = in.mnemonic == ZYDIS_MNEMONIC_CALL && imm.size == 32;
         if (!callRel32) {
-          refuse(target, "a jump to its entry at " + where(at) + " (a tail call: it bypasses the call sites)");
+          refuseIn(out, target, "a jump to its entry at " + where(at) + " (a tail call: it bypasses the call sites)");
           continue;
         }
         auto view = x86::parseInsn(bytes);
         const UprobeVerdict v = view ? classifyForUprobe(*view) : UprobeVerdict{UprobeExec::Refused, Hazard::Undecodable};
         if (!v.safe() || v.exec != UprobeExec::Emulated) {
-          refuse(target, "the call at " + where(at) + " cannot be probed cheaply (" + std::string(describe(v.hazard)) + ")");
+          refuseIn(out, target, "the call at " + where(at) + " cannot be probed cheaply (" + std::string(describe(v.hazard)) + ")");
           continue;
         }
-        out_[target].sites.push_back(at);
+        out.push_back({target, at, {}});
       } else {
         const uint64_t value = imm.is_signed ? static_cast<uint64_t>(imm.value.s) : imm.value.u;
-        if (wanted(value)) refuse(value, "its address is an immediate at " + where(at) + " (the address is taken)");
+        if (wanted(value)) refuseIn(out, value, "its address is an immediate at " + where(at) + " (the address is taken)");
       }
     }
     if (in.raw.disp.size != 0) {
@@ -188,33 +225,33 @@ class Search {
       const uint64_t target = ripRelative ? next + static_cast<uint64_t>(in.raw.disp.value)
                                           : static_cast<uint64_t>(in.raw.disp.value);
       if (wanted(target))
-        refuse(target, std::string(ripRelative ? "a RIP-relative reference" : "an absolute reference") +
+        refuseIn(out, target, std::string(ripRelative ? "a RIP-relative reference" : "an absolute reference") +
                            " to it at " + where(at) + " (the address is taken, e.g. for a func value)");
     }
   }
 
   // Bytes not known as instructions: any rel32 (with up to 4 immediate bytes
   // after it), absolute 32-bit or 64-bit word that could name an entry.
-  void raw(uint64_t addr, std::span<const uint8_t> b) {
+  void raw(uint64_t addr, std::span<const uint8_t> b, Findings& out) const {
     for (size_t i = 0; i + 4 <= b.size(); i++) {
       const uint64_t at = addr + i;
       const int32_t rel = load<int32_t>(b.data() + i);
       for (uint64_t k = 0; k <= 4; k++) {
         const uint64_t target = at + 4 + k + static_cast<uint64_t>(static_cast<int64_t>(rel));
-        if (wanted(target)) refuse(target, "bytes at " + where(at) + " that do not decode could refer to it");
+        if (wanted(target)) refuseIn(out, target, "bytes at " + where(at) + " that do not decode could refer to it");
       }
       const uint64_t abs32 = load<uint32_t>(b.data() + i);
-      if (wanted(abs32)) refuse(abs32, "bytes at " + where(at) + " that do not decode could refer to it");
+      if (wanted(abs32)) refuseIn(out, abs32, "bytes at " + where(at) + " that do not decode could refer to it");
       if (i + 8 <= b.size()) {
         const uint64_t w = load<uint64_t>(b.data() + i);
-        if (wanted(w)) refuse(w, "bytes at " + where(at) + " that do not decode could refer to it");
+        if (wanted(w)) refuseIn(out, w, "bytes at " + where(at) + " that do not decode could refer to it");
       }
     }
   }
 
-  void rawText(uint64_t from, uint64_t to) {
+  void rawText(uint64_t from, uint64_t to, Findings& out) const {
     if (to <= from) return;
-    if (auto b = bin_.elf().readVaddr(from, to - from)) raw(from, *b);
+    if (auto b = bin_.elf().readVaddr(from, to - from)) raw(from, *b, out);
   }
 
   const GoBinary& bin_;
