@@ -19,6 +19,8 @@ packages=(
   libre2-dev
   # ELF, DWARF, disassembly
   libelf-dev libdw-dev libzydis-dev zlib1g-dev
+  # content hashes keying the analysis cache
+  libxxhash-dev
   # BPF: objects compiled by clang, skeletons by bpftool, loaded by libbpf
   clang llvm libbpf-dev bpftool
   # fuzzing (scripts/fuzz.sh): libFuzzer and the sanitizer runtimes of clang 14

@@ -20,6 +20,7 @@
 #include "api/goscope.hpp"
 #include "backend/bpf/calibration.hpp"
 #include "backend/bpf/privileges.hpp"
+#include "util/cache_dir.hpp"
 #include <spdlog/spdlog.h>
 
 namespace goscope::api {
@@ -37,12 +38,6 @@ std::string hostIdentity() {
       break;
     }
   return std::string(u.release) + " " + u.version + " |" + cpu + " | " + std::to_string(::sysconf(_SC_NPROCESSORS_ONLN)) + " CPUs";
-}
-
-std::string cacheDir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/goscope";
-  if (const char* h = std::getenv("HOME"); h && *h == '/') return std::string(h) + "/.cache/goscope";
-  return {};
 }
 
 std::string cachePath() {
@@ -104,9 +99,9 @@ std::optional<HostCosts> loadCache(const std::string& identity) {
 void saveCache(const std::string& identity, const HostCosts& c) {
   const std::string dir = cacheDir();
   if (dir.empty()) return;
-  // mkdir -p of the last two levels (~/.cache may not exist yet).
-  ::mkdir(dir.substr(0, dir.rfind('/')).c_str(), 0700);
-  ::mkdir(dir.c_str(), 0700);
+  // mkdir -p of the last two levels (~/.cache may not exist yet); the file
+  // holds only figures, so it is written whoever owns the directory.
+  makePrivateDir(dir);
   boost::json::object o{{"host", identity},         {"emulated_ns", c.emulatedNs}, {"stepped_ns", c.steppedNs},
                         {"return_ns", c.returnNs},  {"source", c.source}};
   if (c.delveMeasured) {

@@ -281,6 +281,12 @@ CallSiteIndex CallSiteIndex::build(const GoBinary& bin, std::span<const uint64_t
   return idx;
 }
 
+CallSiteIndex CallSiteIndex::fromProofs(std::unordered_map<uint64_t, CallSiteProof> proofs) {
+  CallSiteIndex idx;
+  idx.byEntry_ = std::move(proofs);
+  return idx;
+}
+
 const CallSiteProof* CallSiteIndex::find(uint64_t entry) const {
   auto it = byEntry_.find(entry);
   return it == byEntry_.end() ? nullptr : &it->second;

@@ -55,6 +55,9 @@ class CallSiteIndex {
   // interrupted() is true (find() then proves nothing: every entry refused).
   static CallSiteIndex build(const GoBinary& bin, std::span<const uint64_t> entries,
                              const std::function<bool()>& keepGoing = {});
+  // An index of proofs found earlier (the analysis cache).
+  static CallSiteIndex fromProofs(std::unordered_map<uint64_t, CallSiteProof> proofs);
+  const std::unordered_map<uint64_t, CallSiteProof>& proofs() const { return byEntry_; }
   bool interrupted() const { return interrupted_; }
   // nullptr when `entry` was not asked for.
   const CallSiteProof* find(uint64_t entry) const;

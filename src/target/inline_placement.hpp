@@ -31,6 +31,9 @@ struct InlinedSite {
   // its caller's, so a stack walk needs [RSP], the return address, as at an
   // entry (pclntab's pcsp table says).
   bool callerFrameless = false;
+  // Which of the caller's inlined calls (Pclntab::inlinedCalls order): with
+  // the caller, the order every search gives (the analysis cache keeps it).
+  uint32_t callIndex = 0;
 };
 
 // One caller decoded once, for all of its inlined bodies. `code` must

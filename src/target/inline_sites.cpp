@@ -36,8 +36,11 @@ std::vector<InlinedSite> inlinedSitesIn(const GoBinary& bin, const GoFunction& c
                                         const std::function<bool(std::string_view)>& wanted) {
   std::vector<InlinedSite> out;
   auto calls = bin.pclntab().inlinedCalls(caller);
+  // Every name is asked (no short cut once one is wanted): the search's
+  // list of names is then the binary's whole inline tree.
   bool any = false;
-  for (const auto& c : calls) any = any || !wanted || wanted(c.callee);
+  for (const auto& c : calls)
+    if (!wanted || wanted(c.callee)) any = true;
   if (!any) return out;
   auto code = bin.analyze(caller, DecodeDepth::Whole);
   auto bytes = caller.end > caller.entry ? bin.elf().readVaddr(caller.entry, caller.end - caller.entry) : std::nullopt;
@@ -47,6 +50,7 @@ std::vector<InlinedSite> inlinedSitesIn(const GoBinary& bin, const GoFunction& c
   for (size_t i = 0; i < calls.size(); i++) {
     if (wanted && !wanted(calls[i].callee)) continue;
     InlinedSite s{calls[i].callee, &caller, calls[i].callFile, calls[i].callLine, {}, {}};
+    s.callIndex = static_cast<uint32_t>(i);
     if (!g) s.reason = "left out: " + (code ? std::string("the caller's code is not in the file") : code.error().message);
     else g->place(bodies[i], calls[i].parentPc, s);
     if (!s.probes.empty()) s.callerFrameless = bin.pclntab().spDelta(caller, s.probes.front()).value_or(0) == 0;
@@ -56,7 +60,7 @@ std::vector<InlinedSite> inlinedSitesIn(const GoBinary& bin, const GoFunction& c
 }
 
 std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::function<bool(std::string_view)>& wanted,
-                                          const std::function<bool(size_t, size_t)>& progress) {
+                                          const std::function<bool(size_t, size_t)>& progress, InlinedNames* names) {
   // Callee names repeat (runtime.add is inlined thousands of times), and
   // `wanted` may be a costly regex (or keep state): asked once per name,
   // under one lock, whichever thread meets the name first.
@@ -73,7 +77,13 @@ std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::functi
   // same run after run.
   const auto& fns = bin.pclntab().functions();
   std::vector<std::vector<InlinedSite>> perCaller(fns.size());
-  forEachInParallel(fns.size(), [&](size_t i) { perCaller[i] = inlinedSitesIn(bin, fns[i], once); }, progress);
+  const bool finished =
+      forEachInParallel(fns.size(), [&](size_t i) { perCaller[i] = inlinedSitesIn(bin, fns[i], once); }, progress);
+  if (names && finished)
+    for (const auto& [name, want] : seen) {
+      names->all.push_back(name);
+      if (want) names->searched.push_back(name);
+    }
   std::vector<InlinedSite> out;
   for (auto& sites : perCaller)
     for (auto& s : sites) out.push_back(std::move(s));

@@ -24,8 +24,14 @@ namespace goscope {
 // progress(done, total) is called every few hundred functions; returning
 // false stops the search (a Ctrl-C while a big binary is read): what was
 // found so far is returned.
+// names, when given and the search ran to its end: every callee name of the
+// binary's inline tree, and those `wanted` accepted (for the analysis cache).
+struct InlinedNames {
+  std::vector<std::string> all, searched;
+};
 std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::function<bool(std::string_view)>& wanted,
-                                          const std::function<bool(size_t, size_t)>& progress = {});
+                                          const std::function<bool(size_t, size_t)>& progress = {},
+                                          InlinedNames* names = nullptr);
 
 // The inlined calls of one caller (all of them when wanted is empty).
 std::vector<InlinedSite> inlinedSitesIn(const GoBinary& bin, const GoFunction& caller,

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
+#include "target/analysis_cache.hpp"
 #include "target/call_sites.hpp"
 #include "target/inline_sites.hpp"
 #include "target/parallel_analysis.hpp"
@@ -20,19 +22,29 @@ namespace {
 // Every inlined body of a matching name, as SiteKind::Inlined points: under
 // the function's own probe id when it also has a probed entry (one count per
 // name), else under a stand-in of its own.
-void addInlinedSites(const GoBinary& bin, const std::vector<Pattern>& patterns, std::vector<bool>& matched, Selection& sel) {
-  auto sites = findInlinedSites(
-      bin,
-      [&](std::string_view name) {
-        bool any = false;
-        for (size_t i = 0; i < patterns.size(); i++)
-          if (patterns[i].matches(name)) any = matched[i] = true;
-        return any;
-      },
-      [](size_t done, size_t total) {
-        reportProgress("finding inlined bodies", done, total);
-        return !stopRequested();
-      });
+void addInlinedSites(const GoBinary& bin, const std::vector<Pattern>& patterns, std::vector<bool>& matched, Selection& sel,
+                     AnalysisCache& cache) {
+  auto wanted = [&](std::string_view name) {
+    bool any = false;
+    for (size_t i = 0; i < patterns.size(); i++)
+      if (patterns[i].matches(name)) any = matched[i] = true;
+    return any;
+  };
+  std::vector<InlinedSite> sites;
+  if (auto cached = cache.inlined(wanted)) {
+    sites = std::move(*cached);
+    spdlog::debug("start-up: {} inlined bodies from the analysis cache", sites.size());
+  } else {
+    InlinedNames names;
+    sites = findInlinedSites(
+        bin, wanted,
+        [](size_t done, size_t total) {
+          reportProgress("finding inlined bodies", done, total);
+          return !stopRequested();
+        },
+        &names);
+    if (!stopRequested() && !names.all.empty()) cache.addInlined(std::move(names.all), names.searched, sites);
+  }
   std::map<std::string, uint32_t, std::less<>> idOf;
   for (const auto& f : sel.functions) idOf.emplace(f.fn->name, f.probeId);
   for (const auto& s : sites) {
@@ -67,6 +79,12 @@ void addInlinedSites(const GoBinary& bin, const std::vector<Pattern>& patterns, 
 Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern>& patterns,
                                   const SelectionOptions& opt, const std::string& targetName) {
   Selection sel;
+  // Opened (the binary's file hashed) only when a search needs it.
+  std::optional<AnalysisCache> cache;
+  auto analysisCache = [&]() -> AnalysisCache& {
+    if (!cache) cache = AnalysisCache::forBinary(bin);
+    return *cache;
+  };
   std::string unsafeExample;
   const auto& all = bin.pclntab().functions();
   std::vector<bool> matched(patterns.size(), false);
@@ -162,11 +180,20 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
   if (!deferred.empty()) {
     std::vector<uint64_t> entries;
     for (const auto& d : deferred) entries.push_back(d.probe.address);
-    const CallSiteIndex index = CallSiteIndex::build(bin, entries, [] { return !stopRequested(); });
-    if (index.interrupted() || stopRequested())
-      return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
-    spdlog::debug("start-up: searched the binary for the call sites of {} function(s) in {:.1f} ms", entries.size(),
-                  index.buildMs());
+    // Found by an earlier run when the analysis cache has every entry.
+    AnalysisCache& cache = analysisCache();
+    CallSiteIndex index;
+    if (auto cached = cache.callSites(entries)) {
+      index = CallSiteIndex::fromProofs(std::move(*cached));
+      spdlog::debug("start-up: the call sites of {} function(s) from the analysis cache", entries.size());
+    } else {
+      index = CallSiteIndex::build(bin, entries, [] { return !stopRequested(); });
+      if (index.interrupted() || stopRequested())
+        return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
+      spdlog::debug("start-up: searched the binary for the call sites of {} function(s) in {:.1f} ms", entries.size(),
+                    index.buildMs());
+      cache.addCallSites(index.proofs());
+    }
     for (const auto& d : deferred) {
       SelectedFunction& f = sel.functions[d.index];
       const ProbeSite probe = placeAtCallSites(d.probe, index.find(d.probe.address));
@@ -195,7 +222,7 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
                 threads, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
                 secondsSinceProcessStart() * 1000);
   if (opt.inlined) {
-    addInlinedSites(bin, patterns, matched, sel);
+    addInlinedSites(bin, patterns, matched, sel, analysisCache());
     if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
     if (!opt.inlinedRefusal.empty()) {
       const auto inlinedPoint = [](const bpf::AttachPoint& p) { return bpf::isInlinedSite(p.site); };
@@ -208,6 +235,7 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
       }
     }
   }
+  if (cache) cache->save();  // what the searches found, for the next run
   if (unsafeExample.empty() && sel.inlinedLeftOut) unsafeExample = sel.inlinedLeftOutExample;
   if (sel.functions.empty()) {
     std::string what;

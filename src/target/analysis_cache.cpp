@@ -1,0 +1,151 @@
+#include "target/analysis_cache.hpp"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "util/cache_dir.hpp"
+#include "util/unique_fd.hpp"
+
+namespace goscope {
+
+namespace {
+constexpr uint64_t kMaxFile = 1ull << 31;  // a record of a 60,000-function binary is ~40 MB
+}  // namespace
+
+AnalysisCache AnalysisCache::forBinary(const GoBinary& bin) {
+  AnalysisCache c;
+  c.bin_ = &bin;
+  if (const char* v = std::getenv("GOSCOPE_ANALYSIS_CACHE"); v && std::string_view(v) == "0") return c;
+  const std::string dir = cacheDir();
+  if (dir.empty() || !makePrivateDir(dir) || !makePrivateDir(dir + "/analysis")) {
+    spdlog::debug("analysis cache: not used (no private cache directory under {})", dir.empty() ? "$HOME" : dir);
+    return c;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto file = bin.elf().bytes();
+  const XXH128_hash_t h = XXH3_128bits(file.data(), file.size());
+  spdlog::debug("analysis cache: {} bytes hashed in {:.1f} ms", file.size(),
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  XXH128_canonical_t canon;
+  XXH128_canonicalFromHash(&canon, h);
+  std::memcpy(c.key_.data(), canon.digest, 16);
+  char name[64];
+  std::snprintf(name, sizeof name, "/analysis/%016llx%016llx.bin", static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  c.path_ = dir + name;
+
+  UniqueFd fd(::open(c.path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd.valid()) return c;
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & (S_IWGRP | S_IWOTH)) || static_cast<uint64_t>(st.st_size) > kMaxFile) {
+    spdlog::debug("analysis cache: {} ignored (not a private regular file of this user)", c.path_);
+    return c;
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < bytes.size()) {
+    ssize_t n = ::read(fd.get(), bytes.data() + got, bytes.size() - got);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got != bytes.size()) return c;
+  AnalysisChecks checks{[&bin](uint64_t a) { return bin.pclntab().functionAt(a); },
+                        [&bin](uint64_t a, size_t n) { return bin.elf().readVaddr(a, n); }};
+  std::string why;
+  if (auto r = parseAnalysis(bytes, c.key_, checks, &why)) {
+    c.rec_ = std::move(*r);
+    spdlog::debug("analysis cache: {} read ({} call-site proofs, {} inlined bodies) in {:.1f} ms", c.path_,
+                  c.rec_.callSites.size(), c.rec_.inlined.size(),
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  } else {
+    spdlog::debug("analysis cache: {} ignored: {}", c.path_, why);
+  }
+  return c;
+}
+
+std::optional<std::unordered_map<uint64_t, CallSiteProof>> AnalysisCache::callSites(std::span<const uint64_t> entries) const {
+  std::unordered_map<uint64_t, CallSiteProof> out;
+  for (uint64_t e : entries) {
+    auto it = rec_.callSites.find(e);
+    if (it == rec_.callSites.end()) return std::nullopt;
+    out.emplace(e, it->second);
+  }
+  return out;
+}
+
+std::optional<std::vector<InlinedSite>> AnalysisCache::inlined(const std::function<bool(std::string_view)>& wanted) const {
+  if (rec_.inlinedNames.empty()) return std::nullopt;
+  std::set<std::string_view> want;
+  for (const auto& n : rec_.inlinedNames)
+    if (wanted(n)) {
+      if (!rec_.inlinedSearched.contains(n)) return std::nullopt;
+      want.insert(n);
+    }
+  std::vector<InlinedSite> out;
+  for (const InlinedSite& s : rec_.inlined)
+    if (want.contains(s.callee)) out.push_back(s);
+  return out;
+}
+
+void AnalysisCache::addCallSites(const std::unordered_map<uint64_t, CallSiteProof>& proofs) {
+  if (!enabled()) return;
+  for (const auto& [e, p] : proofs)
+    if (rec_.callSites.emplace(e, p).second) dirty_ = true;
+}
+
+void AnalysisCache::addInlined(std::vector<std::string> allNames, const std::vector<std::string>& searched,
+                               std::vector<InlinedSite> sites) {
+  if (!enabled()) return;
+  std::sort(allNames.begin(), allNames.end());
+  allNames.erase(std::unique(allNames.begin(), allNames.end()), allNames.end());
+  if (rec_.inlinedNames != allNames) {  // first search, or another record's names: start over
+    rec_.inlinedNames = std::move(allNames);
+    rec_.inlinedSearched.clear();
+    rec_.inlined.clear();
+  }
+  std::set<std::string, std::less<>> fresh;
+  for (const auto& n : searched)
+    if (!rec_.inlinedSearched.contains(n)) fresh.insert(n);
+  if (fresh.empty()) return;
+  for (auto& s : sites)
+    if (fresh.contains(s.callee)) rec_.inlined.push_back(std::move(s));
+  std::stable_sort(rec_.inlined.begin(), rec_.inlined.end(), [](const InlinedSite& a, const InlinedSite& b) {
+    return std::pair(a.caller->entry, a.callIndex) < std::pair(b.caller->entry, b.callIndex);
+  });
+  rec_.inlinedSearched.insert(fresh.begin(), fresh.end());
+  dirty_ = true;
+}
+
+void AnalysisCache::save() const {
+  if (!enabled() || !dirty_) return;
+  const std::string bytes = serializeAnalysis(rec_, key_);
+  const std::string tmp = path_ + "." + std::to_string(::getpid());
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid()) {
+    spdlog::debug("analysis cache: cannot write {}", tmp);
+    return;
+  }
+  size_t put = 0;
+  while (put < bytes.size()) {
+    ssize_t n = ::write(fd.get(), bytes.data() + put, bytes.size() - put);
+    if (n <= 0) break;
+    put += static_cast<size_t>(n);
+  }
+  if (put != bytes.size() || ::rename(tmp.c_str(), path_.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    spdlog::debug("analysis cache: writing {} failed", path_);
+    return;
+  }
+  spdlog::debug("analysis cache: {} written ({} bytes)", path_, bytes.size());
+}
+
+}  // namespace goscope

@@ -1,0 +1,58 @@
+// What start-up found in a binary, kept between runs (issue #14: a warm
+// start of `count -b BIN '*'` under 0.2 s): the call-site proofs of stepped
+// entries and the placement of inlined bodies, the two searches that decode
+// whole functions. Keyed by a hash of the file's whole content, so a rebuilt
+// binary never meets another's results; read only from a directory and a
+// file private to this user, and validated against the binary when read
+// (docs/analysis-cache.md says what is checked, and what is trusted).
+//
+// Both parts grow: each is a map from what was asked (an entry, a callee
+// name) to what the search found for it, and a search's answer for one
+// entry or name does not depend on what else it was asked.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "target/analysis_record.hpp"
+#include "target/go_binary.hpp"
+
+namespace goscope {
+
+class AnalysisCache {
+ public:
+  // Disabled (finds nothing, stores nothing) when GOSCOPE_ANALYSIS_CACHE=0,
+  // when there is no cache directory or it is not private to this user.
+  static AnalysisCache forBinary(const GoBinary& bin);
+
+  bool enabled() const { return !path_.empty(); }
+  const AnalysisRecord& record() const { return rec_; }
+  // Proofs for every one of `entries`, or nullopt when one is not cached.
+  std::optional<std::unordered_map<uint64_t, CallSiteProof>> callSites(std::span<const uint64_t> entries) const;
+  // The bodies of every callee `wanted` accepts, or nullopt when a wanted
+  // name was not searched (or the names are not known yet).
+  std::optional<std::vector<InlinedSite>> inlined(const std::function<bool(std::string_view)>& wanted) const;
+
+  void addCallSites(const std::unordered_map<uint64_t, CallSiteProof>& proofs);
+  void addInlined(std::vector<std::string> allNames, const std::vector<std::string>& searched,
+                  std::vector<InlinedSite> sites);
+  // Writes the record when something was added (atomically: a temporary
+  // file renamed over the old one). Failures are logged, never fatal.
+  void save() const;
+
+ private:
+  const GoBinary* bin_ = nullptr;
+  std::string path_;
+  std::array<uint8_t, 16> key_{};
+  AnalysisRecord rec_;
+  bool dirty_ = false;
+};
+
+}  // namespace goscope
