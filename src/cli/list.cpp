@@ -13,6 +13,7 @@
 #include "output/output.hpp"
 #include "probe/pattern.hpp"
 #include "target/call_sites.hpp"
+#include "target/analysis_cache.hpp"
 #include "target/inline_sites.hpp"
 
 namespace goscope::cli {
@@ -113,7 +114,9 @@ int runList(const std::vector<std::string>& argv) {
   std::vector<Item> matched;
   for (const auto& fn : bin.pclntab().functions())
     if (wanted(fn.name)) matched.push_back({&fn, nullptr});
-  const std::vector<InlinedSite> sites = findInlinedSites(bin, wanted);
+  // Both searches through the analysis cache (docs/analysis-cache.md).
+  AnalysisCache cache = AnalysisCache::forBinary(bin);
+  const std::vector<InlinedSite> sites = cachedInlinedSites(cache, bin, wanted);
   for (const auto& site : sites) matched.push_back({nullptr, &site});
   std::stable_sort(matched.begin(), matched.end(), [](const Item& a, const Item& b) {
     if (a.name() != b.name()) return a.name() < b.name();
@@ -130,7 +133,8 @@ int runList(const std::vector<std::string>& argv) {
     codes[i] = bin.analyze(*matched[i].fn);
     if (*codes[i]) ok.push_back(&**codes[i]);
   }
-  const CallSiteIndex callSites = CallSiteIndex::build(bin, steppedEntries(ok));
+  const CallSiteIndex callSites = cachedCallSites(cache, bin, steppedEntries(ok));
+  cache.save();
 
   auto out = output::makeOutput(json);
   size_t printed = 0;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "target/inline_sites.hpp"
 #include "util/cache_dir.hpp"
 #include "util/unique_fd.hpp"
 
@@ -146,6 +147,42 @@ void AnalysisCache::save() const {
     return;
   }
   spdlog::debug("analysis cache: {} written ({} bytes)", path_, bytes.size());
+}
+
+CallSiteIndex cachedCallSites(AnalysisCache& cache, const GoBinary& bin, std::span<const uint64_t> entries,
+                              const std::function<bool()>& keepGoing) {
+  if (entries.empty()) return CallSiteIndex::build(bin, entries);
+  if (auto cached = cache.callSites(entries)) {
+    spdlog::debug("start-up: the call sites of {} function(s) from the analysis cache", entries.size());
+    return CallSiteIndex::fromProofs(std::move(*cached));
+  }
+  CallSiteIndex index = CallSiteIndex::build(bin, entries, keepGoing);
+  if (index.interrupted()) return index;
+  spdlog::debug("start-up: searched the binary for the call sites of {} function(s) in {:.1f} ms", entries.size(),
+                index.buildMs());
+  cache.addCallSites(index.proofs());
+  return index;
+}
+
+std::vector<InlinedSite> cachedInlinedSites(AnalysisCache& cache, const GoBinary& bin,
+                                            const std::function<bool(std::string_view)>& wanted,
+                                            const std::function<bool(size_t, size_t)>& progress, bool* interrupted) {
+  if (interrupted) *interrupted = false;
+  if (auto cached = cache.inlined(wanted)) {
+    spdlog::debug("start-up: {} inlined bodies from the analysis cache", cached->size());
+    return std::move(*cached);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  InlinedNames names;
+  auto sites = findInlinedSites(bin, wanted, progress, &names);
+  if (!names.complete) {
+    if (interrupted) *interrupted = true;
+    return sites;
+  }
+  spdlog::debug("start-up: searched {} caller(s) for inlined bodies in {:.1f} ms", bin.pclntab().functions().size(),
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  cache.addInlined(std::move(names.all), names.searched, sites);
+  return sites;
 }
 
 }  // namespace goscope

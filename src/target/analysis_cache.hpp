@@ -55,4 +55,16 @@ class AnalysisCache {
   bool dirty_ = false;
 };
 
+// The two searches through the cache: the cached answer when it has all that
+// is asked, else the search, whose answer is added (save() writes it).
+// One place decides, for every subcommand that places probes or lists them.
+// interrupted: the search was stopped (keepGoing / progress said no); the
+// result is then incomplete and nothing is added.
+CallSiteIndex cachedCallSites(AnalysisCache& cache, const GoBinary& bin, std::span<const uint64_t> entries,
+                              const std::function<bool()>& keepGoing = {});
+std::vector<InlinedSite> cachedInlinedSites(AnalysisCache& cache, const GoBinary& bin,
+                                            const std::function<bool(std::string_view)>& wanted,
+                                            const std::function<bool(size_t, size_t)>& progress = {},
+                                            bool* interrupted = nullptr);
+
 }  // namespace goscope

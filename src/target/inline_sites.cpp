@@ -79,6 +79,7 @@ std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::functi
   std::vector<std::vector<InlinedSite>> perCaller(fns.size());
   const bool finished =
       forEachInParallel(fns.size(), [&](size_t i) { perCaller[i] = inlinedSitesIn(bin, fns[i], once); }, progress);
+  if (names) names->complete = finished;
   if (names && finished)
     for (const auto& [name, want] : seen) {
       names->all.push_back(name);

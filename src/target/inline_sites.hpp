@@ -27,6 +27,7 @@ namespace goscope {
 // names, when given and the search ran to its end: every callee name of the
 // binary's inline tree, and those `wanted` accepted (for the analysis cache).
 struct InlinedNames {
+  bool complete = false;  // the search ran to its end (progress never said stop)
   std::vector<std::string> all, searched;
 };
 std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::function<bool(std::string_view)>& wanted,

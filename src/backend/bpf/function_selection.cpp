@@ -30,21 +30,10 @@ void addInlinedSites(const GoBinary& bin, const std::vector<Pattern>& patterns, 
       if (patterns[i].matches(name)) any = matched[i] = true;
     return any;
   };
-  std::vector<InlinedSite> sites;
-  if (auto cached = cache.inlined(wanted)) {
-    sites = std::move(*cached);
-    spdlog::debug("start-up: {} inlined bodies from the analysis cache", sites.size());
-  } else {
-    InlinedNames names;
-    sites = findInlinedSites(
-        bin, wanted,
-        [](size_t done, size_t total) {
-          reportProgress("finding inlined bodies", done, total);
-          return !stopRequested();
-        },
-        &names);
-    if (!stopRequested() && !names.all.empty()) cache.addInlined(std::move(names.all), names.searched, sites);
-  }
+  const std::vector<InlinedSite> sites = cachedInlinedSites(cache, bin, wanted, [](size_t done, size_t total) {
+    reportProgress("finding inlined bodies", done, total);
+    return !stopRequested();
+  });
   std::map<std::string, uint32_t, std::less<>> idOf;
   for (const auto& f : sel.functions) idOf.emplace(f.fn->name, f.probeId);
   for (const auto& s : sites) {
@@ -181,19 +170,9 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
     std::vector<uint64_t> entries;
     for (const auto& d : deferred) entries.push_back(d.probe.address);
     // Found by an earlier run when the analysis cache has every entry.
-    AnalysisCache& cache = analysisCache();
-    CallSiteIndex index;
-    if (auto cached = cache.callSites(entries)) {
-      index = CallSiteIndex::fromProofs(std::move(*cached));
-      spdlog::debug("start-up: the call sites of {} function(s) from the analysis cache", entries.size());
-    } else {
-      index = CallSiteIndex::build(bin, entries, [] { return !stopRequested(); });
-      if (index.interrupted() || stopRequested())
-        return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
-      spdlog::debug("start-up: searched the binary for the call sites of {} function(s) in {:.1f} ms", entries.size(),
-                    index.buildMs());
-      cache.addCallSites(index.proofs());
-    }
+    const CallSiteIndex index = cachedCallSites(analysisCache(), bin, entries, [] { return !stopRequested(); });
+    if (index.interrupted() || stopRequested())
+      return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
     for (const auto& d : deferred) {
       SelectedFunction& f = sel.functions[d.index];
       const ProbeSite probe = placeAtCallSites(d.probe, index.find(d.probe.address));
