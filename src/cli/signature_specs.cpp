@@ -25,7 +25,9 @@ void addLocations(const std::vector<std::string>& specs, ProbeRequest& r) {
       continue;
     }
     auto sig = orRaise(parseUserSignature(spec));
-    orRaise(layoutFromSignature(spec));
+    // Named types (`w io.Writer`) are checked against the binary later, in
+    // checkSignatures; here, only what the text alone can tell.
+    orRaise(layoutFromSignature(spec, namedTypesUnchecked()));
     if (auto it = r.signatures.find(sig.funcName); it != r.signatures.end() && it->second != spec)
       raise({ErrorKind::Usage,
              "two signatures for " + sig.funcName + ": `" + it->second + "` and `" + spec + "`",
@@ -38,10 +40,14 @@ void addLocations(const std::vector<std::string>& specs, ProbeRequest& r) {
 void checkSignatures(ProbeRequest& r, const GoBinary& bin, bool forced) {
   for (auto it = r.signatures.begin(); it != r.signatures.end();) {
     SignatureCheck c = checkSignature(bin, it->first, it->second, forced);
-    // A signature that is used must fit the function table's frame (forced
-    // or not: that number is the compiler's, not a description).
-    if (c.useSignature)
+    if (c.useSignature) {
+      // What the binary's type data says of its named types: `w io.Writer`
+      // is an interface there, `sq main.Square` a struct (refused).
+      orRaise(layoutFromSignature(it->second, namedTypeKindsIn(bin)));
+      // It must fit the function table's frame (forced or not: that number
+      // is the compiler's, not a description).
       if (auto e = checkSignatureFrame(bin, it->first, it->second)) raise(*e);
+    }
     if (!c.warning.empty()) printNotice("warning: " + c.warning);
     it = c.useSignature ? std::next(it) : r.signatures.erase(it);
   }

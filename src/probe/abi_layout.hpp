@@ -112,6 +112,9 @@ Result<std::vector<ValueLayout>> layoutFunction(const DwarfFunction& fn, const T
 // A signature the user gives for a stripped binary, `main.add(x int, y int) int`
 // or `main.parse(s string, n int) (int, error)`; see signature_parse.hpp for
 // what it accepts. Errors: Usage, naming the unsupported type or the syntax error.
-Result<std::vector<ValueLayout>> layoutFromSignature(std::string_view sig);
+// `named`: what the binary's runtime type data says a qualified type name is
+// (namedTypeKindsIn), so that named interfaces (`w io.Writer`) lay out; without
+// it only the names type_shape.hpp knows do.
+Result<std::vector<ValueLayout>> layoutFromSignature(std::string_view sig, NamedTypeKinds named = nullptr);
 
 }  // namespace goscope

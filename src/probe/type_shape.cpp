@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
+#include <mutex>
+
+#include "target/runtime_types.hpp"
 
 namespace goscope {
 namespace {
@@ -12,7 +16,27 @@ constexpr int kMaxDepth = 16;  // nested struct/array levels; deeper is surely m
 constexpr std::string_view kNamesOnlyHelp =
     "without DWARF goscope knows bool, int8..int64, uint8..uint64, int, uint, uintptr, byte, rune, "
     "float32, float64, complex64, complex128, string, unsafe.Pointer, error, any/interface{}, "
-    "*T (an opaque pointer), []T and [N]T of those, and map/chan/func values (as pointers)";
+    "*T (an opaque pointer), []T and [N]T of those, map/chan/func values (as pointers), and named interfaces "
+    "(io.Writer, main.Shape: found in the binary's runtime type data)";
+
+// "a struct", "an int": what a named type is, for the message refusing it.
+std::string kindPhrase(K k) {
+  static const char* const names[] = {"invalid", "bool", "int", "int8", "int16", "int32", "int64", "uint",
+                                      "uint8", "uint16", "uint32", "uint64", "uintptr", "float32", "float64",
+                                      "complex64", "complex128", "array", "chan", "func", "interface", "map",
+                                      "pointer", "slice", "string", "struct", "unsafe.Pointer"};
+  auto i = static_cast<size_t>(k);
+  std::string n = i < std::size(names) ? names[i] : "unknown kind";
+  bool vowel = n[0] == 'a' || n[0] == 'e' || n[0] == 'i' || n[0] == 'o' || n[0] == 'u';
+  return (vowel ? "an " : "a ") + n;
+}
+
+// `main.Shape`, `io.Writer`, `net/http.ResponseWriter`: a name only the
+// binary's type data can say anything about.
+bool isQualifiedName(std::string_view n) {
+  return n.find('.') != std::string_view::npos && n.find(' ') == std::string_view::npos &&
+         n.find('(') == std::string_view::npos;
+}
 
 uint64_t basicSize(K k) {
   switch (k) {
@@ -106,6 +130,26 @@ GoType::Kind basicKind(std::string_view n) {
 
 TypeLookup lookupIn(const DwarfInfo& dwarf) {
   return [&dwarf](std::string_view name) { return dwarf.type(name); };
+}
+
+NamedTypeKinds namedTypeKindsIn(const GoBinary& bin) {
+  struct Cache {
+    std::mutex mu;
+    std::map<std::string, std::vector<K>, std::less<>> kinds;
+  };
+  auto cache = std::make_shared<Cache>();
+  return [&bin, cache](std::string_view name) {
+    std::lock_guard lock(cache->mu);
+    if (auto it = cache->kinds.find(name); it != cache->kinds.end()) return it->second;
+    std::vector<K> kinds;
+    for (const RuntimeType& t : runtimeTypesNamed(bin, name)) kinds.push_back(t.kind);
+    cache->kinds.emplace(std::string(name), kinds);
+    return kinds;
+  };
+}
+
+NamedTypeKinds namedTypesUnchecked() {
+  return [](std::string_view) { return std::vector<K>{K::Interface}; };
 }
 
 Result<ShapePtr> ShapeBuilder::build(std::string_view typeName) { return build(typeName, true, 0); }
@@ -225,7 +269,25 @@ Result<ShapePtr> ShapeBuilder::fromName(std::string_view name, bool followPointe
       }
     }
   }
+  if (named_ && isQualifiedName(n)) return fromRuntimeKind(n);
   return fail(ErrorKind::Usage, "unsupported type `" + std::string(name) + "`", std::string(kNamesOnlyHelp));
+}
+
+// A named type without DWARF: only an interface has a layout its name and
+// kind alone give (two words, itab and data); decoding a struct or a named
+// int from a guess would show wrong values with confidence.
+Result<ShapePtr> ShapeBuilder::fromRuntimeKind(std::string_view name) {
+  std::vector<K> kinds = named_(name);
+  const std::string quoted = "`" + std::string(name) + "`";
+  if (kinds.empty())
+    return fail(ErrorKind::Usage, quoted + " is not a type in the binary's runtime type data",
+                "write a named interface as Go prints it (io.Writer, main.Shape); without DWARF other named types "
+                "are given by their underlying type");
+  auto other = std::find_if(kinds.begin(), kinds.end(), [](K k) { return k != K::Interface; });
+  if (other == kinds.end()) return ShapePtr(interfaceShape(name, false));
+  return fail(ErrorKind::Usage, quoted + " is " + kindPhrase(*other) + " in the binary's runtime type data, not an interface",
+              "without DWARF goscope lays out a named type only when it is an interface: give the underlying type "
+              "instead (int for `type ID int`)");
 }
 
 }  // namespace goscope

@@ -2,7 +2,9 @@
 // needs it (kind, size, alignment, fields, element). Built from DWARF's types
 // when the binary has them, else from the type's name alone (basic types,
 // `*T`, `[]T`, `[N]T`, `map[..]`, `chan`, `func(..)`, `error`, `any`), which is
-// all a user-given signature for a stripped binary can say.
+// all a user-given signature for a stripped binary can say, plus the kinds of
+// named types the binary's runtime type records give (so `io.Writer` is known
+// to be an interface: runtime_types.hpp).
 //
 // Shapes are immutable and shared; a value's shape travels with its layout so
 // that decoding an event needs no DWARF. Pointers to pointers are not
@@ -23,6 +25,7 @@
 
 namespace goscope {
 
+class GoBinary;
 struct TypeShape;
 using ShapePtr = std::shared_ptr<const TypeShape>;
 
@@ -57,10 +60,23 @@ GoType::Kind basicKind(std::string_view name);
 using TypeLookup = std::function<const GoType*(std::string_view name)>;
 TypeLookup lookupIn(const DwarfInfo& dwarf);
 
+// The kinds of the types a binary's runtime type records name `name`
+// (`main.Shape`, `io.Writer`): none when it has no such type; more than one
+// when two packages of one name define it. Named-only shapes use it for a
+// qualified name they cannot build from the name alone: an interface is
+// accepted (two words, itab and data), anything else is refused by its kind.
+using NamedTypeKinds = std::function<std::vector<GoType::Kind>(std::string_view name)>;
+// From the runtime type records of `bin` (cached per name).
+NamedTypeKinds namedTypeKindsIn(const GoBinary& bin);
+// Every qualified name taken for an interface: for checking a signature's
+// syntax before the binary is known (the binary's answer comes later).
+NamedTypeKinds namedTypesUnchecked();
+
 class ShapeBuilder {
  public:
   // Without a lookup (or for names it does not know) shapes come from names only.
-  explicit ShapeBuilder(TypeLookup types = nullptr) : types_(std::move(types)) {}
+  explicit ShapeBuilder(TypeLookup types = nullptr, NamedTypeKinds named = nullptr)
+      : types_(std::move(types)), named_(std::move(named)) {}
 
   // Errors (Usage, naming the type and listing what names-only shapes
   // support) when the type is neither in DWARF nor understood from its name.
@@ -71,8 +87,10 @@ class ShapeBuilder {
   Result<ShapePtr> build(std::string_view typeName, bool followPointee, int depth);
   Result<ShapePtr> fromDwarf(const GoType& t, bool followPointee, int depth);
   Result<ShapePtr> fromName(std::string_view name, bool followPointee, int depth);
+  Result<ShapePtr> fromRuntimeKind(std::string_view name);
 
   TypeLookup types_;
+  NamedTypeKinds named_;
   std::unordered_map<std::string, ShapePtr> cache_[2];  // [followPointee]
 };
 

@@ -109,3 +109,45 @@ TEST_CASE("signature layout: unknown named types are refused, with the list of s
   CHECK(error("main.f(x int) main.Result").find("unsupported type `main.Result`") != std::string::npos);
   CHECK(error("main.f(xs [3]main.T)").find("`main.T`") != std::string::npos);
 }
+
+TEST_CASE("signature layout: named types take their kind from the binary's type data") {
+  // What runtimeTypesNamed would find in a binary (a table here: the real
+  // lookup is tested on fixtures in tests/runtime/test_interface_signatures.cpp).
+  NamedTypeKinds kinds = [](std::string_view n) -> std::vector<GoType::Kind> {
+    if (n == "io.Writer" || n == "main.Shape") return {GoType::Kind::Interface};
+    if (n == "main.Point") return {GoType::Kind::Struct};
+    if (n == "v1.Thing") return {GoType::Kind::Interface, GoType::Kind::Int};  // two packages named v1
+    return {};
+  };
+  auto l = layoutFromSignature("main.emit(w io.Writer, n int) (int, error)", kinds);
+  REQUIRE_MESSAGE(l, (l ? "" : l.error().message));
+  // Two words like error: itab in RAX, data in RBX; then n in RCX.
+  CHECK((*l)[0].shape->kind == GoType::Kind::Interface);
+  CHECK_FALSE((*l)[0].shape->emptyInterface);
+  CHECK((*l)[0].shape->name == "io.Writer");
+  CHECK(describeLayout((*l)[0]) == "w io.Writer: RAX(.itab) RBX(.data)");
+  CHECK(describeLayout((*l)[1]) == "n int: RCX");
+  // Inside composite types too; a pointer to one stays opaque.
+  auto s = layoutFromSignature("main.all(xs []main.Shape, p *main.Shape)", kinds);
+  REQUIRE(s);
+  REQUIRE((*s)[0].shape->elem);
+  CHECK((*s)[0].shape->elem->kind == GoType::Kind::Interface);
+  CHECK((*s)[0].shape->elem->size == 16);
+  // Anything else is refused by what it is.
+  auto st = layoutFromSignature("main.f(p main.Point) int", kinds);
+  REQUIRE_FALSE(st);
+  CHECK(st.error().message == "signature `main.f(p main.Point) int`: p: `main.Point` is a struct in the binary's runtime "
+                              "type data, not an interface");
+  auto amb = layoutFromSignature("main.f(t v1.Thing)", kinds);
+  REQUIRE_FALSE(amb);
+  CHECK(amb.error().message.find("`v1.Thing` is an int in the binary's runtime type data") != std::string::npos);
+  auto none = layoutFromSignature("main.f(r io.Reader)", kinds);
+  REQUIRE_FALSE(none);
+  CHECK(none.error().message.find("`io.Reader` is not a type in the binary's runtime type data") != std::string::npos);
+  // Unqualified names are never looked up: still unsupported.
+  auto frob = layoutFromSignature("main.f(x frob)", kinds);
+  REQUIRE_FALSE(frob);
+  CHECK(frob.error().message.find("unsupported type `frob`") != std::string::npos);
+  // Before the binary is known, every qualified name passes the syntax check.
+  CHECK(layoutFromSignature("main.f(p main.Point) int", namedTypesUnchecked()));
+}
