@@ -90,7 +90,7 @@ struct CodeGraph {
 // each of its (often hundreds of) inlined bodies costs only its own size:
 // the iterative algorithm of Cooper, Harvey and Kennedy ("A Simple, Fast
 // Dominance Algorithm", 2001) on the reverse postorder, then the tree's
-// DFS intervals for O(1) queries.
+// DFS intervals for O(1) queries (docs/go-runtime.md, "Inlined calls").
 void computeDominators(CodeGraph& g) {
   const size_t n = g.nodes.size();
   g.domIn.assign(n, 0);
