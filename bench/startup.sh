@@ -68,7 +68,7 @@ for b in "$compile" ${BINS:-}; do
 done
 declare -A nfuncs
 for i in "${!copies[@]}"; do
-  nfuncs[${names[$i]}]=$("$goscope" list -b "${copies[$i]}" '*' | wc -l)
+  nfuncs[${names[$i]}]=$("$goscope" list --json -b "${copies[$i]}" '*' | grep -vc '"inlined_into"')
 done
 
 xdg=$tmp/xdg
@@ -111,7 +111,7 @@ if ((bt_n > 0)); then
   total=${nfuncs[${names[0]}]}
   ((bt_n <= total)) || bt_n=$total
   ((bt_n >= 2)) || bt_n=2
-  "$goscope" list --json -b "$bin" '*' | sed -n 's/.*"entry":"\(0x[0-9a-f]*\)".*/\1/p' >"$tmp/entries"
+  "$goscope" list --json -b "$bin" '*' | grep -v '"inlined_into"' | sed -n 's/.*"entry":"\(0x[0-9a-f]*\)".*/\1/p' >"$tmp/entries"
   for n in 1 "$bt_n"; do
     awk -v n="$n" -v t="$total" 'BEGIN { step = t / n; next_i = 0 } NR - 1 >= next_i && c < n { print; c++; next_i += step }' \
       "$tmp/entries" |
