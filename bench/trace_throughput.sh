@@ -11,13 +11,16 @@
 # RET; bpftrace gets a uprobe on the entry and one on the RET's file offset:
 #   uprobe:BIN:main.emit { printf("%llu %d %d main.emit(n=%d, name=%s)\n", nsecs, pid, tid, reg("ax"), str(reg("bx"), reg("cx"))); }
 #   uprobe:BIN:0xRET     { printf("%llu %d %d = %d\n", nsecs, pid, tid, reg("ax")); }
-# Each tool attaches to the running producer for SECS seconds, its stdout to
-# /dev/null. From 1 s after its probes are attached, for SECS - 3 s (a
-# window W), the script
+# Each tool attaches to the running producer for SECS seconds (goscope without
+# --max-overhead: the bound would drop the probes, 2 goroutines take more than
+# one CPU; it only warns), its stdout to
+# /dev/null. From the first second the producer reports under the probes
+# (its rate collapses), for SECS - 3 s (a window W), the script
 # reads the tool's user+system CPU (/proc/PID/stat, and its children's once
 # reaped: goscope's link helper) and the producer's call counter (its
 # report file, once a second; interpolated). Per mode and round:
-#   events/s    = 2 x calls in W / W, less the events the tool said it lost
+#   events/s    = 2 x the producer's calls/s in W (from its own lines inside
+#                 W), less the events the tool said it lost
 #                 (whole run; so never more than what it decoded)
 #   CPU/event   = tool CPU in W / those events
 #   events per CPU-second = 1 / CPU/event: what one core of the tool keeps up
@@ -38,7 +41,7 @@ rounds=${ROUNDS:-3}
 secs=${SECS:-6}
 goroutines=${GOROUTINES:-2}
 target=${TARGET:-1000000}
-[[ $rounds =~ ^[1-9][0-9]*$ && $secs =~ ^[4-9]$|^[1-9][0-9]+$ ]] || die "ROUNDS must be a positive integer, SECS at least 4"
+[[ $rounds =~ ^[1-9][0-9]*$ && $secs =~ ^[6-9]$|^[1-9][0-9]+$ ]] || die "ROUNDS must be a positive integer, SECS at least 6"
 func=main.emit
 hz=$(getconf CLK_TCK)
 
@@ -68,32 +71,34 @@ modes=(${MODES:-json text bpftrace})
 declare -A label=([json]="goscope trace --json" [text]="goscope trace (text)" [bpftrace]="bpftrace printf"
   [base_json]="GOSCOPE_BASE --json" [base_text]="GOSCOPE_BASE (text)")
 
-# The producer's calls at time T (s since the epoch): its per-second lines, interpolated.
-calls_at() {
-  awk -v t="$1" '{ split($2, a, "="); split($3, b, "="); ts = a[2] / 1e9; n = b[2]
-      if (ts <= t) { t0 = ts; n0 = n } else if (!done) { t1 = ts; n1 = n; done = 1 } }
-    END { if (!t0 || !t1) { print "nan"; exit } printf "%.0f\n", n0 + (n1 - n0) * (t - t0) / (t1 - t0) }' "$tmp/feed.report"
+# The producer's calls a second between T0 and T1: from its own lines inside
+# that span (the first and the last), not interpolated past it (after the
+# window the producer runs unprobed, 1000x faster).
+calls_rate() {
+  awk -v t0="$1" -v t1="$2" '{ split($2, a, "="); split($3, b, "="); ts = a[2] / 1e9; n = b[2]
+      if (ts >= t0 && ts <= t1) { if (!f) { fa = ts; na = n; f = 1 } lt = ts; ln = n } }
+    END { if (!f || lt - fa < 0.5) { print "nan"; exit } printf "%.1f\n", (ln - na) / (lt - fa) }' "$tmp/feed.report"
 }
 # user+system CPU ticks of PID and of its reaped children.
 cpu_ticks() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$1/stat" 2>/dev/null || echo nan; }
 
 run_mode() {
-  local mode=$1 round=$2 log=$tmp/$1.$2.err pid t0 t1 c0 c1 n0 n1 lost g
+  local mode=$1 round=$2 log=$tmp/$1.$2.err pid t0 t1 c0 c1 rate lost g
   case $mode in
     json | base_json | text | base_text)
       g=$goscope
       [[ $mode == base_* ]] && g=$GOSCOPE_BASE
       local json=()
       [[ $mode == *json ]] && json=(--json)
-      timeout -k 5 $((secs + 60)) "$g" trace "${json[@]}" -p "$producer" "$func" -d "$secs" --max-overhead 100 \
+      timeout -k 5 $((secs + 60)) "$g" trace "${json[@]}" -p "$producer" "$func" -d "$secs" \
         >/dev/null 2>"$log" &
       ;;
     bpftrace) timeout -s INT -k 5 $((secs + 60)) bpftrace --unsafe "$tmp/trace.bt" >/dev/null 2>"$log" & ;;
   esac
   pid=$!
   bench_track "$pid"
-  # The window starts 1 s after the probes are attached (start-up, bpftrace's
-  # compilation included, is not what is measured) and lasts SECS - 3 s.
+  # The window starts once the probes are attached (start-up, bpftrace's
+  # compilation included, is not what is measured) and in effect; it lasts SECS - 3 s.
   local waited=0
   until grep -q 'attached to' "$log" 2>/dev/null || [[ -e $tmp/bt.attached ]]; do
     sleep 0.1
@@ -101,10 +106,21 @@ run_mode() {
     kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; die "$mode (round $round): the tool exited before attaching"; }
   done
   rm -f "$tmp/bt.attached"
+  # ... and the probes are in effect: bpftrace 0.17 runs BEGIN before its
+  # uprobes fire (the producer ran unprobed for ~2 s after it). The producer's
+  # own line says so: under the probes it makes far fewer than a million
+  # calls a second (two traps a call), unprobed tens of millions.
+  local since
+  since=$(now_s)
+  waited=0
+  until awk -v s="$since" '{ split($2, a, "="); split($4, o, "=") } a[2] / 1e9 > s + 0.9 && o[2] < 1e6 { f = 1 } END { exit !f }' \
+    "$tmp/feed.report"; do
+    sleep 0.2
+    ((++waited < 150)) || { cat "$log" >&2; die "$mode (round $round): the producer was not slowed by the probes within 30 s"; }
+  done
   local tool
   tool=$(cat "/proc/$pid/task/$pid/children" 2>/dev/null | awk '{ print $1 }')  # timeout's child: the tool
   [[ -n $tool ]] || die "$mode (round $round): no tool process under timeout ($pid)"
-  sleep 1
   t0=$(now_s); c0=$(cpu_ticks "$tool")
   sleep "$((secs - 3))"
   t1=$(now_s); c1=$(cpu_ticks "$tool")
@@ -112,22 +128,22 @@ run_mode() {
   wait "$pid" || true
   sleep 1.1  # the producer's line after t1
   [[ -n ${BENCH_DEBUG:-} ]] && { echo "t0=$t0 t1=$t1 tool=$tool" >&2; tail -12 "$tmp/feed.report" >&2; }
-  n0=$(calls_at "$t0"); n1=$(calls_at "$t1")
+  rate=$(calls_rate "$t0" "$t1")
   case $mode in
     bpftrace) lost=$(awk '/Lost [0-9]+ events/ { s += $2 } END { print s + 0 }' "$log") ;;
     *) lost=$(awk '/events lost/ { print $2 + 0; f = 1 } END { if (!f) print 0 }' "$log") ;;
   esac
-  [[ $c0 != nan && $c1 != nan && $n0 != nan && $n1 != nan ]] || { cat "$log" >&2; die "$mode (round $round): no CPU or call figures"; }
+  [[ $c0 != nan && $c1 != nan && $rate != nan ]] || { cat "$log" >&2; die "$mode (round $round): no CPU or call figures"; }
   # Two uprobe traps a call, a microsecond or more each: on 2 vCPUs the
   # producer cannot make a million probed calls a second. More means the
-  # probes were not (yet) in place during the window: the round is void.
-  awk -v a="$n0" -v b="$n1" -v w="$(awk -v x="$t0" -v y="$t1" 'BEGIN { print y - x }')" 'BEGIN { exit !((b - a) / w < 1e6) }' ||
-    die "$mode (round $round): the producer ran at $(awk -v a="$n0" -v b="$n1" 'BEGIN { print b - a }') calls in the window: not probed"
-  awk -v m="$mode" -v r="$round" -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v n0="$n0" -v n1="$n1" \
+  # probes were not in place during the window: the round is void.
+  awk -v r="$rate" 'BEGIN { exit !(r < 1e6) }' ||
+    { cat "$log" >&2; tail -8 "$tmp/feed.report" >&2; die "$mode (round $round): the producer made $rate calls/s in the window: not probed"; }
+  awk -v m="$mode" -v r="$round" -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v rate="$rate" \
     -v lost="$lost" -v hz="$hz" 'BEGIN {
-      w = t1 - t0; calls = n1 - n0; ev = 2 * calls - lost; if (ev < 1) ev = 1
+      w = t1 - t0; ev = 2 * rate * w - lost; if (ev < 1) ev = 1
       cpu = (c1 - c0) / hz
-      printf "%s %d %.0f %.0f %.6f %.1f %.0f %d\n", m, r, calls / w, ev / w, cpu / w, cpu / ev * 1e9, (cpu > 0 ? ev / cpu : 0), lost
+      printf "%s %d %.0f %.0f %.6f %.1f %.0f %d\n", m, r, rate, ev / w, cpu / w, cpu / ev * 1e9, (cpu > 0 ? ev / cpu : 0), lost
     }' >>"$tmp/rows"
   tail -1 "$tmp/rows" | awk -v l="${label[$mode]}" '{ printf "  round %d  %-22s calls/s %9s  events/s %9s  CPU %.2f s/s  %7.1f ns/event  %9s events per CPU-s  lost %d\n", $2, l, $3, $4, $5, $6, $7, $8 }' >&2
 }
