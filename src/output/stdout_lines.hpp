@@ -10,7 +10,8 @@
 // interrupted failed with EINTR and left std::cout bad, dropping every line
 // after it (commit a5286de). The stream was therefore written with the
 // signals blocked around each line: two pthread_sigmask calls per event.
-// Here EINTR and partial writes are simply resumed: nothing is masked.
+// Here EINTR and partial writes are simply resumed: nothing is masked
+// (docs/overhead.md, "Trace throughput").
 //
 // Other records (bound actions, the session cost) still go through
 // std::cout; flush() writes what std::cout holds first, so the order of
