@@ -3,16 +3,18 @@
 // break's BPF plan (entry probes only; delivered at the entry). The kernel
 // copies registers and the few memory blocks each value needs (a capture
 // plan); decoding into goscope values happens here.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <map>
-#include <tuple>
+#include <unordered_map>
 
 #include "api/cost_meter.hpp"
 #include "api/event_sessions.hpp"
 #include "api/goscope.hpp"
 #include "backend/bpf/bpf_engine.hpp"
+#include "backend/bpf/ring_size.hpp"
 #include "target/stack_symbolizer.hpp"
 #include "backend/bpf/value_decode.hpp"
 #include "backend/bpf/function_capture.hpp"
@@ -43,26 +45,39 @@ struct PendingCall {
   bool stackCut = false;
 };
 
+// One call in flight: its process, goroutine, frame depth and probe (the
+// engine's pairing, bpf_engine.hpp).
+struct PendingKey {
+  uint32_t pid = 0;
+  uint64_t g = 0;
+  uint64_t frame = 0;
+  uint32_t probeId = 0;
+  bool operator==(const PendingKey&) const = default;
+};
+
+struct PendingKeyHash {
+  size_t operator()(const PendingKey& k) const {
+    uint64_t h = k.g * 0x9E3779B97F4A7C15ull;
+    h ^= (k.frame + (static_cast<uint64_t>(k.pid) << 32 | k.probeId)) * 0xC2B2AE3D27D4EB4Full;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
+
+using PendingMap = std::unordered_map<PendingKey, PendingCall, PendingKeyHash>;
+// Nodes of matched calls kept for the next entries: their PendingCall's
+// vectors keep their capacity, so a call in steady state allocates nothing.
+constexpr size_t kMaxSpareNodes = 4096;
+
 std::array<uint64_t, 9> registersOf(const bpf::Event& e) {
   std::array<uint64_t, 9> r{};
   std::copy_n(e.regs.begin(), std::min(r.size(), e.regs.size()), r.begin());
   return r;
 }
 
-std::vector<Value> valuesOf(std::vector<DecodedValue> decoded, bool dropHidden) {
-  std::vector<Value> out;
-  for (auto& d : decoded) {
-    if (dropHidden && hiddenParameter(d.name)) continue;
-    d.value.name = d.name;
-    out.push_back(std::move(d.value));
-  }
-  return out;
-}
-
 class BpfEventSession final : public EventSession {
  public:
-  explicit BpfEventSession(const ProbeRequest& r, TracedTarget target)
-      : request_(r), target_(std::move(target)), names_(TypeNamer::forBinary(target_.binary())) {}
+  BpfEventSession(const ProbeRequest& r, TracedTarget target, std::optional<double> ratePerS)
+      : request_(r), target_(std::move(target)), names_(TypeNamer::forBinary(target_.binary())), ratePerS_(ratePerS) {}
 
   Result<void> start() {
     const GoBinary& bin = target_.binary();
@@ -90,7 +105,28 @@ class BpfEventSession final : public EventSession {
     const bool stack = request_.capture.stack;
     bpf::EngineOptions eo{.goidOffset = goidOffset(bin)};
     eo.measureProgramTime = true;
-    if (!isBreak) eo.ringBytes = 16u << 20;
+    if (!isBreak) {
+      // Sized from the rate the plan expects (ring_size.hpp): a call is two
+      // records (8-byte ring header + struct gs_event each) and the blocks
+      // its reads capture at most (a gs_block + data padded to 8); a stack
+      // adds up to GS_MAX_STACK_DEPTH words to each. The dearest function.
+      uint64_t perCall = 0;
+      for (const auto& t : traces_) {
+        uint64_t bytes = 2 * (8 + sizeof(gs_event));
+        for (const auto* reads : {&t.plan.entryReads, &t.plan.returnReads})
+          for (const auto& r : *reads) bytes += sizeof(gs_block) + ((r.maxLen + 7u) & ~7u);
+        perCall = std::max(perCall, bytes);
+      }
+      if (stack) perCall += 2 * 8 * GS_MAX_STACK_DEPTH;
+      const bpf::RingSize ring = bpf::ringSizeFor(ratePerS_, perCall);
+      eo.ringBytes = ring.bytes;
+      if (ring.fromRate)
+        spdlog::debug("trace: event ring buffer {} MB for {:.0f} calls/s (~{} bytes a call, {:.1f} s of backlog){}",
+                      ring.bytes >> 20, *ratePerS_, perCall, bpf::kRingBacklogS,
+                      ring.capped ? ", capped: the rate asked for more" : "");
+      else
+        spdlog::debug("trace: event ring buffer {} MB (no call rate known: --expect-rate sizes it)", ring.bytes >> 20);
+    }
     if (stack) eo.stackTraceEntries = 16384;
     eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(sel_.functions.size()));
     eo.maxCaptureSpecs = std::max<uint32_t>(eo.maxCaptureSpecs, 2 * static_cast<uint32_t>(sel_.functions.size()));
@@ -167,6 +203,7 @@ class BpfEventSession final : public EventSession {
     EndReason why = runSessionLoop(target_, loop,
                                    [&](int ms) {
                                      (void)engine_->poll(std::min(ms, 100), onEvent);
+                                     idle();
                                      govern(true);
                                    },
                                    [] {});
@@ -328,40 +365,88 @@ class BpfEventSession final : public EventSession {
       deliver(c, sink);
       return;
     }
-    auto key = std::make_tuple(e.pid, e.g, e.frame, e.probeId);
+    const PendingKey key{e.pid, e.g, e.frame, e.probeId};
     if (!e.isReturn()) {
-      PendingCall p;
-      p.tsNs = e.tsNs;
-      if (request_.capture.args) fillArgs(p.args, p.regs, e, t);
-      if (request_.capture.stack) {
-        p.stackCut = e.stackCut;
-        p.stack = frames(e.stack, p.stackCut);
-      }
       if (pending_.size() >= kMaxPending) {
         dropped_ += pending_.size();
         pending_.clear();
       }
-      pending_[key] = std::move(p);
+      PendingCall* p = nullptr;
+      if (!spare_.empty()) {
+        PendingMap::node_type node = std::move(spare_.back());
+        spare_.pop_back();
+        node.key() = key;
+        auto r = pending_.insert(std::move(node));
+        if (!r.inserted) spare_.push_back(std::move(r.node));  // the same key again (a lost return): overwritten
+        p = &r.position->second;
+      } else {
+        p = &pending_[key];
+      }
+      p->tsNs = e.tsNs;
+      p->regs.reset();
+      p->args.clear();
+      p->stack.clear();
+      p->stackCut = false;
+      if (request_.capture.args) fillArgs(p->args, p->regs, e, t);
+      if (request_.capture.stack) {
+        p->stackCut = e.stackCut;
+        p->stack = frames(e.stack, p->stackCut);
+      }
       return;
     }
-    Call c = callAt(fn, e);
+    // One Call, reused: its vectors and strings keep their capacity.
+    Call& c = call_;
+    resetCall(c, fn, e);
     if (auto it = pending_.find(key); it != pending_.end()) {
-      c.tsNs = it->second.tsNs;
-      c.durationNs = e.tsNs - it->second.tsNs;
-      c.args = std::move(it->second.args);
-      c.argRegisters = it->second.regs;
-      c.stack = std::move(it->second.stack);
-      c.stackCut = it->second.stackCut;
-      pending_.erase(it);
+      PendingCall& p = it->second;
+      c.tsNs = p.tsNs;
+      c.durationNs = e.tsNs - p.tsNs;
+      std::swap(c.args, p.args);  // the node gets c's old vector, for its next call
+      c.argRegisters = p.regs;
+      std::swap(c.stack, p.stack);
+      c.stackCut = p.stackCut;
+      auto node = pending_.extract(it);
+      if (spare_.size() < kMaxSpareNodes) spare_.push_back(std::move(node));
     } else {
       c.entrySeen = false;
       unmatched_++;
     }
     if (request_.capture.results) {
-      if (t.raw) c.resultRegister = e.regs[0];
-      else c.results = valuesOf(decodeResults(e, t.layout, t.plan, names_), false);
+      if (t.raw) {
+        c.resultRegister = e.regs[0];
+      } else {
+        decodeResultValues(e, t.layout, t.plan, names_, resultsSpare_);
+        c.results.emplace(std::move(resultsSpare_));
+      }
     }
     deliver(c, sink);
+    if (c.results) {
+      resultsSpare_ = std::move(*c.results);  // back for the next return
+      c.results.reset();
+    }
+  }
+
+  // Clears `c` for a return of `fn` (what callAt gives for trace), keeping
+  // every vector's and string's capacity.
+  static void resetCall(Call& c, const GoFunction& fn, const bpf::Event& e) {
+    c.function.assign(fn.name);
+    c.file.clear();
+    c.line = 0;
+    c.pid = e.pid;
+    c.goid = static_cast<int64_t>(e.goid);
+    c.tsNs = e.tsNs;
+    c.entrySeen = true;
+    c.durationNs.reset();
+    c.args.clear();
+    c.argsUnavailable.clear();
+    c.inlinedInto.reset();
+    c.results.reset();
+    c.argRegisters.reset();
+    c.resultRegister.reset();
+    c.exprs.clear();
+    c.locals.clear();
+    c.stack.clear();
+    c.stackCut = false;
   }
 
   // The call of an inlined body: where it was called from (the caller and
@@ -409,7 +494,7 @@ class BpfEventSession final : public EventSession {
   void fillArgs(std::vector<Value>& args, std::optional<std::array<uint64_t, 9>>& regs, const bpf::Event& e,
                 const FunctionTrace& t) const {
     if (t.raw) regs = registersOf(e);
-    else args = valuesOf(decodeArgs(e, t.layout, t.plan, names_), true);
+    else decodeArgValues(e, t.layout, t.plan, names_, args, true);
   }
 
   EventTotals totals() const {
@@ -439,7 +524,10 @@ class BpfEventSession final : public EventSession {
   bpf::AttachStats attach_;
   uint64_t bias_ = 0;
   bool deriveBias_ = false;
-  std::map<std::tuple<uint32_t, uint64_t, uint64_t, uint32_t>, PendingCall> pending_;
+  PendingMap pending_;
+  std::vector<PendingMap::node_type> spare_;  // kMaxSpareNodes
+  Call call_;                                 // the return being delivered
+  std::vector<Value> resultsSpare_;           // call_.results' vector between returns
   size_t dropped_ = 0;
   uint64_t unmatched_ = 0;
   long long delivered_ = 0;
@@ -449,12 +537,14 @@ class BpfEventSession final : public EventSession {
   double t0_ = 0;
   bool warned_ = false;
   std::atomic<bool> stopAsked_{false};
+  std::optional<double> ratePerS_;  // calls a second the plan expects (ring size)
 };
 
 }  // namespace
 
-Result<std::unique_ptr<EventSession>> startBpfEvents(const ProbeRequest& r, TracedTarget target) {
-  auto s = std::make_unique<BpfEventSession>(r, std::move(target));
+Result<std::unique_ptr<EventSession>> startBpfEvents(const ProbeRequest& r, TracedTarget target,
+                                                     std::optional<double> ratePerS) {
+  auto s = std::make_unique<BpfEventSession>(r, std::move(target), ratePerS);
   if (auto ok = s->start(); !ok) return ok.failure();
   return std::unique_ptr<EventSession>(std::move(s));
 }

@@ -81,6 +81,7 @@ class MovingEventSession final : public EventSession {
     bound({BoundAction::Kind::Moved, d.activeS, request_.locations.front(), 0, 0, 0, request_.maxOverheadPct,
            bpf_->announcement().substr(bpf_->announcement().find(' ') + 1)});
     bpf_->onBound(forward);
+    bpf_->onIdle([this] { idle(); });
     EventTotals t = bpf_->run(sink);
     t.calls += d.calls;
     t.activeS += d.activeS;
@@ -120,7 +121,7 @@ Result<std::unique_ptr<EventSession>> startEventSession(const ProbeRequest& r, c
       }
       return Started(std::move(s));
     }
-    return startBpfEvents(r, std::move(*owned));
+    return startBpfEvents(r, std::move(*owned), plan.ratePerS);
   });
 }
 

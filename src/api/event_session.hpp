@@ -72,14 +72,23 @@ class EventSession {
   virtual void stop() = 0;
   // Told whenever the overhead bound acts (request.maxOverheadPct). Set before run().
   void onBound(BoundCallback callback) { onBound_ = std::move(callback); }
+  // Told each time a wait for events ends (at least every 100 ms while the
+  // session runs, and between bursts of calls): where a caller that buffers
+  // output flushes it, so a line does not wait for the next call. Optional;
+  // set before run().
+  void onIdle(std::function<void()> callback) { onIdle_ = std::move(callback); }
 
  protected:
   void bound(const BoundAction& a) const {
     if (onBound_) onBound_(a);
   }
+  void idle() const {
+    if (onIdle_) onIdle_();
+  }
 
  private:
   BoundCallback onBound_;
+  std::function<void()> onIdle_;
 };
 
 // Starts the session `plan` chose for `request` (Action::Trace or

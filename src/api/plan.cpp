@@ -182,6 +182,7 @@ Result<Planned> factsAndPlan(const ProbeRequest& r, const GoBinary& bin, std::op
       out.plan = planRequest(r, out.facts);
     }
   }
+  if (out.plan) out.plan->ratePerS = out.facts.measuredRatePerS ? out.facts.measuredRatePerS : r.expectedRatePerS;
   return out;
 }
 

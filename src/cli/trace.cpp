@@ -226,19 +226,32 @@ int runTrace(const std::vector<std::string>& argv) {
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   auto out = output::makeOutput(json);
   const bool delve = session->path() == Backend::Delve;
-  // Lines are buffered, but flushed at least every 50 ms: a reader sees them
-  // soon, and a closed pipe (`| head -1`) is noticed soon, which ends the
-  // session (the probes come off at once). Each Delve hit stopped the
-  // process: it is shown at once.
+  // Lines are buffered (64 KB chunks, output/stdout_lines.hpp), but flushed
+  // at least every 50 ms: a reader sees them soon, and a closed pipe
+  // (`| head -1`) is noticed soon, which ends the session (the probes come
+  // off at once). Each Delve hit stopped the process: it is shown at once.
+  // The clock is read every 64 calls, and when the session waits for more
+  // (onIdle), not per call. No signal is masked
+  // here: the line buffer resumes a write a Ctrl-C interrupted.
   auto lastFlush = std::chrono::steady_clock::now();
+  unsigned sinceClock = 0;
   session->onBound([&](const api::BoundAction& a) { out->bound(a); });
-  api::EventTotals totals = session->run([&](const api::Call& c) {
-    StopSignalsHeld held;  // a Ctrl-C must not cut a line (stdout would drop the rest)
-    out->traceCall(c, stack);
+  session->onIdle([&] {
     const auto now = std::chrono::steady_clock::now();
-    if (delve || now - lastFlush > std::chrono::milliseconds(50)) {
+    if (now - lastFlush > std::chrono::milliseconds(50)) {
       out->flush();
       lastFlush = now;
+    }
+  });
+  api::EventTotals totals = session->run([&](const api::Call& c) {
+    out->traceCall(c, stack);
+    if (delve || ++sinceClock >= 64) {
+      sinceClock = 0;
+      const auto now = std::chrono::steady_clock::now();
+      if (delve || now - lastFlush > std::chrono::milliseconds(50)) {
+        out->flush();
+        lastFlush = now;
+      }
     }
     return out->open();
   });

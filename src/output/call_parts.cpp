@@ -1,6 +1,7 @@
 #include "output/call_parts.hpp"
 
 #include "util/hex.hpp"
+#include "util/json_text.hpp"
 #include "value/render.hpp"
 
 namespace goscope::output {
@@ -37,6 +38,48 @@ std::string registersText(const std::array<uint64_t, 9>& regs, size_t n) {
 boost::json::object registersJson(const std::array<uint64_t, 9>& regs) {
   return boost::json::object{{"rax", regs[0]}, {"rbx", regs[1]}, {"rcx", regs[2]}, {"rdi", regs[3]}};
 }
+
+void appendAssignments(const std::vector<Value>& values, const char* sep, std::string& out, bool results) {
+  bool first = true;  // (assignments() tests its output for emptiness: an empty first value adds no separator)
+  const size_t start = out.size();
+  for (const auto& v : values) {
+    if (!first && out.size() > start) out += sep;
+    first = false;
+    if (!results || !v.name.starts_with("~r")) {
+      out += v.name;
+      out += '=';
+    }
+    appendText(v, out);
+  }
+}
+
+void appendNamedJson(const std::vector<Value>& values, std::string& out) {
+  for (size_t i = 1; i < values.size(); i++)  // a repeated name: Boost's object keeps one (rare: `_`)
+    for (size_t j = 0; j < i; j++)
+      if (values[i].name == values[j].name) {
+        out += jsonText(namedJson(values));
+        return;
+      }
+  out += '{';
+  for (size_t i = 0; i < values.size(); i++) {
+    if (i) out += ',';
+    appendJsonString(values[i].name, out);
+    out += ':';
+    appendJson(values[i], out);
+  }
+  out += '}';
+}
+
+void appendValueArray(const std::vector<Value>& values, std::string& out) {
+  out += '[';
+  for (size_t i = 0; i < values.size(); i++) {
+    if (i) out += ',';
+    appendJson(values[i], out);
+  }
+  out += ']';
+}
+
+void appendRegistersText(const std::array<uint64_t, 9>& regs, size_t n, std::string& out) { out += registersText(regs, n); }
 
 std::string baseName(const std::string& path) {
   auto slash = path.rfind('/');

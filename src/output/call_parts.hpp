@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include <charconv>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,19 @@ boost::json::array valueArray(const std::vector<Value>& values);
 // The first four argument registers: "rax=0x1, rbx=0x2, rcx=0x3, rdi=0x4".
 std::string registersText(const std::array<uint64_t, 9>& regs, size_t n = 4);
 boost::json::object registersJson(const std::array<uint64_t, 9>& regs);
+
+template <typename Int>
+void appendDecimal(Int x, std::string& out) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, x);
+  out.append(buf, r.ptr);
+}
+
+// The same pieces appended to a line buffer (trace's hot path; value/render.hpp).
+void appendAssignments(const std::vector<Value>& values, const char* sep, std::string& out, bool results = false);
+void appendNamedJson(const std::vector<Value>& values, std::string& out);
+void appendValueArray(const std::vector<Value>& values, std::string& out);
+void appendRegistersText(const std::array<uint64_t, 9>& regs, size_t n, std::string& out);
 
 std::string baseName(const std::string& path);
 // "main.add /src/main.go:24" ("(inlined)" after an inlined call), or the pc in hex.

@@ -7,6 +7,7 @@
 #include "output/call_parts.hpp"
 #include "output/clock_text.hpp"
 #include "output/outputs.hpp"
+#include "output/stdout_lines.hpp"
 #include "output/wall_time.hpp"
 #include "util/hex.hpp"
 #include "util/json_text.hpp"
@@ -15,12 +16,6 @@
 namespace goscope::output {
 
 namespace {
-
-boost::json::array stackStrings(const std::vector<api::Frame>& frames) {
-  boost::json::array a;
-  for (const auto& f : frames) a.push_back(boost::json::value(frameText(f)));
-  return a;
-}
 
 // {"goroutine","function","file","line", and "values","args","locals","stack" when asked}
 void hitFields(boost::json::object& o, const api::Call& c, const HitShape& shape) {
@@ -57,29 +52,64 @@ void printOmitted(size_t omitted, std::optional<double> elapsedS, bool final) {
 
 class JsonOutput final : public Output {
  public:
+  // {"func","pid","goid","ts_ns","args","results","duration_ns",
+  // ["args_unavailable"], ["inlined_into","file","line"], "time",
+  // ["stack","stack_cut"]}: written straight into the line buffer, the same
+  // bytes jsonText of the Boost object gave (tests compare them).
   void traceCall(const api::Call& c, bool stack) override {
-    boost::json::value args = nullptr;
-    if (c.entrySeen && c.argsUnavailable.empty())
-      args = c.argRegisters ? boost::json::value(registersJson(*c.argRegisters)) : boost::json::value(namedJson(c.args));
-    boost::json::value results = nullptr;
-    if (c.resultRegister) results = boost::json::array{*c.resultRegister};
-    else if (c.results) results = valueArray(*c.results);
-    boost::json::object o{{"func", c.function}, {"pid", c.pid},         {"goid", c.goid},
-                          {"ts_ns", c.tsNs},    {"args", std::move(args)}, {"results", std::move(results)}};
-    o["duration_ns"] = c.durationNs ? boost::json::value(*c.durationNs) : boost::json::value(nullptr);
-    if (!c.argsUnavailable.empty()) o["args_unavailable"] = c.argsUnavailable;
+    std::string& out = lines_.buffer();
+    out += "{\"func\":";
+    appendJsonString(c.function, out);
+    out += ",\"pid\":";
+    appendDecimal(c.pid, out);
+    out += ",\"goid\":";
+    appendDecimal(c.goid, out);
+    out += ",\"ts_ns\":";
+    appendDecimal(c.tsNs, out);
+    out += ",\"args\":";
+    if (!c.entrySeen || !c.argsUnavailable.empty()) out += "null";
+    else if (c.argRegisters) out += jsonText(registersJson(*c.argRegisters));
+    else appendNamedJson(c.args, out);
+    out += ",\"results\":";
+    if (c.resultRegister) {
+      out += '[';
+      appendDecimal(*c.resultRegister, out);
+      out += ']';
+    } else if (c.results) {
+      appendValueArray(*c.results, out);
+    } else {
+      out += "null";
+    }
+    out += ",\"duration_ns\":";
+    if (c.durationNs) appendDecimal(*c.durationNs, out);
+    else out += "null";
+    if (!c.argsUnavailable.empty()) {
+      out += ",\"args_unavailable\":";
+      appendJsonString(c.argsUnavailable, out);
+    }
     if (c.inlinedInto) {
-      o["inlined_into"] = *c.inlinedInto;
-      o["file"] = c.file;
-      o["line"] = c.line;
+      out += ",\"inlined_into\":";
+      appendJsonString(*c.inlinedInto, out);
+      out += ",\"file\":";
+      appendJsonString(c.file, out);
+      out += ",\"line\":";
+      appendDecimal(c.line, out);
     }
     // Wall-clock time of ts_ns, to match lines against logs (output/wall_time.hpp).
-    o["time"] = rfc3339Nanos(static_cast<int64_t>(c.tsNs) + realtimeOffsetNs_);
+    out += ",\"time\":\"";
+    appendRfc3339Nanos(static_cast<int64_t>(c.tsNs) + realtimeOffsetNs_, out);
+    out += '"';
     if (stack && c.entrySeen) {
-      o["stack"] = stackStrings(c.stack);
-      o["stack_cut"] = c.stackCut;  // deeper than the kernel records: the outer frames are missing
+      out += ",\"stack\":[";
+      for (size_t i = 0; i < c.stack.size(); i++) {
+        if (i) out += ',';
+        appendJsonString(frameText(c.stack[i]), out);
+      }
+      out += "],\"stack_cut\":";
+      out += c.stackCut ? "true" : "false";  // deeper than the kernel records: the outer frames are missing
     }
-    std::cout << jsonText(o) << '\n';
+    out += "}\n";
+    lines_.lineDone();
   }
 
   void breakHit(const api::Call& c, long long hit, const HitShape& shape) override {
@@ -129,6 +159,7 @@ class JsonOutput final : public Output {
   }
 
   void bound(const api::BoundAction& a) override {
+    lines_.flush();  // the trace lines before it go first
     std::fprintf(stderr, "goscope: %s\n", a.text.c_str());
     boost::json::object o{{"action", api::kindName(a.kind)},
                           {"elapsed_ms", std::llround(a.elapsedS * 1000)},
@@ -142,6 +173,7 @@ class JsonOutput final : public Output {
   }
 
   void sessionCost(const api::SessionCost& c) override {
+    lines_.flush();
     std::fprintf(stderr, "goscope: %s\n", api::describe(c).c_str());
     boost::json::object o{{"elapsed_ms", std::llround(c.elapsedS * 1000)},
                           {"cpu_ms", c.cpuMs},
@@ -291,11 +323,15 @@ class JsonOutput final : public Output {
     std::cout << jsonText(o) << '\n';
   }
 
-  void flush() override { std::cout.flush(); }
+  void flush() override {
+    lines_.flush();
+    std::cout.flush();
+  }
 
-  bool open() const override { return static_cast<bool>(std::cout); }
+  bool open() const override { return static_cast<bool>(std::cout) && !lines_.closed(); }
 
  private:
+  StdoutLines lines_;
   const int64_t realtimeOffsetNs_ = measureRealtimeOffsetNs();  // at the session's start (output/wall_time.hpp)
 };
 

@@ -8,6 +8,7 @@
 #include "output/clock_text.hpp"
 #include "output/histogram_text.hpp"
 #include "output/outputs.hpp"
+#include "output/stdout_lines.hpp"
 #include "output/wall_time.hpp"
 #include "util/hex.hpp"
 #include "value/render.hpp"
@@ -50,26 +51,47 @@ void printOmitted(size_t omitted) {
 
 class TextOutput final : public Output {
  public:
+  // Formatted straight into the line buffer (no string per piece): the
+  // same bytes as the pieces' own functions (call_parts, value/render).
   void traceCall(const api::Call& c, bool stack) override {
-    std::string args = !c.entrySeen                  ? "?"
-                       : !c.argsUnavailable.empty() ? "unavailable: " + c.argsUnavailable
-                       : c.argRegisters             ? registersText(*c.argRegisters)
-                                                    : assignments(c.args, ", ");
+    std::string& out = lines_.buffer();
     // The call's own time (its entry; its return when the entry was not
     // seen), not when the line is printed: lines come at returns.
-    std::string line = clockMicros(static_cast<int64_t>(c.tsNs) + realtimeOffsetNs_) + " pid=" + std::to_string(c.pid) + " goid=" + std::to_string(c.goid) + " " +
-                       c.function + "(" + args + ")";
-    std::string results = c.resultRegister ? registersText({*c.resultRegister}, 1)
-                          : c.results      ? assignments(*c.results, ", ", true)
-                                           : std::string();
-    if (!results.empty()) line += " = " + results;
-    if (c.durationNs) line += "  [" + humanDuration(*c.durationNs) + "]";
-    if (c.inlinedInto) line += "  [inlined into " + *c.inlinedInto + " at " + baseName(c.file) + ":" + std::to_string(c.line) + "]";
-    std::cout << line << '\n';
-    if (stack && c.entrySeen) {
-      for (const auto& f : c.stack) std::cout << "    " << frameText(f) << '\n';
-      if (c.stackCut) std::cout << "    ... (cut: more frames than were recorded)\n";
+    appendClockMicros(static_cast<int64_t>(c.tsNs) + realtimeOffsetNs_, out);
+    out += " pid=";
+    appendDecimal(c.pid, out);
+    out += " goid=";
+    appendDecimal(c.goid, out);
+    out += ' ';
+    out += c.function;
+    out += '(';
+    if (!c.entrySeen) out += '?';
+    else if (!c.argsUnavailable.empty()) out += "unavailable: " + c.argsUnavailable;
+    else if (c.argRegisters) appendRegistersText(*c.argRegisters, 4, out);
+    else appendAssignments(c.args, ", ", out);
+    out += ')';
+    const size_t beforeResults = out.size();
+    out += " = ";
+    const size_t resultsAt = out.size();
+    if (c.resultRegister) appendRegistersText({*c.resultRegister}, 1, out);
+    else if (c.results) appendAssignments(*c.results, ", ", out, true);
+    if (out.size() == resultsAt) out.resize(beforeResults);  // no results: no " = "
+    if (c.durationNs) {
+      out += "  [";
+      out += humanDuration(*c.durationNs);
+      out += ']';
     }
+    if (c.inlinedInto) out += "  [inlined into " + *c.inlinedInto + " at " + baseName(c.file) + ":" + std::to_string(c.line) + "]";
+    out += '\n';
+    if (stack && c.entrySeen) {
+      for (const auto& f : c.stack) {
+        out += "    ";
+        out += frameText(f);
+        out += '\n';
+      }
+      if (c.stackCut) out += "    ... (cut: more frames than were recorded)\n";
+    }
+    lines_.lineDone();
   }
 
   void breakHit(const api::Call& c, long long, const HitShape& shape) override {
@@ -225,13 +247,15 @@ class TextOutput final : public Output {
   }
 
   void flush() override {
+    lines_.flush();
     std::cout.flush();
     std::fflush(stdout);
   }
 
-  bool open() const override { return static_cast<bool>(std::cout); }
+  bool open() const override { return static_cast<bool>(std::cout) && !lines_.closed(); }
 
  private:
+  StdoutLines lines_;
   const int64_t realtimeOffsetNs_ = measureRealtimeOffsetNs();  // at the session's start (output/wall_time.hpp)
 };
 

@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <charconv>
 #include <cstdio>
 
 namespace goscope::output {
@@ -60,6 +61,60 @@ std::string clockMicros(int64_t unixNs) {
   size_t n = strftime(buf, sizeof buf, "%H:%M:%S", &parts);
   std::snprintf(buf + n, sizeof buf - n, ".%06lld", static_cast<long long>(frac / 1000));
   return buf;
+}
+
+namespace {
+
+// The text of one second ("2026-11-24T20:31:05" or "20:31:05"), kept.
+struct SecondText {
+  time_t secs = -1;
+  char text[32] = {};
+  size_t len = 0;
+};
+
+// `digits` zero-padded decimal digits of `x` (x < 10^digits).
+void appendFraction(int64_t x, int digits, std::string& out) {
+  char buf[16];
+  for (int i = digits - 1; i >= 0; i--) {
+    buf[i] = static_cast<char>('0' + x % 10);
+    x /= 10;
+  }
+  out.append(buf, static_cast<size_t>(digits));
+}
+
+}  // namespace
+
+void appendRfc3339Nanos(int64_t unixNs, std::string& out) {
+  thread_local SecondText last;
+  time_t secs;
+  int64_t frac;
+  split(unixNs, secs, frac);
+  if (secs != last.secs) {
+    tm parts{};
+    gmtime_r(&secs, &parts);
+    last.len = strftime(last.text, sizeof last.text, "%Y-%m-%dT%H:%M:%S", &parts);
+    last.secs = secs;
+  }
+  out.append(last.text, last.len);
+  out += '.';
+  appendFraction(frac, 9, out);
+  out += 'Z';
+}
+
+void appendClockMicros(int64_t unixNs, std::string& out) {
+  thread_local SecondText last;
+  time_t secs;
+  int64_t frac;
+  split(unixNs, secs, frac);
+  if (secs != last.secs) {
+    tm parts{};
+    localtime_r(&secs, &parts);
+    last.len = strftime(last.text, sizeof last.text, "%H:%M:%S", &parts);
+    last.secs = secs;
+  }
+  out.append(last.text, last.len);
+  out += '.';
+  appendFraction(frac / 1000, 6, out);
 }
 
 }  // namespace goscope::output

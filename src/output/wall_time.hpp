@@ -19,5 +19,10 @@ int64_t measureRealtimeOffsetNs();
 std::string rfc3339Nanos(int64_t unixNs);
 // "20:31:05.123456": local time, microseconds (trace's text lines).
 std::string clockMicros(int64_t unixNs);
+// The same, appended to `out`; the date and time of day are kept for the
+// last second formatted (trace writes many lines a second: gmtime/localtime
+// and strftime once a second, not once a line).
+void appendRfc3339Nanos(int64_t unixNs, std::string& out);
+void appendClockMicros(int64_t unixNs, std::string& out);
 
 }  // namespace goscope::output

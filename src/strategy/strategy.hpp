@@ -66,6 +66,10 @@ struct Plan {
   // With needsRate: the rate above which Delve's stops exceed the budget
   // (the rate probe may stop once it is clearly above or below it).
   double delveRateLimitPerS = 0;
+  // The hit rate the plan was made with: measured by the rate probe, or the
+  // user's --expect-rate; none when neither was needed. The BPF event
+  // session sizes its ring buffer from it.
+  std::optional<double> ratePerS;
 };
 
 // The most breakpoints a Delve plan sets (one per matched function): beyond

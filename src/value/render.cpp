@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "util/json_text.hpp"
 #include "value/go_quote.hpp"
 
 namespace goscope {
@@ -180,6 +181,179 @@ std::string goFloat(double f, int bits) {
 }
 
 std::string renderText(const Value& v) { return text(v); }
+
+namespace {
+
+// Bytes that print as themselves in Go's quoting and in JSON alike.
+bool plainAscii(std::string_view s) {
+  for (unsigned char c : s)
+    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') return false;
+  return true;
+}
+
+template <typename Int>
+void appendInt(Int x, std::string& out) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, x);
+  out.append(buf, r.ptr);
+}
+
+void appendHex(uint64_t x, std::string& out) {
+  char buf[24] = {'0', 'x'};
+  auto r = std::to_chars(buf + 2, buf + sizeof buf, x, 16);
+  out.append(buf, r.ptr);
+}
+
+// boost::json::object keeps the first position of a repeated key and the
+// last value: rare (blank `_` fields); the tree is built for those.
+bool repeatedNames(const std::vector<Value>& children) {
+  for (size_t i = 1; i < children.size(); i++)
+    for (size_t j = 0; j < i; j++)
+      if (children[i].name == children[j].name) return true;
+  return false;
+}
+
+}  // namespace
+
+void appendJsonString(std::string_view s, std::string& out) {
+  if (!plainAscii(s)) {
+    out += boost::json::serialize(s);
+    return;
+  }
+  out += '"';
+  out.append(s);
+  out += '"';
+}
+
+void appendText(const Value& v, std::string& out) {
+  if (isCut(v)) {
+    out += text(v);
+    return;
+  }
+  switch (v.kind) {
+    case K::Bool: out += v.boolean ? "true" : "false"; return;
+    case K::Int: appendInt(v.i, out); return;
+    case K::Uint: appendInt(v.u, out); return;
+    case K::String:
+      if (v.len <= v.text.size() && plainAscii(v.text)) {
+        out += '"';
+        out += v.text;
+        out += '"';
+        return;
+      }
+      break;
+    case K::Pointer:
+      if (v.nil) {
+        out += "nil";
+        return;
+      }
+      if (v.children.empty()) {
+        appendHex(v.address, out);
+        return;
+      }
+      out += '&';
+      appendText(v.children[0], out);
+      return;
+    case K::UnsafePointer:
+      if (v.nil) out += "nil";
+      else appendHex(v.address, out);
+      return;
+    case K::Struct:
+      out += structName(v);
+      out += '{';
+      for (size_t i = 0; i < v.children.size(); i++) {
+        if (i) out += ", ";
+        out += v.children[i].name;
+        out += ": ";
+        appendText(v.children[i], out);
+      }
+      out += '}';
+      return;
+    default: break;
+  }
+  out += text(v);
+}
+
+void appendJson(const Value& v, std::string& out) {
+  if (isCut(v)) {
+    out += jsonText(cutJson(v));
+    return;
+  }
+  switch (v.kind) {
+    case K::Unavailable: out += "null"; return;
+    case K::Bool: out += v.boolean ? "true" : "false"; return;
+    case K::Int: appendInt(v.i, out); return;
+    case K::Uint: appendInt(v.u, out); return;
+    case K::String:
+      if (plainAscii(v.text)) {
+        out += '"';
+        out += v.text;
+        out += '"';
+        return;
+      }
+      break;
+    case K::Pointer:
+    case K::UnsafePointer:
+      if (v.nil) {
+        out += "null";
+        return;
+      }
+      if (v.kind == K::UnsafePointer || v.children.empty()) {
+        out += '"';
+        appendHex(v.address, out);
+        out += '"';
+        return;
+      }
+      out += "{\"addr\":\"";
+      appendHex(v.address, out);
+      out += "\",\"value\":";
+      appendJson(v.children[0], out);
+      out += '}';
+      return;
+    case K::Struct:
+      if (repeatedNames(v.children)) break;
+      out += '{';
+      for (size_t i = 0; i < v.children.size(); i++) {
+        if (i) out += ',';
+        appendJsonString(v.children[i].name, out);
+        out += ':';
+        appendJson(v.children[i], out);
+      }
+      out += '}';
+      return;
+    case K::Array:
+      out += '[';
+      for (size_t i = 0; i < v.children.size(); i++) {
+        if (i) out += ',';
+        appendJson(v.children[i], out);
+      }
+      out += ']';
+      return;
+    case K::Slice:
+      if (v.nil) {
+        out += "null";
+        return;
+      }
+      out += "{\"len\":";
+      appendInt(v.len, out);
+      out += ",\"cap\":";
+      appendInt(v.cap, out);
+      if (v.len == 0) {
+        out += ",\"elems\":[]";
+      } else if (!v.elided && v.elementsUnavailable.empty()) {
+        out += ",\"elems\":[";
+        for (size_t i = 0; i < v.children.size(); i++) {
+          if (i) out += ',';
+          appendJson(v.children[i], out);
+        }
+        out += ']';
+      }
+      out += '}';
+      return;
+    default: break;
+  }
+  out += jsonText(renderJson(v));
+}
 
 json::value renderJson(const Value& v) {
   if (isCut(v)) return cutJson(v);  // not null, which would say nil

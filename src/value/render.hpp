@@ -38,6 +38,17 @@ namespace goscope {
 std::string renderText(const Value& v);
 boost::json::value renderJson(const Value& v);
 
+// The same bytes, appended to `out` (the output's line buffer): trace prints
+// a line per call, and building strings and Boost.JSON trees per value cost
+// more than the rest of the reading side (issue #14). Scalars, strings,
+// pointers, structs, arrays and slices are written straight into `out`;
+// other kinds (and any string that needs escaping) go through renderText /
+// jsonText(renderJson) so every byte stays the same.
+void appendText(const Value& v, std::string& out);
+void appendJson(const Value& v, std::string& out);
+// A JSON string literal as Boost.JSON serializes it.
+void appendJsonString(std::string_view s, std::string& out);
+
 // Go's strconv.FormatFloat(f, 'g', -1, bits): the shortest digits that
 // round-trip, in %e form only for exponents below -4 or from 21 up.
 std::string goFloat(double f, int bits = 64);

@@ -161,6 +161,7 @@ struct Engine::Impl {
   // -d came 5.8-8.5 s late (issue #14). After `pollDeadline` the callback
   // cuts the loop short (the record it was given is consumed and delivered).
   std::chrono::steady_clock::time_point pollDeadline{};
+  Event event;  // every record is decoded into this one (its vectors keep their capacity)
   size_t pollDelivered = 0;
   bool pollCut = false;
 
@@ -346,15 +347,15 @@ struct Engine::Impl {
 
   static int onSample(void* ctx, void* data, size_t size) {
     auto* self = static_cast<Impl*>(ctx);
-    auto ev = decodeEvent({static_cast<const uint8_t*>(data), size});
-    if (!ev) {
+    auto ok = decodeEventInto({static_cast<const uint8_t*>(data), size}, self->event);
+    if (!ok) {
       self->malformed++;
-      spdlog::debug("bpf: {}", ev.error().message);
+      spdlog::debug("bpf: {}", ok.error().message);
       return 0;
     }
     if (!self->callback || !*self->callback) return 0;
     try {
-      (*self->callback)(*ev);
+      (*self->callback)(self->event);
       // Checked every 256 records: a clock read per record would cost more
       // than the record.
       if (++self->pollDelivered % 256 == 0 && std::chrono::steady_clock::now() > self->pollDeadline) {

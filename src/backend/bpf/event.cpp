@@ -27,7 +27,7 @@ bool stackIsCut(std::span<const uint64_t> kernelFrames) {
   return kernelFrames.size() >= GS_MAX_STACK_DEPTH && kernelFrames[GS_MAX_STACK_DEPTH - 1] != 0;
 }
 
-Result<Event> decodeEvent(std::span<const uint8_t> rec) {
+Result<void> decodeEventInto(std::span<const uint8_t> rec, Event& e) {
   gs_event h;
   if (rec.size() < sizeof h)
     return fail(ErrorKind::Internal, "ring buffer record of " + std::to_string(rec.size()) + " bytes, shorter than an event header");
@@ -35,7 +35,6 @@ Result<Event> decodeEvent(std::span<const uint8_t> rec) {
   if (h.size > rec.size() || h.site >= GS_SITE_KIND_COUNT)
     return fail(ErrorKind::Internal, "malformed event record (size " + std::to_string(h.size) + " of " +
                                          std::to_string(rec.size()) + ", site " + std::to_string(h.site) + ")");
-  Event e;
   e.tsNs = h.ts_ns;
   e.pid = h.pid;
   e.tid = h.tid;
@@ -49,6 +48,9 @@ Result<Event> decodeEvent(std::span<const uint8_t> rec) {
   e.retAddr = h.ret_addr;
   e.durationNs = h.duration_ns;
   for (unsigned i = 0; i < GS_NREGS; i++) e.regs[i] = h.regs[i];
+  e.blocks.clear();
+  e.stack.clear();
+  e.stackCut = false;
 
   size_t pos = sizeof h;
   for (unsigned b = 0; b < h.nblocks; b++) {
@@ -71,6 +73,12 @@ Result<Event> decodeEvent(std::span<const uint8_t> rec) {
     e.stack = completeStack(frames, h.ret_addr);
     e.stackCut = stackIsCut(frames);
   }
+  return {};
+}
+
+Result<Event> decodeEvent(std::span<const uint8_t> rec) {
+  Event e;
+  if (auto r = decodeEventInto(rec, e); !r) return r.failure();
   return e;
 }
 

@@ -50,6 +50,9 @@ struct Event {
 
 // Decodes one ring-buffer record (struct gs_event + blocks + stack).
 Result<Event> decodeEvent(std::span<const uint8_t> record);
+// The same into `e`, whose vectors keep their capacity: the engine decodes
+// every record into one Event (no allocation per event).
+Result<void> decodeEventInto(std::span<const uint8_t> record, Event& e);
 
 // A user stack from the kernel (first frame = probed ip) with the direct
 // caller inserted as the second frame; zero entries are dropped.

@@ -7,6 +7,9 @@
 #include <cstring>
 #include <functional>
 
+#include <boost/container/small_vector.hpp>
+
+#include "backend/bpf/function_capture.hpp"
 #include "util/hex.hpp"
 #include "value/render.hpp"
 
@@ -36,12 +39,14 @@ Value missingValue(const std::string& why) { return Value::missing(why); }
 // or one slice element. `behind` says which captured block holds what the
 // word at `off` points to.
 struct Frame {
-  std::vector<uint8_t> bytes;
+  // Most values are a few words: kept inline, not on the heap (a trace
+  // decodes one per argument per call).
+  boost::container::small_vector<uint8_t, 64> bytes;
   struct Gap {
     uint64_t off, size;
     std::string why;
   };
-  std::vector<Gap> gaps;
+  boost::container::small_vector<Gap, 1> gaps;
   std::function<const bpf::CapturedBlock*(What, uint64_t off, uint32_t index)> behind;
 
   // Why [off, off+size) cannot be decoded, or nullptr.
@@ -282,13 +287,22 @@ class Formatter {
 
 // The value's own memory image: registers at their in-memory offsets (float
 // registers, which BPF cannot read, leave gaps), or its stack bytes.
-Frame valueFrame(const bpf::Event& e, const ValueLayout& v, size_t vi, const CapturePlan& plan) {
+// Which value of which event a frame's blocks are looked up for; it outlives
+// the frame (decode()'s loop), so the lookup captures one pointer and fits
+// std::function's inline storage.
+struct BlockSource {
+  const bpf::Event& e;
+  const CapturePlan& plan;
+  size_t vi;
+};
+
+Frame valueFrame(const bpf::Event& e, const ValueLayout& v, const BlockSource* src) {
   Frame f;
   f.bytes.assign(v.shape->size, 0);
-  f.behind = [&e, &plan, vi](What w, uint64_t off, uint32_t index) -> const bpf::CapturedBlock* {
-    const BlockUse* u = plan.find(vi, w, off, index);
-    if (!u || u->block < 0 || static_cast<size_t>(u->block) >= e.blocks.size()) return nullptr;
-    return &e.blocks[u->block];
+  f.behind = [src](What w, uint64_t off, uint32_t index) -> const bpf::CapturedBlock* {
+    const BlockUse* u = src->plan.find(src->vi, w, off, index);
+    if (!u || u->block < 0 || static_cast<size_t>(u->block) >= src->e.blocks.size()) return nullptr;
+    return &src->e.blocks[u->block];
   };
   if (v.onStack) {
     std::string why;
@@ -314,24 +328,38 @@ Frame valueFrame(const bpf::Event& e, const ValueLayout& v, size_t vi, const Cap
   return f;
 }
 
-std::vector<DecodedValue> decode(const bpf::Event& e, const std::vector<ValueLayout>& layout, const CapturePlan& plan,
-                                 const TypeNamer& types, bool results) {
-  std::vector<DecodedValue> out;
+// The values of one side of a call, appended to `out` (Values only: text
+// and JSON are the output's business).
+void decodeInto(const bpf::Event& e, const std::vector<ValueLayout>& layout, const CapturePlan& plan,
+                const TypeNamer& types, bool results, const std::function<bool(const std::string&)>& skip,
+                std::vector<Value>& out) {
   Formatter fmt(e, types);
   for (size_t i = 0; i < layout.size(); i++) {
     const ValueLayout& v = layout[i];
     if (v.isResult != results) continue;
+    if (skip && skip(v.name)) continue;
+    if (!v.problem.empty() || !v.shape) {
+      out.push_back(Value::missing("unknown: " + (v.problem.empty() ? std::string("no type") : v.problem)));
+    } else {
+      const BlockSource src{e, plan, i};
+      Frame f = valueFrame(e, v, &src);
+      out.push_back(fmt.value(*v.shape, f, 0, 0));
+    }
+    out.back().name = v.name;
+  }
+}
+
+std::vector<DecodedValue> decode(const bpf::Event& e, const std::vector<ValueLayout>& layout, const CapturePlan& plan,
+                                 const TypeNamer& types, bool results) {
+  std::vector<Value> values;
+  decodeInto(e, layout, plan, types, results, {}, values);
+  std::vector<DecodedValue> out;
+  for (auto& v : values) {
     DecodedValue d;
     d.name = v.name;
-    if (!v.problem.empty() || !v.shape) {
-      d.value = Value::missing("unknown: " + (v.problem.empty() ? std::string("no type") : v.problem));
-    } else {
-      Frame f = valueFrame(e, v, i, plan);
-      d.value = fmt.value(*v.shape, f, 0, 0);
-    }
-    d.value.name = v.name;
-    d.text = renderText(d.value);
-    d.json = renderJson(d.value);
+    d.text = renderText(v);
+    d.json = renderJson(v);
+    d.value = std::move(v);
     out.push_back(std::move(d));
   }
   return out;
@@ -348,6 +376,19 @@ std::vector<DecodedValue> decodeArgs(const bpf::Event& event, const std::vector<
 std::vector<DecodedValue> decodeResults(const bpf::Event& event, const std::vector<ValueLayout>& layout,
                                         const CapturePlan& plan, const TypeNamer& types) {
   return decode(event, layout, plan, types, true);
+}
+
+void decodeArgValues(const bpf::Event& event, const std::vector<ValueLayout>& layout, const CapturePlan& plan,
+                     const TypeNamer& types, std::vector<Value>& out, bool dropHidden) {
+  out.clear();
+  static const std::function<bool(const std::string&)> hidden = [](const std::string& n) { return hiddenParameter(n); };
+  decodeInto(event, layout, plan, types, false, dropHidden ? hidden : std::function<bool(const std::string&)>{}, out);
+}
+
+void decodeResultValues(const bpf::Event& event, const std::vector<ValueLayout>& layout, const CapturePlan& plan,
+                        const TypeNamer& types, std::vector<Value>& out) {
+  out.clear();
+  decodeInto(event, layout, plan, types, true, {}, out);
 }
 
 }  // namespace goscope

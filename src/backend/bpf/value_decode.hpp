@@ -43,5 +43,13 @@ std::vector<DecodedValue> decodeArgs(const bpf::Event& event, const std::vector<
 std::vector<DecodedValue> decodeResults(const bpf::Event& event, const std::vector<ValueLayout>& layout,
                                         const CapturePlan& plan, const TypeNamer& types);
 
+// The same values without their text and JSON (the output renders them),
+// into `out` (cleared first; its capacity is kept: trace decodes into the
+// same vectors call after call). dropHidden: leave out the compiler's hidden
+// parameters (hiddenParameter, function_capture.hpp).
+void decodeArgValues(const bpf::Event& event, const std::vector<ValueLayout>& layout, const CapturePlan& plan,
+                     const TypeNamer& types, std::vector<Value>& out, bool dropHidden);
+void decodeResultValues(const bpf::Event& event, const std::vector<ValueLayout>& layout, const CapturePlan& plan,
+                        const TypeNamer& types, std::vector<Value>& out);
 
 }  // namespace goscope

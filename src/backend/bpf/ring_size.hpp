@@ -1,0 +1,31 @@
+// The event ring buffer's size for a trace, from the call rate the plan
+// expects (measured by the rate probe, or --expect-rate): room for
+// kBacklogS seconds of events, so the reader can fall that far behind (a
+// poll's budget, a slow stdout, a CPU taken by someone else) before the
+// kernel drops any, rounded up to a power of two (the kernel requires it)
+// and kept between kMinBytes and kMaxBytes (the ring is locked kernel
+// memory). Without a rate: kDefaultBytes. docs/overhead.md, "Trace
+// throughput".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace goscope::bpf {
+
+struct RingSize {
+  uint32_t bytes = 0;
+  bool capped = false;    // the rate asked for more than kMaxBytes
+  bool fromRate = false;  // false: no rate known, the default size
+};
+
+inline constexpr uint32_t kRingMinBytes = 4u << 20;
+inline constexpr uint32_t kRingDefaultBytes = 16u << 20;
+inline constexpr uint32_t kRingMaxBytes = 256u << 20;
+inline constexpr double kRingBacklogS = 0.5;
+
+// bytesPerCall: what one call puts in the ring (entry and return records
+// with their headers, captured blocks and stacks).
+RingSize ringSizeFor(std::optional<double> callsPerS, uint64_t bytesPerCall);
+
+}  // namespace goscope::bpf

@@ -1,0 +1,46 @@
+// Trace's lines on their way to stdout: formatted straight into one buffer
+// and written with write(2) in large chunks (issue #14: a million lines a
+// second). The buffer goes out when it holds kChunk bytes or when the caller
+// flushes (trace does every 50 ms, so a reader of a pipe or terminal sees
+// lines promptly); lines are whole in every chunk but the last partial
+// write's rest, which the next write completes.
+//
+// Why not std::cout: the stop signals are installed without SA_RESTART (so
+// blocking waits return EINTR), and a write to a full pipe that a Ctrl-C
+// interrupted failed with EINTR and left std::cout bad, dropping every line
+// after it (commit a5286de). The stream was therefore written with the
+// signals blocked around each line: two pthread_sigmask calls per event.
+// Here EINTR and partial writes are simply resumed: nothing is masked
+// (docs/overhead.md, "Trace throughput").
+//
+// Other records (bound actions, the session cost) still go through
+// std::cout; flush() writes what std::cout holds first, so the order of
+// lines on stdout is the order they were produced in.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace goscope::output {
+
+class StdoutLines {
+ public:
+  static constexpr size_t kChunk = 64 * 1024;
+
+  StdoutLines() { buf_.reserve(2 * kChunk); }
+  // Where a line is formatted; end it with '\n' and call lineDone().
+  std::string& buffer() { return buf_; }
+  void lineDone() {
+    if (buf_.size() >= kChunk) flush();
+  }
+  // Writes everything held (std::cout's buffer first). After a write error
+  // (EPIPE: nobody reads any more) the lines are dropped and closed() is true.
+  void flush();
+  bool closed() const { return closed_; }
+
+ private:
+  std::string buf_;
+  bool closed_ = false;
+};
+
+}  // namespace goscope::output
