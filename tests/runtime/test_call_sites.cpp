@@ -13,8 +13,15 @@
 #include <map>
 #include <regex>
 
+#include <unistd.h>
+
+#include <chrono>
+
+#include "backend/bpf/bpf_engine.hpp"
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
+#include "target/call_sites.hpp"
+#include "target/go_binary.hpp"
 
 using namespace goscope::test;
 
@@ -177,5 +184,79 @@ TEST_CASE("call sites: trace at call sites prints what trace --entry prints (arg
       CHECK((k == 5 || k == 9));
     }
     CHECK(wides == 2);
+  }
+}
+
+// Below the CLI: the engine itself, in both attach modes (the perf-event
+// fallback takes the probed address from pt_regs, uprobe_multi from
+// bpf_get_func_ip): every call of main.leaf starts at one of its three
+// `call`s and ends at the instruction after it, the events carry the call's
+// return address and the entry's frame, and the latency pairs every call.
+TEST_CASE("call sites: the engine pairs each call site with the instruction after it (uprobe_multi and perf-event uprobes)") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  const std::string path = fixture("leafcalls");
+  auto bin = goscope::GoBinary::open(path);
+  REQUIRE(bin);
+  const goscope::GoFunction* fn = (*bin)->pclntab().functionNamed("main.leaf");
+  REQUIRE(fn);
+  const uint64_t entry = fn->entry;
+  const auto index = goscope::CallSiteIndex::build(**bin, std::span<const uint64_t>(&entry, 1));
+  const goscope::CallSiteProof* proof = index.find(entry);
+  REQUIRE(proof);
+  REQUIRE_FALSE(proof->refused);
+  REQUIRE(proof->sites.size() == 3);
+  REQUIRE_FALSE(goscope::callReturnRefusal(**bin, proof->sites));
+  std::vector<goscope::bpf::AttachPoint> points;
+  for (uint64_t c : proof->sites) {
+    points.push_back({*(*bin)->fileOffset(c), 0, goscope::bpf::SiteKind::Call});
+    points.push_back({*(*bin)->fileOffset(c + 5), 0, goscope::bpf::SiteKind::CallReturn});
+  }
+  for (auto mode : {goscope::bpf::AttachMode::UprobeMulti, goscope::bpf::AttachMode::PerfEvent}) {
+    CAPTURE(static_cast<int>(mode));
+    auto eng = goscope::bpf::Engine::load({.attachMode = mode});
+    REQUIRE_MESSAGE(eng, (eng ? "" : eng.error().message));
+    REQUIRE((*eng)->configureProbe(0, {.count = true, .latency = true, .eventAtEntry = true, .eventAtReturn = true}));
+    Child c({path, "--rounds", "1", "--sleep-ms", "700"}, true);
+    auto st = (*eng)->attach(path, c.pid(), points);
+    REQUIRE_MESSAGE(st, (st ? "" : st.error().message));
+    std::vector<goscope::bpf::Event> starts, ends;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto n = (*eng)->poll(100, [&](const goscope::bpf::Event& e) {
+        goscope::bpf::Event copy = e;
+        copy.blocks.clear();  // spans into the ring: not kept
+        (e.isReturn() ? ends : starts).push_back(copy);
+      });
+      REQUIRE(n);
+      if (*n == 0 && !c.alive()) break;
+    }
+    std::string out, l;
+    while (c.readLine(l, 500)) out += l + "\n";
+    CHECK(ownCount(out, "leaf") == 1301);
+    CHECK(*(*eng)->count(0) == 1301);
+    auto lat = (*eng)->latency(0);
+    REQUIRE(lat);
+    CHECK(lat->count == 1301);
+    CHECK(lat->mismatches == 0);
+    REQUIRE(starts.size() == 1301);
+    REQUIRE(ends.size() == 1301);
+    // Non-PIE: the probed addresses are the link-time ones.
+    for (const auto& e : starts) {
+      CHECK(std::find(proof->sites.begin(), proof->sites.end(), e.ip) != proof->sites.end());
+      CHECK(e.site == goscope::bpf::SiteKind::Call);
+      CHECK(e.retAddr == e.ip + 5);
+      CHECK(e.goid == 1);
+    }
+    for (size_t i = 0; i < ends.size(); i++) {
+      CHECK(ends[i].site == goscope::bpf::SiteKind::CallReturn);
+      CHECK(ends[i].retAddr == ends[i].ip);
+      CHECK(ends[i].ip == starts[i].ip + 5);        // one goroutine: start, end, start, end...
+      CHECK(ends[i].frame == starts[i].frame);      // the entry's frame at both
+      CHECK(ends[i].sp == starts[i].sp);            // the entry's RSP at both
+      CHECK(ends[i].durationNs > 0);
+    }
   }
 }
