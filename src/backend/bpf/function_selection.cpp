@@ -194,7 +194,9 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
         std::vector<bpf::AttachPoint> sites;
         for (uint64_t c : probe.callSites)
           if (auto off = bin.fileOffset(c)) {
-            sites.push_back({*off, f.probeId, bpf::SiteKind::Call});
+            // A count needs nothing of the call but the hit: the plain entry
+            // kind, as before latency and trace used the sites.
+            sites.push_back({*off, f.probeId, opt.returns ? bpf::SiteKind::Call : bpf::SiteKind::Entry});
             if (!opt.returns) continue;
             if (auto after = bin.fileOffset(c + 5)) sites.push_back({*after, f.probeId, bpf::SiteKind::CallReturn});
           }

@@ -71,8 +71,8 @@ struct SelectionOptions {
   // arguments, which an inlined body does not have in registers.
   std::string inlinedRefusal;
   // A function whose entry would be single-stepped is probed at its call
-  // sites (SiteKind::Call) when call_sites.hpp proves every call goes through
-  // them. With `returns` (latency, trace) each call also ends at the
+  // sites (SiteKind::Call; for a count alone SiteKind::Entry, all the program
+  // needs there) when call_sites.hpp proves every call goes through them. With `returns` (latency, trace) each call also ends at the
   // instruction after it (SiteKind::CallReturn), where callReturnRefusal
   // allows; else the entry and its RETs. The BPF program reports the entry's
   // RSP and the return address there, so arguments (stack-passed ones too),
