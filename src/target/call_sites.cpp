@@ -368,8 +368,7 @@ CallerScan scanCaller(const ZydisDecoder& zydis, uint64_t entry, std::span<const
 }  // namespace
 
 std::optional<std::string> callReturnRefusal(const GoBinary& bin, std::span<const uint64_t> sites) {
-  ZydisDecoder zydis;
-  ZydisDecoderInit(&zydis, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+  const ZydisDecoder& zydis = zydisDecoder();
   // Sites are few per function; a caller with several is decoded once each
   // time (simple, and only for functions placed at call sites).
   for (uint64_t c : sites) {
