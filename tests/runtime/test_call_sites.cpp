@@ -117,6 +117,37 @@ TEST_CASE("call sites: latency pairs each call site with the instruction after i
   }
 }
 
+TEST_CASE("call sites: latency keeps the entry where the instruction after the call is reached without it, and says why") {
+  for (const auto& v : kVariants) {
+    CAPTURE(v);
+    // count: main.bump at its one call site (in main.maybe, under an `if`).
+    auto c = runCli("count -v --json -c '" + fixture("leafcalls", v) + " --rounds 2' main.bump");
+    REQUIRE_MESSAGE(c.exitCode == 0, c.err);
+    CHECK(c.err.find("main.bump: no stack check (its entry would be single-stepped): probed at its 1 call site(s)") !=
+          std::string::npos);
+    CHECK(finalCounts(c.out)["main.bump"] == ownCount(c.err, "bump"));
+    auto r = runCli("latency -v --json -c '" + fixture("leafcalls", v) + " --rounds 2' main.bump");
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    // Optimized, the `je` that skips the call lands on the instruction after
+    // it: that cannot end a call. (Unoptimized, the call is followed by its
+    // own `jmp`, and the sites are used.)
+    if (v != "nopt") {
+      CHECK(r.err.find("main.bump: no stack check: the first instruction is single-stepped; its call sites are not used: "
+                       "the instruction after the call at main.maybe+0x16 is the target of a jump at main.maybe+0x14") !=
+            std::string::npos);
+    }
+    int64_t calls = -1, mismatches = -1;
+    for (auto& o : jsonObjects(r.out))
+      if (o.contains("final") && o["func"] == "main.bump") {
+        calls = o["count"].as_int64();
+        mismatches = o["mismatches"].as_int64();
+      }
+    CHECK(calls == ownCount(r.err, "bump"));
+    CHECK(calls == 10);
+    CHECK(mismatches == 0);
+  }
+}
+
 TEST_CASE("call sites: latency --entry keeps the entry and its RETs, with the same count") {
   auto r = runCli("latency -v --entry --json -c '" + fixture("leafcalls") + " --rounds 2' main.leaf");
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);
