@@ -8,7 +8,12 @@
 #   leaf         main.leafWork, a leaf without a stack check: `goscope count`
 #                (its call sites, emulated `call`s: docs/disassembly.md,
 #                "Call-site placement"), `goscope count --entry` and bpftrace
-#                (the entry, single-stepped).
+#                (the entry, single-stepped);
+#   leaf-latency main.leafWork timed: `goscope latency` (its call sites and
+#                the instruction after each) against `goscope latency --entry`
+#                (the entry, single-stepped, and its RET); not run by default
+#                (CASES="leaf-latency"), and without bpftrace (a uretprobe
+#                crashes Go programs: it has no Go latency to compare).
 #
 # The target is bench/go/hotloop: main calls main.work (--leaf: main.leafWork)
 # in a tight loop and reports its own calls per second. Every mode runs the target for SECS+1
@@ -21,9 +26,9 @@
 # the run is void (exit 1).
 #
 # Usage (root):  bench/per_hit_cost.sh        env: REPS (5), SECS (3), TARGET_X (5),
-#                CASES ("stack-check leaf"), GOSCOPE_BUILD_DIR (./build) or GOSCOPE (the binary)
-# Exit: 0 measured and bpftrace/goscope >= TARGET_X in every case; 3 measured
-#       but below it in a case; 1 error.
+#                CASES ("stack-check leaf"; also "leaf-latency"), GOSCOPE_BUILD_DIR (./build) or GOSCOPE (the binary)
+# Exit: 0 measured and bpftrace/goscope >= TARGET_X in every case (leaf-latency:
+#       entry/goscope > 1); 3 measured but below it in a case; 1 error.
 set -euo pipefail
 source "$(dirname -- "$(readlink -f -- "$0")")/common.sh"
 
@@ -36,6 +41,7 @@ cases=(${CASES:-stack-check leaf})
 hotloop=$(build_bench_go hotloop)
 
 modes=(base goscope entry bpftrace)
+sub=count  # goscope's subcommand: count, or latency (leaf-latency)
 declare -A label=([base]="no probe" [goscope]="goscope count" [entry]="goscope count --entry" [bpftrace]="bpftrace uprobe @=count()")
 
 # run_mode MODE REP: runs the target under MODE, appends that run's ops/s to
@@ -46,8 +52,8 @@ run_mode() {
   local limit=$((secs + 60))
   case $mode in
     base) timeout -k 5 "$limit" $cmd >"$log" 2>&1 & ;;
-    goscope) timeout -k 5 "$limit" "$goscope" count --json -c "$cmd" "$func" >"$log" 2>&1 & ;;
-    entry) timeout -k 5 "$limit" "$goscope" count --json --entry -c "$cmd" "$func" >"$log" 2>&1 & ;;
+    goscope) timeout -k 5 "$limit" "$goscope" "$sub" --json -c "$cmd" "$func" >"$log" 2>&1 & ;;
+    entry) timeout -k 5 "$limit" "$goscope" "$sub" --json --entry -c "$cmd" "$func" >"$log" 2>&1 & ;;
     bpftrace) timeout -k 5 "$limit" bpftrace -e "uprobe:$hotloop:$func { @ = count(); }" -c "$cmd" >"$log" 2>&1 & ;;
   esac
   pid=$!
@@ -58,7 +64,8 @@ run_mode() {
   total=$(sed -n 's/^hotloop: total=\([0-9]*\)$/\1/p' "$out")
   [[ -n $total ]] || { cat "$log" "$out" >&2; die "$mode (rep $rep): the target did not finish its report"; }
   case $mode in
-    goscope | entry) count=$(sed -n 's/.*"func":"'"$func"'","count":\([0-9]*\),"final":true.*/\1/p' "$log") ;;
+    # count's {"func","count","final":true}; latency's {"func","count",...,"final":true}
+    goscope | entry) count=$(grep '"final":true' "$log" | sed -n 's/^{"func":"'"$func"'","count":\([0-9]*\),.*/\1/p' | head -1) ;;
     bpftrace) count=$(sed -n 's/^@: \([0-9]*\)$/\1/p' "$log") ;;
   esac
   if [[ $mode != base ]]; then
@@ -76,10 +83,15 @@ run_mode() {
 # bpftrace/goscope is below TARGET_X.
 measure_case() {
 local case_name=$1 kind want
+modes=(base goscope entry bpftrace) sub=count
+label[goscope]="goscope count" label[entry]="goscope count --entry"
 case $case_name in
   stack-check) func=main.work flags="" want=stack-check-branch ;;
   leaf) func=main.leafWork flags="--leaf" want=call-sites ;;
-  *) die "unknown case '$case_name' (stack-check, leaf)" ;;
+  leaf-latency)
+    func=main.leafWork flags="--leaf" want=call-sites sub=latency modes=(base goscope entry)
+    label[goscope]="goscope latency" label[entry]="goscope latency --entry" ;;
+  *) die "unknown case '$case_name' (stack-check, leaf, leaf-latency)" ;;
 esac
 kind=$("$goscope" list --json -b "$hotloop" "$func" | sed -n 's/.*"probe_kind":"\([^"]*\)".*/\1/p')
 [[ $kind == "$want" ]] || die "$func in $hotloop: probe_kind '$kind', expected $want"
@@ -93,11 +105,34 @@ for ((rep = 1; rep <= reps; rep++)); do
 done
 
 # Per-repetition costs against that repetition's baseline.
-for mode in goscope entry bpftrace; do
+for mode in "${modes[@]:1}"; do
   paste "$tmp/ops.base" "$tmp/ops.$mode" | awk '{ printf "%.6g\n", 1e9 * (1 / $2 - 1 / $1) }' >"$tmp/cost.$mode"
 done
-paste "$tmp/cost.goscope" "$tmp/cost.bpftrace" | awk '{ printf "%.6g\n", $2 / $1 }' >"$tmp/ratio.bpftrace"
 paste "$tmp/cost.goscope" "$tmp/cost.entry" | awk '{ printf "%.6g\n", $2 / $1 }' >"$tmp/ratio.entry"
+if [[ $sub == latency ]]; then
+  echo
+  echo "per repetition: ns per hit (goscope latency, goscope latency --entry), entry/goscope"
+  paste "$tmp/ops.base" "$tmp/cost.goscope" "$tmp/cost.entry" "$tmp/ratio.entry" |
+    awk '{ printf "  rep %d: no-probe %s ops/s; %.0f, %.0f ns; %.1fx\n", NR, ($1 >= 1e6 ? sprintf("%.3gM", $1 / 1e6) : sprintf("%.3gk", $1 / 1e3)), $2, $3, $4 }'
+  echo
+  echo "Per-call cost of timing $func ($case_name case: goscope's probe_kind $kind), $reps x ${secs} s per mode, interleaved"
+  echo "machine: $(nproc) vCPUs, Linux $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+  printf '%-27s %-32s %-30s %s\n' "mode" "target ops/s median [min..max]" "ns per call median [min..max]" "x goscope"
+  for mode in "${modes[@]}"; do
+    read -r om omin omax < <(stats <"$tmp/ops.$mode")
+    ops_col="$(fmt_si "$om") [$(fmt_si "$omin")..$(fmt_si "$omax")]"
+    if [[ $mode == base ]]; then printf '%-27s %-32s %-30s %s\n' "${label[$mode]}" "$ops_col" "-" "-"; continue; fi
+    read -r cm cmin cmax < <(stats <"$tmp/cost.$mode")
+    x=1
+    [[ $mode == entry ]] && read -r x _ < <(stats <"$tmp/ratio.entry")
+    printf '%-27s %-32s %-30s %.1f\n' "${label[$mode]}" "$ops_col" "$(printf '%.0f [%.0f..%.0f]' "$cm" "$cmin" "$cmax")" "$x"
+  done
+  read -r rm rmin rmax < <(stats <"$tmp/ratio.entry")
+  printf 'latency --entry / latency at call sites per call: %.1fx median of %d reps [%.1fx..%.1fx]\n' "$rm" "$reps" "$rmin" "$rmax"
+  awk -v r="$rm" 'BEGIN { exit !(r > 1) }' || return 3
+  return 0
+fi
+paste "$tmp/cost.goscope" "$tmp/cost.bpftrace" | awk '{ printf "%.6g\n", $2 / $1 }' >"$tmp/ratio.bpftrace"
 
 # Per repetition, so a disturbed one (another job took the CPUs) shows.
 echo

@@ -209,9 +209,9 @@ struct goroutine {
   __u64 frame;
 };
 
-static __always_inline void read_goroutine(struct pt_regs *ctx, struct goroutine *gr, int want_goid) {
+/* `sp`: RSP as at the entry (at call sites ctx->sp - 8, GS_SITE_CALL). */
+static __always_inline void read_goroutine(struct pt_regs *ctx, struct goroutine *gr, int want_goid, __u64 sp) {
   long err = 0;
-  __u64 sp = ctx->sp;
   gr->g = ctx->r14;
   __u64 hi = read_u64(gr->g + stack_hi_offset, &err);
   /* Without a readable g (not Go code), fall back to the raw stack pointer:
@@ -251,7 +251,7 @@ struct gs_entry_regs {
   __u64 r[GS_REG_RSP + 1];
 };
 
-static __always_inline void entry_regs(struct pt_regs *ctx, struct gs_entry_regs *g) {
+static __always_inline void entry_regs(struct pt_regs *ctx, struct gs_entry_regs *g, __u64 sp) {
   g->r[GS_REG_RAX] = ctx->ax;
   g->r[GS_REG_RBX] = ctx->bx;
   g->r[GS_REG_RCX] = ctx->cx;
@@ -261,7 +261,7 @@ static __always_inline void entry_regs(struct pt_regs *ctx, struct gs_entry_regs
   g->r[GS_REG_R9] = ctx->r9;
   g->r[GS_REG_R10] = ctx->r10;
   g->r[GS_REG_R11] = ctx->r11;
-  g->r[GS_REG_RSP] = ctx->sp;
+  g->r[GS_REG_RSP] = sp;
 }
 
 static __always_inline __u64 entry_reg(const struct gs_entry_regs *g, __u32 r) {
@@ -335,11 +335,11 @@ static __always_inline int cond_holds(const struct gs_entry_regs *g, const struc
 
 /* Do the arguments at this entry pass the probe's filter (every condition)?
  * A filter that cannot be found passes nothing. */
-static __always_inline int filter_passes(struct pt_regs *ctx, __u32 idx) {
+static __always_inline int filter_passes(struct pt_regs *ctx, __u32 idx, __u64 sp) {
   struct gs_filter *f = bpf_map_lookup_elem(&filters, &idx);
   if (!f) return 0;
   struct gs_entry_regs g;
-  entry_regs(ctx, &g);
+  entry_regs(ctx, &g, sp);
   __u32 n = f->nconds;
   for (int i = 0; i < GS_MAX_FILTER_CONDS; i++) {
     if (i >= n) break;
@@ -399,7 +399,7 @@ static __always_inline __u32 capture_blocks(struct gs_scratch *s, struct gs_even
 
 static __always_inline void emit_event(struct pt_regs *ctx, __u32 probe_id, __u32 site, __u32 actions, __u32 spec_idx,
                                        __u64 ip, __u64 now, const struct goroutine *gr, __s64 duration,
-                                       __u64 ret_addr) {
+                                       __u64 ret_addr, __u64 sp) {
   __u32 zero = 0;
   struct gs_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
   if (!s) return;
@@ -428,7 +428,7 @@ static __always_inline void emit_event(struct pt_regs *ctx, __u32 probe_id, __u3
   e->regs[GS_REG_R9] = ctx->r9;
   e->regs[GS_REG_R10] = ctx->r10;
   e->regs[GS_REG_R11] = ctx->r11;
-  e->sp = ctx->sp;
+  e->sp = sp;
   e->ret_addr = ret_addr;
   e->pid = pid_tgid >> 32;
   e->tid = (__u32)pid_tgid;
@@ -478,10 +478,11 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
     stat_inc(GS_STAT_MORESTACK);
     return 0;
   }
+  int is_entry = site != GS_SITE_RETURN && site != GS_SITE_CALL_RETURN;
   if (access_filter && !current_visible()) {
     /* Another user's process (or one more privileged): nothing of it is
      * counted or sent; its calls (entries) are counted as dropped. */
-    if (site != GS_SITE_RETURN) stat_inc(GS_STAT_FOREIGN);
+    if (is_entry) stat_inc(GS_STAT_FOREIGN);
     return 0;
   }
   struct gs_probe_cfg *cfg = bpf_map_lookup_elem(&probe_cfg, &probe_id);
@@ -490,7 +491,11 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
     return 0;
   }
   __u32 actions = cfg->actions;
-  int is_entry = site != GS_SITE_RETURN;
+  /* At a call site and the instruction after it, RSP is 8 above the entry's
+   * (no return address on the stack): everything below works with the
+   * entry's RSP (docs/go-runtime.md, "At a call site"). */
+  const int at_call = site == GS_SITE_CALL || site == GS_SITE_CALL_RETURN;
+  __u64 sp = at_call ? ctx->sp - 8 : ctx->sp;
 
   /* --filter: tested right after the arguments are there (the entry), before
    * anything is counted or sent. The trap is paid either way; the event,
@@ -498,7 +503,7 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
    * "Filters"). */
   const int filtered = actions & GS_ACT_FILTER;
   int passes = 1;
-  if (is_entry && filtered) passes = filter_passes(ctx, cfg->filter_idx);
+  if (is_entry && filtered) passes = filter_passes(ctx, cfg->filter_idx, sp);
 
   if (is_entry && (actions & GS_ACT_COUNT) && (passes || !(actions & GS_ACT_COUNT_MATCHING))) {
     __u32 blk = probe_id / GS_COUNTS_PER_BLOCK;
@@ -555,7 +560,12 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
 
   struct goroutine gr = {};
   __s64 duration = -1;
-  if (want_latency || want_event) read_goroutine(ctx, &gr, want_event);
+  if (want_latency || want_event) read_goroutine(ctx, &gr, want_event, sp);
+  /* Call sites: the return address, known without reading the stack (the
+   * call is `call rel32`, 5 bytes; user space placed only those). */
+  __u64 ip = 0, call_ret = 0;
+  if (at_call || want_event) ip = multi ? bpf_get_func_ip(ctx) : PT_REGS_IP(ctx);
+  if (at_call) call_ret = site == GS_SITE_CALL ? ip + 5 : ip;
 
   if (sampling && !want_latency && want_event) {
     struct gs_start_key k = {};
@@ -563,6 +573,7 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
     k.probe_id = probe_id;
     k.g = gr.g;
     k.frame = gr.frame;
+    k.ret = call_ret;
     if (is_entry) {
       bpf_map_update_elem(&starts, &k, &now, BPF_ANY);
     } else if (bpf_map_lookup_elem(&starts, &k)) {
@@ -579,6 +590,7 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
     k.probe_id = probe_id;
     k.g = gr.g;
     k.frame = gr.frame;
+    k.ret = call_ret;
     if (is_entry) {
       bpf_map_update_elem(&starts, &k, &now, BPF_ANY);
     } else {
@@ -594,8 +606,8 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
     }
   }
 
-  __u64 ret_addr = 0;
-  if ((want_event || want_stack_count) && site != GS_SITE_INLINED) {
+  __u64 ret_addr = call_ret;
+  if ((want_event || want_stack_count) && site != GS_SITE_INLINED && !at_call) {
     long err = 0;
     ret_addr = read_u64(ctx->sp, &err);
   }
@@ -617,11 +629,9 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
     }
   }
 
-  if (want_event) {
-    __u64 ip = multi ? bpf_get_func_ip(ctx) : PT_REGS_IP(ctx);
+  if (want_event)
     emit_event(ctx, probe_id, site, actions, is_entry ? cfg->entry_spec : cfg->return_spec, ip, now, &gr, duration,
-               ret_addr);
-  }
+               ret_addr, sp);
   return 0;
 }
 

@@ -44,7 +44,19 @@ enum gs_site_kind {
   /* The same in a caller without a frame (a leaf: SP not moved, RBP still
    * its caller's): [RSP] is the caller's return address, as at an entry. */
   GS_SITE_INLINED_FRAMELESS = 4,
-  GS_SITE_KIND_COUNT = 5,
+  /* A `call rel32` (5 bytes) of a function probed at its call sites
+   * (src/target/call_sites.hpp): the arguments are in their registers and R14
+   * holds g as at the entry, but the return address is not pushed yet, so
+   * RSP is 8 above the entry's. The program works with RSP - 8 (the entry's
+   * RSP: frame, stack-passed arguments, filters) and takes ip + 5 as the
+   * return address (docs/go-runtime.md, "At a call site"). An entry site. */
+  GS_SITE_CALL = 5,
+  /* The instruction after such a call (its return address): the callee's RET
+   * has just popped the return address, so RSP is 8 above the entry's again
+   * (RSP - 8 is used) and the results are in their registers. A return
+   * site; ip is the return address. */
+  GS_SITE_CALL_RETURN = 6,
+  GS_SITE_KIND_COUNT = 7,
 };
 
 /* x86 EFLAGS bits tested at GS_SITE_ENTRY_STACKCHECK. */
@@ -216,12 +228,16 @@ struct gs_lat_stats {
  * RSP, which is the same at the entry and at the RET of one call, differs for
  * every recursion level, and survives stack copying (copystack keeps the
  * distance to the stack top). Entries that never return (panics) are evicted
- * by the LRU. */
+ * by the LRU. At call sites the key also holds the return address (ip + 5 at
+ * the call, ip at the instruction after it; 0 at entries and RETs): a return
+ * site pairs only with a start of its own call, never with a stale start left
+ * at the same depth by another call site (a missed start is a mismatch). */
 struct gs_start_key {
   __u32 tgid;
   __u32 probe_id;
   __u64 g;
   __u64 frame;
+  __u64 ret;
 };
 
 /* ---- stacks ---------------------------------------------------------------- */
@@ -270,8 +286,8 @@ struct gs_event {
   __u64 frame;       /* g.stack.hi - RSP: pairs the entry and return events of a call */
   __s64 duration_ns; /* return events of latency probes whose entry was seen, else -1 */
   __u64 regs[GS_NREGS];
-  __u64 sp;
-  __u64 ret_addr;    /* [RSP] */
+  __u64 sp;          /* RSP as at the entry (at call sites: RSP - 8) */
+  __u64 ret_addr;    /* [RSP] (at call sites: the address after the call) */
   __u32 pid;         /* tgid */
   __u32 tid;
   __u32 probe_id;

@@ -87,8 +87,14 @@ class BpfEventSession final : public EventSession {
     if (std::string why = stackAbiRefusal(bin); !why.empty())
       return fail(ErrorKind::BadTarget, std::string(actionName(request_.action)) + ": " + target_.describe() + " was " + why,
                   "goscope count works on it (counts need neither)");
-    auto sel = selectFunctions(bin, *patterns, {.returns = !isBreak, .ignoreMissing = request_.ignoreMissing, .inlined = true,
-                                                .inlinedRefusal = request_.filter ? kFilterInlined : ""}, target_.describe());
+    // trace of a leaf whose entry would be single-stepped: at its call sites
+    // and the instruction after each (function_selection.hpp), as count and
+    // latency; --stack, --filter and break keep the entry.
+    auto sel = selectFunctions(bin, *patterns, {.returns = !isBreak, .plainEntry = request_.plainEntry,
+                                                .ignoreMissing = request_.ignoreMissing, .inlined = true,
+                                                .inlinedRefusal = request_.filter ? kFilterInlined : "",
+                                                .callSites = !isBreak && !request_.capture.stack && !request_.filter},
+                               target_.describe());
     if (!sel) return sel.failure();
     sel_ = std::move(*sel);
     if (!isBreak && sel_.functions.size() > kMaxTracedFunctions)
@@ -343,8 +349,11 @@ class BpfEventSession final : public EventSession {
     if (endNs_ && e.tsNs > endNs_) return;
     const FunctionTrace& t = traces_[e.probeId];
     const GoFunction& fn = *sel_.functions[e.probeId].fn;
-    if (deriveBias_ && !e.isReturn() && !bpf::isInlinedSite(e.site) && e.ip) {
-      setBias(e.ip - sel_.functions[e.probeId].probeAddress);
+    // The bias from an entry event: the probed address minus its link-time
+    // one (the jbe, or the first instruction: also with --entry). A call
+    // site's event does not say which of the sites it is: not used.
+    if (deriveBias_ && e.ip && (e.site == bpf::SiteKind::Entry || e.site == bpf::SiteKind::EntryStackCheck)) {
+      setBias(e.ip - (e.site == bpf::SiteKind::Entry ? fn.entry : sel_.functions[e.probeId].probeAddress));
       deriveBias_ = false;
     }
     // An inlined body: no RET follows and its arguments are not in

@@ -157,10 +157,12 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   const GoBinary& bin = s->target_.binary();
   auto sel = selectFunctions(bin, patterns, {.returns = latency, .plainEntry = r.plainEntry, .ignoreMissing = r.ignoreMissing,
                                              .inlined = !latency,
-                                             // a filter reads arguments: at a call site those passed on the
-                                             // stack sit elsewhere, and an inlined body has none in registers
+                                             // a filter reads arguments: an inlined body has none in registers
                                              .inlinedRefusal = r.filter ? kFilterInlined : "",
-                                             .callSites = !latency && !r.capture.stack && !r.filter},
+                                             // latency too: each call ends at the instruction after it; a
+                                             // stack lacks the callee's frame at a call site, and a filter
+                                             // keeps the entry (count's rule, not yet tested at call sites)
+                                             .callSites = !r.capture.stack && !r.filter},
                              s->target_.describe());
   if (!sel) return fail(sel.error());
   s->selection_ = std::move(*sel);

@@ -66,6 +66,7 @@ int runLatency(const std::vector<std::string>& argv) {
   auto specs = traceOptionSpecs(strategyOptionSpecs(false, true));
   specs.push_back({"milliseconds", 'm', false, "histogram buckets in milliseconds"});
   specs.push_back({"microseconds", 'u', false, "histogram buckets in microseconds"});
+  specs.push_back({"entry", 0, false, "probe the plain function entry and its RETs, not the cheaper stack-check branch or call sites"});
   specs.push_back(prometheusOptionSpec());
   auto args = orRaise(parseArgs("latency", specs, argv));
   if (args.has("help")) {
@@ -78,6 +79,7 @@ int runLatency(const std::vector<std::string>& argv) {
   ProbeRequest request = requestFromTraceArgs(args, Action::Latency);
   request.locations = args.positional();
   if (request.locations.empty()) raise({ErrorKind::Usage, "latency: name at least one function pattern, e.g. 'main.*'"});
+  request.plainEntry = args.has("entry");
   auto exporter = listenIfAsked(args);
   TracedTarget target = openTracedTarget(request);
   applyStrategyOptions(args, request);

@@ -169,7 +169,8 @@ int runTrace(const std::vector<std::string>& argv) {
                                  {"count", 'n', true, "stop after N calls (as break -n)"},
                                  {"filter", 0, true, "only calls whose arguments pass EXPR, tested in the kernel: 'n > 40 && name == \"api\"', prefix: name =~ \"api*\""},
                                  {"max-string", 0, true, "bytes of each string to read (1-256, default 64)"},
-                                 {"force-signature", 0, false, "use the signatures given even where the binary's DWARF disagrees"}});
+                                 {"force-signature", 0, false, "use the signatures given even where the binary's DWARF disagrees"},
+                                 {"entry", 0, false, "probe the plain function entry and its RETs, not the cheaper stack-check branch or call sites"}});
   for (auto& o : strategyOptionSpecs(true)) specs.push_back(o);
   auto args = orRaise(parseArgs("trace", specs, argv));
   if (args.has("help")) {
@@ -208,6 +209,7 @@ int runTrace(const std::vector<std::string>& argv) {
   request.capture.maxString = static_cast<uint16_t>(orRaise(args.getInt("max-string", 64, 1, 256)));
   request.maxHits = orRaise(args.getInt("count", 0, 1, 1'000'000'000));  // 0: no limit
   if (auto f = args.get("filter")) request.filter = orRaise(parseFilter(*f));
+  request.plainEntry = args.has("entry");
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
   checkSignatures(request, target.binary(), args.has("force-signature"));

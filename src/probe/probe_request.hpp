@@ -51,7 +51,7 @@ struct ProbeRequest {
   CaptureSpec capture;
   std::vector<std::pair<std::string, std::string>> writes;  // set: VAR=VALUE
   std::optional<std::string> readVariable;  // count --read: a global read on each hit of the first function
-  bool plainEntry = false;                  // count --entry: the function's first instruction, not the jbe
+  bool plainEntry = false;                  // --entry (count, latency, trace): the function's first instruction, not the jbe or call sites
   bool ignoreMissing = false;               // --ignore-missing: a pattern that matches nothing is not an error
   std::optional<double> expectedRatePerS;  // hits per second, if the user knows
   double maxOverheadPct = 1.0;             // --max-overhead PCT: share of the target's time the probes may take

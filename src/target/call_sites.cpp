@@ -329,6 +329,83 @@ std::vector<ProbeSite> countPlacements(const GoBinary& bin, std::span<const GoFu
   return out;
 }
 
+namespace {
+
+// What one caller's code says about the instructions after its calls.
+struct CallerScan {
+  std::vector<std::pair<uint64_t, uint64_t>> branchTargets;  // (target, from)
+  std::vector<std::pair<uint64_t, uint64_t>> references;     // (address referred to, at)
+  std::optional<uint64_t> indirectJump;                      // the first `jmp reg/mem`
+};
+
+CallerScan scanCaller(const ZydisDecoder& zydis, uint64_t entry, std::span<const uint8_t> code) {
+  CallerScan out;
+  size_t off = 0;
+  while (off < code.size()) {
+    ZydisDecodedInstruction in;
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&zydis, nullptr, code.data() + off, code.size() - off, &in))) break;
+    const uint64_t at = entry + off, next = at + in.length;
+    for (const auto& imm : in.raw.imm) {
+      if (imm.size == 0) continue;
+      if (imm.is_relative) out.branchTargets.push_back({next + static_cast<uint64_t>(imm.value.s), at});
+      else out.references.push_back({imm.is_signed ? static_cast<uint64_t>(imm.value.s) : imm.value.u, at});
+    }
+    if (in.raw.disp.size != 0) {
+      const bool rip = (in.attributes & ZYDIS_ATTRIB_HAS_MODRM) && in.raw.modrm.mod == 0 && in.raw.modrm.rm == 5 &&
+                       in.address_width == 64;
+      out.references.push_back({rip ? next + static_cast<uint64_t>(in.raw.disp.value) : static_cast<uint64_t>(in.raw.disp.value), at});
+    }
+    if (in.mnemonic == ZYDIS_MNEMONIC_JMP && !out.indirectJump) {
+      bool relative = false;
+      for (const auto& imm : in.raw.imm) relative |= imm.size != 0 && imm.is_relative;
+      if (!relative) out.indirectJump = at;
+    }
+    off += in.length;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> callReturnRefusal(const GoBinary& bin, std::span<const uint64_t> sites) {
+  const ZydisDecoder& zydis = zydisDecoder();
+  // Sites are few per function; a caller with several is decoded once each
+  // time (simple, and only for functions placed at call sites).
+  for (uint64_t c : sites) {
+    const GoFunction* caller = bin.pclntab().functionAt(c);
+    const std::string at = caller ? caller->name + "+" + hex(c - caller->entry) : hex(c);
+    if (!caller) return "the call at " + at + " is in no function";
+    auto code = bin.analyze(*caller, DecodeDepth::Whole);
+    if (!code) return "the caller of the call at " + at + " does not decode";
+    auto head = bin.elf().readVaddr(c, 5);
+    if (!head || (*head)[0] != 0xe8) return "the call at " + at + " is not a plain 5-byte call";
+    const uint64_t r = c + 5;
+    // Two calls back to back (`call f; call f`, no arguments to load): one
+    // address would both end a call and start the next, in no fixed order.
+    if (std::find(sites.begin(), sites.end(), r) != sites.end())
+      return "the instruction after the call at " + at + " is another call of it (back-to-back calls)";
+    if (r >= code->bodyEnd) return "the instruction after the call at " + at + " is outside its caller's decoded body";
+    if (Hazard h = hazardAt(*code, r); h != Hazard::None)
+      return "the instruction after the call at " + at + " cannot be probed (" + std::string(describe(h)) + ")";
+    auto bytes = bin.elf().readVaddr(caller->entry, code->bodyEnd - caller->entry);
+    if (!bytes) return "the caller of the call at " + at + " cannot be read";
+    const CallerScan scan = scanCaller(zydis, caller->entry, *bytes);
+    if (scan.indirectJump)
+      return "the caller of the call at " + at + " jumps through a register or memory at " + caller->name + "+" +
+             hex(*scan.indirectJump - caller->entry) +
+             " (a jump table): the instruction after the call could be reached without it";
+    for (const auto& [target, from] : scan.branchTargets)
+      if (target == r)
+        return "the instruction after the call at " + at + " is the target of a jump at " + caller->name + "+" +
+               hex(from - caller->entry) + ": it is reached without the call";
+    for (const auto& [addr, from] : scan.references)
+      if (addr == r)
+        return "the address after the call at " + at + " is referred to at " + caller->name + "+" +
+               hex(from - caller->entry) + ": it could be reached without the call";
+  }
+  return std::nullopt;
+}
+
 std::vector<uint64_t> steppedEntries(std::span<const FunctionCode* const> codes) {
   std::vector<uint64_t> out;
   for (const FunctionCode* c : codes)

@@ -81,6 +81,17 @@ ProbeSite placeAtCallSites(const ProbeSite& entryProbe, const CallSiteProof* pro
 // price what count attaches.
 std::vector<ProbeSite> countPlacements(const GoBinary& bin, std::span<const GoFunction* const> fns);
 
+// Latency and results at call sites: each call's end is the instruction
+// after it (its return address), probed as a return site. Why that cannot be
+// done for every one of `sites` (the first reason, in words), or nullopt when
+// it can: the call is not a plain 5-byte `e8 rel32`; the instruction after it
+// is outside the caller's decoded body or not safe to probe; or it can be
+// reached without the call: a branch in the caller targets it, its address
+// is taken (a RIP-relative or absolute reference), or the caller jumps
+// through a register or memory (a jump table, whose targets are not known).
+// docs/disassembly.md, "Call-site placement", says why each matters.
+std::optional<std::string> callReturnRefusal(const GoBinary& bin, std::span<const uint64_t> sites);
+
 // The entries of `codes` whose probe is a SteppedEntry: what build() needs.
 std::vector<uint64_t> steppedEntries(std::span<const FunctionCode* const> codes);
 

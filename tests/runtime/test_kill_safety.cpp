@@ -311,23 +311,31 @@ TEST_CASE("kill-safety: BPF path, count and trace with probes on inlined bodies 
 
 // Call-site probes (issue #15, src/target/call_sites.hpp): zoo's leaf
 // functions without a stack check are counted at the `call`s that call them,
-// in their callers' code. A kill must leave those callers' text as intact as
-// an entry probe's function.
+// in their callers' code, and timed and traced there and at the instruction
+// after each call. A kill must leave those callers' text as intact as an
+// entry probe's function.
 TEST_CASE("kill-safety: BPF path, goscope count on call-site probes SIGKILLed at random moments") {
   // The zoo functions count places at call sites, as list says (the same decision).
   auto listed = runCli("list --json -b " + fixture("zoo") + " 'main.*'");
   REQUIRE_MESSAGE(listed.exitCode == 0, listed.err);
   std::vector<std::string> args = {"count", "-p", "PID", "-d", "0.3"};
-  size_t functions = 0, sites = 0;
+  std::vector<std::string> names;
+  size_t sites = 0;
   for (auto& o : jsonObjects(listed.out))
     if (o["probe_kind"] == "call-sites") {
-      args.push_back(std::string(o["func"].as_string()));
-      functions++;
+      names.push_back(std::string(o["func"].as_string()));
       sites += static_cast<size_t>(o["call_sites"].as_int64());
     }
-  MESSAGE(functions << " zoo functions at " << sites << " call sites");
-  REQUIRE(functions >= 3);
-  killSafety({{"count (call sites)", args, "attached to PID", "functions probed", false}});
+  MESSAGE(names.size() << " zoo functions at " << sites << " call sites");
+  REQUIRE(names.size() >= 3);
+  args.insert(args.end(), names.begin(), names.end());
+  // latency and trace probe the instruction after each call too (its end).
+  std::vector<std::string> latency = {"latency", "-p", "PID", "-d", "0.3"}, trace = {"trace", "-p", "PID", "-d", "0.3"};
+  latency.insert(latency.end(), names.begin(), names.end());
+  trace.insert(trace.end(), names.begin(), names.end());
+  killSafety({{"count (call sites)", args, "attached to PID", "functions probed", false},
+              {"latency (call sites)", latency, "attached to PID", "duration reached", false},
+              {"trace (call sites)", trace, "attached to PID", "duration reached", false}});
 }
 
 TEST_CASE("kill-safety: Delve path, goscope read, break and sample SIGKILLed at random moments") {

@@ -39,7 +39,7 @@ static_assert(sizeof(gs_filter_cond) == 24 + GS_FILTER_STR);
 static_assert(sizeof(gs_filter) == 8 + GS_MAX_FILTER_CONDS * (24 + GS_FILTER_STR));
 static_assert(sizeof(gs_read_step) == 24);
 static_assert(sizeof(gs_capture_spec) == 8 + GS_MAX_STEPS * 24);
-static_assert(sizeof(gs_start_key) == 24);
+static_assert(sizeof(gs_start_key) == 32);
 static_assert(sizeof(gs_stack_key) == 16);
 static_assert(sizeof(gs_global_value) == 32);
 static_assert(sizeof(gs_event) == 160);

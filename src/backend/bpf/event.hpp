@@ -30,8 +30,8 @@ struct Event {
   uint32_t probeId = 0;
   SiteKind site = SiteKind::Entry;
   uint64_t ip = 0;       // the probed address in the process
-  uint64_t sp = 0;
-  uint64_t retAddr = 0;  // [RSP]: the return address into the caller
+  uint64_t sp = 0;       // RSP as at the entry (at a call site: RSP - 8, no return address pushed yet)
+  uint64_t retAddr = 0;  // [RSP]: the return address into the caller (at a call site: the address after the call)
   int64_t durationNs = -1;  // return events of latency probes whose entry was seen
   std::array<uint64_t, GS_NREGS> regs{};  // RAX RBX RCX RDI RSI R8 R9 R10 R11
   std::vector<CapturedBlock> blocks;      // one per MemRead of the site, in order
@@ -45,7 +45,7 @@ struct Event {
   bool stackCut = false;
 
   uint64_t reg(Reg r) const;
-  bool isReturn() const { return site == SiteKind::Return; }
+  bool isReturn() const { return isReturnSite(site); }
 };
 
 // Decodes one ring-buffer record (struct gs_event + blocks + stack).

@@ -104,9 +104,10 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
   struct Deferred {
     size_t index;  // into sel.functions
     ProbeSite probe;
+    std::vector<uint64_t> returns;  // with opt.returns: its safe RETs, for the fall-back to the entry
   };
   std::vector<Deferred> deferred;
-  const bool wantCallSites = opt.callSites && !opt.plainEntry && !opt.returns;
+  const bool wantCallSites = opt.callSites && !opt.plainEntry;
   for (size_t from = 0; from < chosen.size(); from += kBlock) {
     const std::span<const GoFunction* const> block(chosen.data() + from, std::min(kBlock, chosen.size() - from));
     auto codes = analyzeFunctions(
@@ -148,14 +149,17 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
       auto entryOff = bin.fileOffset(at);
       if (!entryOff) continue;
       if (wantCallSites && code->probe.kind == ProbeSite::Kind::SteppedEntry) {
-        deferred.push_back({sel.functions.size(), code->probe});
+        std::vector<uint64_t> rets;
+        if (opt.returns)
+          for (uint64_t r : code->returns)
+            if (isSafeToProbe(*code, r)) rets.push_back(r);
+        deferred.push_back({sel.functions.size(), code->probe, std::move(rets)});
         sel.functions.push_back({&fn, code->probe.kind, code->probe.address, id});
         continue;
       }
       if (code->probe.kind == ProbeSite::Kind::SteppedEntry && !opt.plainEntry)
-        spdlog::debug("{}: entry probe, single-stepped: {}", fn.name,
-                      opt.returns ? "latency pairs the entry with its RETs, so its call sites are not used"
-                                  : "stacks and argument captures need the entry, so its call sites are not used");
+        spdlog::debug("{}: entry probe, single-stepped: its call sites are not used here (stacks, break and "
+                      "count --filter keep the entry: a call site's stack lacks the function's own frame)", fn.name);
       sel.points.push_back({*entryOff, id, kind});
       if (opt.returns) {
         for (uint64_t r : code->returns) {
@@ -175,23 +179,41 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
       return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
     for (const auto& d : deferred) {
       SelectedFunction& f = sel.functions[d.index];
-      const ProbeSite probe = placeAtCallSites(d.probe, index.find(d.probe.address));
+      ProbeSite probe = placeAtCallSites(d.probe, index.find(d.probe.address));
+      // Latency and results: each call ends at the instruction after it
+      // (call_sites.hpp, callReturnRefusal); where one cannot, the entry and
+      // its RETs are used, and -v says why.
+      if (probe.kind == ProbeSite::Kind::CallSites && opt.returns)
+        if (auto why = callReturnRefusal(bin, probe.callSites)) {
+          probe = d.probe;
+          probe.callSitesRefused = *why;
+          probe.reason += "; its call sites are not used: " + *why;
+        }
       bool placed = false;
       if (probe.kind == ProbeSite::Kind::CallSites) {
         std::vector<bpf::AttachPoint> sites;
         for (uint64_t c : probe.callSites)
-          if (auto off = bin.fileOffset(c)) sites.push_back({*off, f.probeId, bpf::SiteKind::Entry});
-        if (sites.size() == probe.callSites.size()) {
+          if (auto off = bin.fileOffset(c)) {
+            // A count needs nothing of the call but the hit: the plain entry
+            // kind, as before latency and trace used the sites.
+            sites.push_back({*off, f.probeId, opt.returns ? bpf::SiteKind::Call : bpf::SiteKind::Entry});
+            if (!opt.returns) continue;
+            if (auto after = bin.fileOffset(c + 5)) sites.push_back({*after, f.probeId, bpf::SiteKind::CallReturn});
+          }
+        if (sites.size() == probe.callSites.size() * (opt.returns ? 2 : 1)) {
           sel.points.insert(sel.points.end(), sites.begin(), sites.end());
           f.probeKind = ProbeSite::Kind::CallSites;
           f.probeAddress = probe.address;
-          f.callSites = sites.size();
+          f.callSites = probe.callSites.size();
           placed = true;
-          spdlog::debug("{}: {}", f.fn->name, probe.reason);
+          spdlog::debug("{}: {}{}", f.fn->name, probe.reason,
+                        opt.returns ? "; each call ends at the instruction after it (its return address)" : "");
         }
       }
       if (!placed) {
         if (auto off = bin.fileOffset(d.probe.address)) sel.points.push_back({*off, f.probeId, bpf::SiteKind::Entry});
+        for (uint64_t r : d.returns)
+          if (auto off = bin.fileOffset(r)) sel.points.push_back({*off, f.probeId, bpf::SiteKind::Return});
         spdlog::debug("{}: {}", f.fn->name, probe.reason);
       }
     }

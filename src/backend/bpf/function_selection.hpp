@@ -70,12 +70,15 @@ struct SelectionOptions {
   // in Selection::inlinedLeftOut, said in the attach line): --filter tests
   // arguments, which an inlined body does not have in registers.
   std::string inlinedRefusal;
-  // Who wants only a count per call (count without latency or stacks; the
-  // rate probe): a function whose entry would be single-stepped is probed at
-  // its call sites when call_sites.hpp proves every call goes through them.
-  // Latency keeps the entry (its RET pairs with the entry's stopwatch), and
-  // so do stacks (a call site's stack lacks the function's own frame) and
-  // argument captures (stack-passed arguments sit 8 bytes lower there).
+  // A function whose entry would be single-stepped is probed at its call
+  // sites (SiteKind::Call; for a count alone SiteKind::Entry, all the program
+  // needs there) when call_sites.hpp proves every call goes through them. With `returns` (latency, trace) each call also ends at the
+  // instruction after it (SiteKind::CallReturn), where callReturnRefusal
+  // allows; else the entry and its RETs. The BPF program reports the entry's
+  // RSP and the return address there, so arguments (stack-passed ones too),
+  // results, goroutine and frame read as at the entry. Stacks keep the entry
+  // (a call site's stack lacks the function's own frame): callers leave this
+  // false for --stack, and for break.
   bool callSites = false;
 };
 

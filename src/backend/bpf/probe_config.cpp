@@ -9,6 +9,8 @@ const char* siteKindName(SiteKind k) {
     case SiteKind::Return: return "return";
     case SiteKind::Inlined: return "inlined";
     case SiteKind::InlinedFrameless: return "inlined-frameless";
+    case SiteKind::Call: return "call";
+    case SiteKind::CallReturn: return "call-return";
   }
   return "?";
 }

@@ -29,8 +29,15 @@ enum class SiteKind : uint8_t {
   // entry that no RET follows; counted and traced at the entry only.
   Inlined = GS_SITE_INLINED,
   InlinedFrameless = GS_SITE_INLINED_FRAMELESS,  // in a caller without a frame
+  // A `call rel32` of a function probed at its call sites (call_sites.hpp):
+  // an entry whose RSP is 8 above the entry's; the BPF program reports the
+  // entry's RSP and the call's return address, so events read as at the entry.
+  Call = GS_SITE_CALL,
+  // The instruction after such a call (its return address): a return site.
+  CallReturn = GS_SITE_CALL_RETURN,
 };
 inline bool isInlinedSite(SiteKind k) { return k == SiteKind::Inlined || k == SiteKind::InlinedFrameless; }
+inline bool isReturnSite(SiteKind k) { return k == SiteKind::Return || k == SiteKind::CallReturn; }
 const char* siteKindName(SiteKind k);
 
 // Registers a capture step can start from: the Go ABIInternal integer
