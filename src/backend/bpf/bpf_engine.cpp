@@ -149,6 +149,13 @@ struct Engine::Impl {
   // count base nor zero the aggregates (3 bpf() calls a probe become 1:
   // 175,000 calls for 58,000 functions, issue #14).
   bool mapsPristine = true;
+  // Probe configurations written before the first attach, sent to the
+  // kernel in one BPF_MAP_UPDATE_BATCH when attach() starts (no program can
+  // read probe_cfg before then; docs/kernel.md, "Attaching many probes"):
+  // 16,066 bpf() calls, one a probe, in a warm
+  // `count '*'` start on the Go compiler (issue #14).
+  std::vector<uint32_t> pendingKeys;
+  std::vector<gs_probe_cfg> pendingCfgs;
   // Owns every uprobe_multi link (link_holder.hpp); null: links are ours
   // (created and closed in forks of this process), the older way.
   std::shared_ptr<LinkHolder> holder;
@@ -180,6 +187,23 @@ struct Engine::Impl {
     if (bpf_map_update_elem(fd(m), &key, &value, BPF_ANY) != 0)
       return fail(ErrorKind::Internal, std::string("writing ") + bpf_map__name(m) + "[" + std::to_string(key) +
                                            "]: " + std::strerror(errno));
+    return {};
+  }
+
+  // Writes the pending configurations (in order: a probe configured twice
+  // keeps its last). One system call; element by element where the kernel
+  // has no batch operation for arrays (before 5.6).
+  Result<void> flushPendingCfgs() {
+    if (pendingKeys.empty()) return {};
+    uint32_t count = static_cast<uint32_t>(pendingKeys.size());
+    LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
+    if (bpf_map_update_batch(fd(skel->maps.probe_cfg), pendingKeys.data(), pendingCfgs.data(), &count, &opts) != 0 ||
+        count != pendingKeys.size()) {
+      for (size_t i = 0; i < pendingKeys.size(); i++)
+        if (auto r = put(skel->maps.probe_cfg, pendingKeys[i], pendingCfgs[i]); !r) return r;
+    }
+    pendingKeys.clear();
+    pendingCfgs.clear();
     return {};
   }
 
@@ -580,7 +604,12 @@ Result<void> Engine::configureProbe(uint32_t probeId, const ProbeConfig& c) {
   }
   cfg.sample_every = c.sampleEvery;
   cfg.filter_idx = ps.filter;
-  if (auto r = I.put(I.skel->maps.probe_cfg, probeId, cfg); !r) return r;
+  if (I.mapsPristine) {
+    I.pendingKeys.push_back(probeId);
+    I.pendingCfgs.push_back(cfg);
+  } else if (auto r = I.put(I.skel->maps.probe_cfg, probeId, cfg); !r) {
+    return r;
+  }
   ps.configured = true;
   I.highestProbe = std::max<int64_t>(I.highestProbe, probeId);
   return {};
@@ -589,6 +618,7 @@ Result<void> Engine::configureProbe(uint32_t probeId, const ProbeConfig& c) {
 Result<void> Engine::setSampleEvery(uint32_t probeId, uint32_t every) {
   Impl& I = *impl_;
   if (probeId >= I.opt.maxProbes) return fail(ErrorKind::Usage, "probe id " + std::to_string(probeId) + " out of range");
+  if (auto r = I.flushPendingCfgs(); !r) return r;
   gs_probe_cfg cfg{};
   if (bpf_map_lookup_elem(bpf_map__fd(I.skel->maps.probe_cfg), &probeId, &cfg) != 0)
     return fail(ErrorKind::External, "probe_cfg lookup failed: " + std::string(std::strerror(errno)));
@@ -599,6 +629,7 @@ Result<void> Engine::setSampleEvery(uint32_t probeId, uint32_t every) {
 Result<void> Engine::disableProbe(uint32_t probeId) {
   Impl& I = *impl_;
   if (probeId >= I.opt.maxProbes) return fail(ErrorKind::Usage, "probe id " + std::to_string(probeId) + " out of range");
+  if (auto r = I.flushPendingCfgs(); !r) return r;
   return I.put(I.skel->maps.probe_cfg, probeId, gs_probe_cfg{});
 }
 
@@ -687,6 +718,7 @@ Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::span
   if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH)
     return fail(ErrorKind::TargetGone, "attach: no process with pid " + std::to_string(pid));
 
+  if (auto r = I.flushPendingCfgs(); !r) return fail(r.error());
   AttachStats stats;
   std::vector<AttachPoint> points(pointsIn.begin(), pointsIn.end());
   I.mapsPristine = false;  // from here on programs may run (even if this attach fails half-way)
