@@ -13,18 +13,22 @@ with `-p PID` name a process of the run that made them, and those naming a
 Output is compared by its shape, line by line: numbers, hex addresses,
 times, PIDs and absolute paths are replaced by placeholders, so a count of
 1302 where the README shows 1301 is the same line, while a reworded message,
-a renamed key, a line goscope no longer prints or a new line it prints is
-drift. Lines are compared as sets (how many trace lines arrive, and the
-order of interval rows, depend on timing); a README line with an ellipsis
-(`...`, `…`: an example cut for length) is left out of the comparison.
+a renamed key or a line goscope no longer prints is drift. A line the run
+printed that the README does not show is drift only with --strict (many
+examples are excerpts). Lines are compared as sets (how many trace lines
+arrive, and the order of interval rows, depend on timing); a README line
+with an ellipsis (`...`, `…`: an example cut for length) matches any line
+with its beginning and end.
 
-  usage: scripts/readme-check.py [--build DIR] [--readme FILE] [--only SUBSTRING] [--timeout SECS]
+  usage: scripts/readme-check.py [--build DIR] [--readme FILE] [--only SUBSTRING] [--timeout SECS] [--strict]
+  (an example still running after SECS, default 20, gets SIGINT: Ctrl-C)
   exit:  0 every re-run example has the README's shape; 1 some drifted;
          2 usage or setup error.
 """
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -59,7 +63,9 @@ SHAPES = [
     (re.compile(r"\b\d\d:\d\d:\d\d(?:\.\d+)?\b"), "TIME"),
     (re.compile(r"0x[0-9a-fA-F]+"), "HEX"),
     (re.compile(r"\b[0-9a-f]{12,}\b"), "HEX"),
+    (re.compile(r"\d+(?:[.,]\d+)*(?:e[+-]?\d+)?\s?(?:ns|us|µs|ms|s)\b"), "DUR"),
     (re.compile(r"\d+(?:[.,]\d+)*(?:e[+-]?\d+)?"), "N"),
+    (re.compile(r"\|\**\s*\|"), "|BAR|"),
     (re.compile(r"[ \t]+"), " "),
 ]
 
@@ -79,7 +85,9 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
     ap.add_argument("--only", default="", help="only examples whose command contains this")
-    ap.add_argument("--timeout", type=float, default=90)
+    ap.add_argument("--strict", action="store_true",
+                    help="lines the run printed that the README does not show are drift too (many examples are excerpts)")
+    ap.add_argument("--timeout", type=float, default=20, help="seconds before an example gets Ctrl-C")
     a = ap.parse_args()
     goscope = os.path.join(a.build, "goscope")
     if not os.access(goscope, os.X_OK):
@@ -101,12 +109,20 @@ def main():
             print(f"README:{n}: not re-run (needs {', '.join(missing)}, not here): $ {cmd}")
             continue
         ran += 1
+        # An example that runs until Ctrl-C gets one (SIGINT to its process
+        # group) after --timeout seconds, as its README run did.
+        p = subprocess.Popen(cmd, shell=True, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, errors="replace", start_new_session=True)
         try:
-            p = subprocess.run(cmd, shell=True, cwd=ROOT, env=env, capture_output=True, text=True,
-                               timeout=a.timeout, errors="replace")
-            got = (p.stdout + p.stderr).splitlines()
+            out, _ = p.communicate(timeout=a.timeout)
         except subprocess.TimeoutExpired:
-            got = [f"(timed out after {a.timeout:.0f} s)"]
+            os.killpg(p.pid, signal.SIGINT)
+            try:
+                out, _ = p.communicate(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                out, _ = p.communicate()
+        got = out.splitlines()
         want = {shape(l) for l in shown if l.strip() and "..." not in l and "…" not in l}
         have = {shape(l) for l in got if l.strip()}
         # A line cut with an ellipsis matches any run line with its beginning
@@ -116,15 +132,15 @@ def main():
         gone = sorted(want - have)
         new = sorted(l for l in have - want if not any(c.fullmatch(l) for c in cut))
         gone += sorted(c.pattern for c in cut if not any(c.fullmatch(l) for l in have))
-        if not gone and not new:
-            print(f"README:{n}: same shape: $ {cmd}")
+        if not gone and (not new or not a.strict):
+            print(f"README:{n}: same shape{' (the run printed more: --strict shows it)' if new else ''}: $ {cmd}")
             continue
         drifted += 1
         print(f"README:{n}: DRIFT: $ {cmd}")
         for l in gone:
-            print(f"    README only: {l}")
+            print(f"    README only: {l[:300]}")
         for l in new:
-            print(f"    run only:    {l}")
+            print(f"    run only:    {l[:300]}")
     print(f"readme-check: {ran} examples re-run, {drifted} drifted, {skipped} not re-run (live processes, files of their own)")
     return 1 if drifted else 0
 
