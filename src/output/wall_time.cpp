@@ -2,8 +2,6 @@
 
 #include <time.h>
 
-#include <charconv>
-#include <cstdio>
 
 namespace goscope::output {
 
@@ -39,33 +37,10 @@ int64_t measureRealtimeOffsetNs() {
   return best;
 }
 
-std::string rfc3339Nanos(int64_t unixNs) {
-  time_t secs;
-  int64_t frac;
-  split(unixNs, secs, frac);
-  tm parts{};
-  gmtime_r(&secs, &parts);
-  char buf[48];
-  size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &parts);
-  std::snprintf(buf + n, sizeof buf - n, ".%09lldZ", static_cast<long long>(frac));
-  return buf;
-}
-
-std::string clockMicros(int64_t unixNs) {
-  time_t secs;
-  int64_t frac;
-  split(unixNs, secs, frac);
-  tm parts{};
-  localtime_r(&secs, &parts);
-  char buf[32];
-  size_t n = strftime(buf, sizeof buf, "%H:%M:%S", &parts);
-  std::snprintf(buf + n, sizeof buf - n, ".%06lld", static_cast<long long>(frac / 1000));
-  return buf;
-}
-
 namespace {
 
-// The text of one second ("2026-11-24T20:31:05" or "20:31:05"), kept.
+// The text of one second ("2026-11-24T20:31:05" or "20:31:05"), kept: a
+// line per event must not pay for gmtime and strftime each time.
 struct SecondText {
   time_t secs = -1;
   char text[32] = {};
@@ -82,20 +57,30 @@ void appendFraction(int64_t x, int digits, std::string& out) {
   out.append(buf, static_cast<size_t>(digits));
 }
 
-}  // namespace
-
-void appendRfc3339Nanos(int64_t unixNs, std::string& out) {
-  thread_local SecondText last;
+// The second of `secs` as `fmt` formats it in UTC or local time, from
+// `last` when it is the same second; returns the fraction's nanoseconds.
+int64_t appendSecond(int64_t unixNs, SecondText& last, bool utc, const char* fmt, std::string& out) {
   time_t secs;
   int64_t frac;
   split(unixNs, secs, frac);
   if (secs != last.secs) {
     tm parts{};
-    gmtime_r(&secs, &parts);
-    last.len = strftime(last.text, sizeof last.text, "%Y-%m-%dT%H:%M:%S", &parts);
+    if (utc)
+      gmtime_r(&secs, &parts);
+    else
+      localtime_r(&secs, &parts);
+    last.len = strftime(last.text, sizeof last.text, fmt, &parts);
     last.secs = secs;
   }
   out.append(last.text, last.len);
+  return frac;
+}
+
+}  // namespace
+
+void appendRfc3339Nanos(int64_t unixNs, std::string& out) {
+  thread_local SecondText last;
+  const int64_t frac = appendSecond(unixNs, last, true, "%Y-%m-%dT%H:%M:%S", out);
   out += '.';
   appendFraction(frac, 9, out);
   out += 'Z';
@@ -103,18 +88,21 @@ void appendRfc3339Nanos(int64_t unixNs, std::string& out) {
 
 void appendClockMicros(int64_t unixNs, std::string& out) {
   thread_local SecondText last;
-  time_t secs;
-  int64_t frac;
-  split(unixNs, secs, frac);
-  if (secs != last.secs) {
-    tm parts{};
-    localtime_r(&secs, &parts);
-    last.len = strftime(last.text, sizeof last.text, "%H:%M:%S", &parts);
-    last.secs = secs;
-  }
-  out.append(last.text, last.len);
+  const int64_t frac = appendSecond(unixNs, last, false, "%H:%M:%S", out);
   out += '.';
   appendFraction(frac / 1000, 6, out);
+}
+
+std::string rfc3339Nanos(int64_t unixNs) {
+  std::string s;
+  appendRfc3339Nanos(unixNs, s);
+  return s;
+}
+
+std::string clockMicros(int64_t unixNs) {
+  std::string s;
+  appendClockMicros(unixNs, s);
+  return s;
 }
 
 }  // namespace goscope::output
