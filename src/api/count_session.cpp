@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "api/cost_meter.hpp"
+#include "api/engine_ahead.hpp"
 #include "api/goscope.hpp"
 #include "backend/bpf/bpf_engine.hpp"
 #include "backend/bpf/function_capture.hpp"
@@ -155,6 +156,29 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   Impl* s = session->impl_.get();
   s->loop_ = LoopOptions{r.intervalS, r.durationS};
   const GoBinary& bin = s->target_.binary();
+  // The maps' sizes: one probe id per function (a binary with more functions
+  // than the default, kubectl 1.33's 79,884, must not fail with "probe id
+  // 65536 is not below maxProbes"), a latency slot per function, a filter
+  // per function.
+  const uint32_t goid = goidOffset(bin);
+  auto engineOptions = [&](size_t probes) {
+    bpf::EngineOptions eo{.goidOffset = goid};
+    const auto n = static_cast<uint32_t>(std::min<size_t>(probes, 1u << 24));
+    eo.maxProbes = std::max(eo.maxProbes, n);
+    eo.measureProgramTime = true;
+    if (r.capture.stack) eo.stackTraceEntries = 16384;
+    if (latency) eo.maxLatencyProbes = std::max(eo.maxLatencyProbes, n);
+    if (r.filter) eo.maxFilters = std::max(eo.maxFilters, n);
+    return eo;
+  };
+  // Loaded beside the analysis (engine_ahead.hpp), sized before the
+  // selection from the functions the patterns name, and a quarter more for
+  // inlined bodies of names that have no entry of their own (Go's compiler,
+  // '*': 14,045 functions and 2,027 such names).
+  size_t named = 0;
+  for (const auto& fn : bin.pclntab().functions())
+    named += std::any_of(patterns.begin(), patterns.end(), [&](const Pattern& p) { return p.matches(fn.name); });
+  EngineAhead ahead(engineOptions(named + named / 4 + 64));
   auto sel = selectFunctions(bin, patterns, {.returns = latency, .plainEntry = r.plainEntry, .ignoreMissing = r.ignoreMissing,
                                              .inlined = !latency,
                                              // a filter reads arguments: an inlined body has none in registers
@@ -178,14 +202,7 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
     s->readVariable_ = r.readVariable;
   }
 
-  bpf::EngineOptions eo{.goidOffset = goidOffset(bin)};
-  // One probe id per function: a binary with more functions than the
-  // default (kubectl 1.33: 79,884) must not fail with "probe id 65536 is not
-  // below maxProbes".
-  eo.maxProbes = std::max<uint32_t>(eo.maxProbes, static_cast<uint32_t>(s->selection_.functions.size()));
-  eo.measureProgramTime = true;
-  if (r.capture.stack) eo.stackTraceEntries = 16384;
-  if (latency) eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(s->selection_.functions.size()));
+  bpf::EngineOptions eo = engineOptions(s->selection_.functions.size());
   // --filter, bound to each function's arguments (DWARF or a signature)
   // before anything is loaded: a name one of them lacks is said now.
   std::vector<std::vector<BoundFilterTerm>> filters(s->selection_.functions.size());
@@ -197,11 +214,10 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
       if (!b) return fail(b.error());
       filters[i] = std::move(*b);
     }
-    eo.maxFilters = std::max<uint32_t>(eo.maxFilters, static_cast<uint32_t>(s->selection_.functions.size()));
     s->filtered_ = true;
   }
   s->latency_ = latency;
-  auto engine = bpf::Engine::load(eo);
+  auto engine = ahead.take(eo);
   if (!engine) return fail(engine.error());
   s->engine_ = std::move(*engine);
   auto configureRead = [&]() -> Result<void> {

@@ -1,0 +1,43 @@
+#include "api/engine_ahead.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <exception>
+#include <system_error>
+
+namespace goscope::api {
+
+EngineAhead::EngineAhead(const bpf::EngineOptions& guess) : guess_(guess) {
+  try {
+    thread_ = std::thread([this] {
+      try {
+        loaded_.emplace(bpf::Engine::load(guess_));
+      } catch (const std::exception& e) {
+        loaded_.emplace(fail(ErrorKind::Internal, std::string("loading the BPF programs: ") + e.what()));
+      }
+    });
+  } catch (const std::system_error&) {
+    // No thread to be had (RLIMIT_NPROC): take() loads on this one.
+  }
+}
+
+EngineAhead::~EngineAhead() {
+  if (thread_.joinable()) thread_.join();
+}
+
+Result<std::unique_ptr<bpf::Engine>> EngineAhead::take(const bpf::EngineOptions& need) {
+  if (thread_.joinable()) thread_.join();
+  if (!loaded_) return bpf::Engine::load(need);
+  auto got = std::move(*loaded_);
+  loaded_.reset();
+  if (!got) return got;
+  if (guess_.covers(need)) {
+    spdlog::debug("bpf: programs loaded during the analysis (beside it, on another thread)");
+    return got;
+  }
+  spdlog::debug("bpf: the programs loaded ahead have maps too small for this session: loaded again");
+  got->reset();  // its link holder and maps go before the new ones come
+  return bpf::Engine::load(need);
+}
+
+}  // namespace goscope::api

@@ -1,0 +1,39 @@
+// The BPF engine loaded on another thread while start-up reads the binary.
+// Loading the programs (the kernel's verifier, ~50-65 ms) and starting the
+// link holder depend on nothing the selection finds except the maps' sizes,
+// so they run beside the analysis (issue #14: a warm `count -b BIN '*'`
+// spends about a quarter of its start-up there). The options are a guess
+// made before the selection; take() hands the engine over when the guess
+// covers what the session needs (EngineOptions::covers), else loads again
+// (docs/disassembly.md, "Start-up").
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "backend/bpf/bpf_engine.hpp"
+#include "util/result.hpp"
+
+namespace goscope::api {
+
+class EngineAhead {
+ public:
+  // Starts loading with `guess` at once.
+  explicit EngineAhead(const bpf::EngineOptions& guess);
+  ~EngineAhead();  // waits for the load; an engine not taken is released
+  EngineAhead(const EngineAhead&) = delete;
+  EngineAhead& operator=(const EngineAhead&) = delete;
+
+  // The engine loaded ahead when it serves `need`, else one loaded now with
+  // `need`. An error of the load ahead is the session's error either way
+  // (the same privileges and kernel): it is not retried.
+  Result<std::unique_ptr<bpf::Engine>> take(const bpf::EngineOptions& need);
+
+ private:
+  bpf::EngineOptions guess_;
+  std::optional<Result<std::unique_ptr<bpf::Engine>>> loaded_;
+  std::thread thread_;
+};
+
+}  // namespace goscope::api
