@@ -116,7 +116,7 @@ int runList(const std::vector<std::string>& argv) {
     if (wanted(fn.name)) matched.push_back({&fn, nullptr});
   // Both searches through the analysis cache (docs/analysis-cache.md).
   AnalysisCache cache = AnalysisCache::forBinary(bin);
-  const std::vector<InlinedSite> sites = cachedInlinedSites(cache, bin, wanted);
+  const InlinedSiteList sites = cachedInlinedSites(cache, bin, wanted);
   for (const auto& site : sites) matched.push_back({nullptr, &site});
   std::stable_sort(matched.begin(), matched.end(), [](const Item& a, const Item& b) {
     if (a.name() != b.name()) return a.name() < b.name();

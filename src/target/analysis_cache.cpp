@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_set>
 
 #include "target/inline_sites.hpp"
 #include "util/cache_dir.hpp"
@@ -31,8 +32,24 @@ AnalysisCache AnalysisCache::forBinary(const GoBinary& bin) {
     return c;
   }
   const auto t0 = std::chrono::steady_clock::now();
+  // In slices, each let go of once hashed: the whole file would otherwise
+  // stay in this process's RSS (57 MB for kubectl; issue #14 asks < 100 MB).
+  // The streaming hash equals the one-shot one.
   const auto file = bin.elf().bytes();
-  const XXH128_hash_t h = XXH3_128bits(file.data(), file.size());
+  XXH3_state_t* state = XXH3_createState();
+  XXH128_hash_t h{};
+  if (state && XXH3_128bits_reset(state) == XXH_OK) {
+    constexpr size_t kSlice = 4u << 20;
+    for (size_t at = 0; at < file.size(); at += kSlice) {
+      const size_t n = std::min(kSlice, file.size() - at);
+      XXH3_128bits_update(state, file.data() + at, n);
+      bin.elf().releasePages(at, n);
+    }
+    h = XXH3_128bits_digest(state);
+  } else {
+    h = XXH3_128bits(file.data(), file.size());
+  }
+  XXH3_freeState(state);
   spdlog::debug("analysis cache: {} bytes hashed in {:.1f} ms", file.size(),
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   XXH128_canonical_t canon;
@@ -62,7 +79,10 @@ AnalysisCache AnalysisCache::forBinary(const GoBinary& bin) {
   AnalysisChecks checks{[&bin](uint64_t a) { return bin.pclntab().functionAt(a); },
                         [&bin](uint64_t a, size_t n) { return bin.elf().readVaddr(a, n); }};
   std::string why;
-  if (auto r = parseAnalysis(bytes, c.key_, checks, &why)) {
+  auto parsed = parseAnalysis(bytes, c.key_, checks, &why);
+  // The checks read the code at every cached call site: those pages may go.
+  bin.elf().releasePages(0, file.size());
+  if (auto& r = parsed) {
     c.rec_ = std::move(*r);
     spdlog::debug("analysis cache: {} read ({} call-site proofs, {} inlined bodies) in {:.1f} ms", c.path_,
                   c.rec_.callSites.size(), c.rec_.inlined.size(),
@@ -83,17 +103,20 @@ std::optional<std::unordered_map<uint64_t, CallSiteProof>> AnalysisCache::callSi
   return out;
 }
 
-std::optional<std::vector<InlinedSite>> AnalysisCache::inlined(const std::function<bool(std::string_view)>& wanted) const {
+std::optional<std::vector<const InlinedSite*>> AnalysisCache::inlined(
+    const std::function<bool(std::string_view)>& wanted) const {
   if (rec_.inlinedNames.empty()) return std::nullopt;
-  std::set<std::string_view> want;
+  std::unordered_set<std::string_view> want;
   for (const auto& n : rec_.inlinedNames)
     if (wanted(n)) {
       if (!rec_.inlinedSearched.contains(n)) return std::nullopt;
       want.insert(n);
     }
-  std::vector<InlinedSite> out;
+  const bool every = want.size() == rec_.inlinedNames.size();  // '*': no lookup per body
+  std::vector<const InlinedSite*> out;
+  out.reserve(every ? rec_.inlined.size() : 0);
   for (const InlinedSite& s : rec_.inlined)
-    if (want.contains(s.callee)) out.push_back(s);
+    if (every || want.contains(s.callee)) out.push_back(&s);
   return out;
 }
 
@@ -164,25 +187,25 @@ CallSiteIndex cachedCallSites(AnalysisCache& cache, const GoBinary& bin, std::sp
   return index;
 }
 
-std::vector<InlinedSite> cachedInlinedSites(AnalysisCache& cache, const GoBinary& bin,
+InlinedSiteList cachedInlinedSites(AnalysisCache& cache, const GoBinary& bin,
                                             const std::function<bool(std::string_view)>& wanted,
                                             const std::function<bool(size_t, size_t)>& progress, bool* interrupted) {
   if (interrupted) *interrupted = false;
   if (auto cached = cache.inlined(wanted)) {
     spdlog::debug("start-up: {} inlined bodies from the analysis cache", cached->size());
-    return std::move(*cached);
+    return InlinedSiteList(std::move(*cached));
   }
   const auto t0 = std::chrono::steady_clock::now();
   InlinedNames names;
   auto sites = findInlinedSites(bin, wanted, progress, &names);
   if (!names.complete) {
     if (interrupted) *interrupted = true;
-    return sites;
+    return InlinedSiteList(std::move(sites));
   }
   spdlog::debug("start-up: searched {} caller(s) for inlined bodies in {:.1f} ms", bin.pclntab().functions().size(),
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   cache.addInlined(std::move(names.all), names.searched, sites);
-  return sites;
+  return InlinedSiteList(std::move(sites));
 }
 
 }  // namespace goscope

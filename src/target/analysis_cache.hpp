@@ -21,6 +21,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <boost/iterator/indirect_iterator.hpp>
+
 #include "target/analysis_record.hpp"
 #include "target/go_binary.hpp"
 
@@ -36,9 +38,10 @@ class AnalysisCache {
   const AnalysisRecord& record() const { return rec_; }
   // Proofs for every one of `entries`, or nullopt when one is not cached.
   std::optional<std::unordered_map<uint64_t, CallSiteProof>> callSites(std::span<const uint64_t> entries) const;
-  // The bodies of every callee `wanted` accepts, or nullopt when a wanted
-  // name was not searched (or the names are not known yet).
-  std::optional<std::vector<InlinedSite>> inlined(const std::function<bool(std::string_view)>& wanted) const;
+  // The bodies of every callee `wanted` accepts (the record's own, valid
+  // while this cache lives and nothing is added to it), or nullopt when a
+  // wanted name was not searched (or the names are not known yet).
+  std::optional<std::vector<const InlinedSite*>> inlined(const std::function<bool(std::string_view)>& wanted) const;
 
   void addCallSites(const std::unordered_map<uint64_t, CallSiteProof>& proofs);
   void addInlined(std::vector<std::string> allNames, const std::vector<std::string>& searched,
@@ -60,9 +63,32 @@ class AnalysisCache {
 // One place decides, for every subcommand that places probes or lists them.
 // interrupted: the search was stopped (keepGoing / progress said no); the
 // result is then incomplete and nothing is added.
+// Inlined bodies, in the search's order: the cache's record's own (not a
+// copy: kubectl has 84,000, three strings each) or a search's, kept here.
+// Valid while the cache lives and nothing is added to its inlined part.
+class InlinedSiteList {
+ public:
+  InlinedSiteList() = default;
+  explicit InlinedSiteList(std::vector<const InlinedSite*> cached) : sites_(std::move(cached)) {}
+  explicit InlinedSiteList(std::vector<InlinedSite> found) : found_(std::move(found)) {
+    sites_.reserve(found_.size());
+    for (const auto& s : found_) sites_.push_back(&s);
+  }
+  InlinedSiteList(InlinedSiteList&&) = default;  // found_'s buffer, and so every pointer, moves along
+  InlinedSiteList& operator=(InlinedSiteList&&) = default;
+  size_t size() const { return sites_.size(); }
+  bool empty() const { return sites_.empty(); }
+  auto begin() const { return boost::make_indirect_iterator(sites_.cbegin()); }
+  auto end() const { return boost::make_indirect_iterator(sites_.cend()); }
+
+ private:
+  std::vector<InlinedSite> found_;
+  std::vector<const InlinedSite*> sites_;
+};
+
 CallSiteIndex cachedCallSites(AnalysisCache& cache, const GoBinary& bin, std::span<const uint64_t> entries,
                               const std::function<bool()>& keepGoing = {});
-std::vector<InlinedSite> cachedInlinedSites(AnalysisCache& cache, const GoBinary& bin,
+InlinedSiteList cachedInlinedSites(AnalysisCache& cache, const GoBinary& bin,
                                             const std::function<bool(std::string_view)>& wanted,
                                             const std::function<bool(size_t, size_t)>& progress = {},
                                             bool* interrupted = nullptr);

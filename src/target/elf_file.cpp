@@ -6,6 +6,9 @@
 #include <libelf.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstring>
@@ -137,6 +140,14 @@ std::optional<uint64_t> ElfFile::vaddrToOffset(uint64_t vaddr) const {
     if (vaddr >= p.vaddr && vaddr < p.vaddr + p.filesz) return p.offset + (vaddr - p.vaddr);
   }
   return std::nullopt;
+}
+
+void ElfFile::releasePages(size_t offset, size_t len) const {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t from = (offset + page - 1) / page * page;  // whole pages inside the range only
+  const size_t to = std::min(size_, offset + len) / page * page;
+  if (!data_ || from >= to) return;
+  ::madvise(const_cast<uint8_t*>(data_) + from, to - from, MADV_DONTNEED);
 }
 
 std::optional<std::span<const uint8_t>> ElfFile::readVaddr(uint64_t vaddr, size_t len) const {

@@ -1,5 +1,6 @@
 #include "backend/bpf/function_selection.hpp"
 
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <unordered_map>
 
 #include "target/analysis_cache.hpp"
 #include "target/call_sites.hpp"
@@ -30,11 +32,13 @@ void addInlinedSites(const GoBinary& bin, const std::vector<Pattern>& patterns, 
       if (patterns[i].matches(name)) any = matched[i] = true;
     return any;
   };
-  const std::vector<InlinedSite> sites = cachedInlinedSites(cache, bin, wanted, [](size_t done, size_t total) {
+  const InlinedSiteList sites = cachedInlinedSites(cache, bin, wanted, [](size_t done, size_t total) {
     reportProgress("finding inlined bodies", done, total);
     return !stopRequested();
   });
-  std::map<std::string, uint32_t, std::less<>> idOf;
+  // Names by view: each GoFunction (the table's, or a stand-in's) outlives this.
+  std::unordered_map<std::string_view, uint32_t> idOf;
+  idOf.reserve(sel.functions.size() + sites.size() / 4);
   for (const auto& f : sel.functions) idOf.emplace(f.fn->name, f.probeId);
   for (const auto& s : sites) {
     if (s.probes.empty()) {
@@ -53,7 +57,7 @@ void addInlinedSites(const GoBinary& bin, const std::vector<Pattern>& patterns, 
       // Most first instructions of a body are single-stepped: priced as such.
       sel.functions.push_back({standIn.get(), ProbeSite::Kind::SteppedEntry, s.probes.front(), id, 0, true});
       sel.standIns.push_back(std::move(standIn));
-      it = idOf.emplace(s.callee, id).first;
+      it = idOf.emplace(sel.standIns.back()->name, id).first;
     }
     for (uint64_t p : s.probes)
       if (auto off = bin.fileOffset(p)) {
@@ -119,6 +123,9 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
         {.threadsUsed = &threads});
     if (codes.size() != block.size() || stopRequested())
       return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
+    // The block's code is read: its pages may go (peak RSS; see the end).
+    if (auto from = bin.fileOffset(block.front()->entry), to = bin.fileOffset(block.back()->end - 1); from && to && *to >= *from)
+      bin.elf().releasePages(*from, *to - *from);
     for (size_t k = 0; k < block.size(); k++) {
       const GoFunction& fn = *block[k];
       auto& code = codes[k];
@@ -237,6 +244,13 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
     }
   }
   if (cache) cache->save();  // what the searches found, for the next run
+  cache.reset();
+  // What the analysis read and built is not needed while the probes run:
+  // the file's pages go back to the page cache (a stack's symbols fault
+  // them in again) and the heap it freed back to the system (peak RSS,
+  // docs/disassembly.md "Start-up").
+  bin.elf().releasePages(0, bin.elf().bytes().size());
+  ::malloc_trim(0);
   if (unsafeExample.empty() && sel.inlinedLeftOut) unsafeExample = sel.inlinedLeftOutExample;
   if (sel.functions.empty()) {
     std::string what;
