@@ -176,9 +176,12 @@ void killRound(const Session& s, const Timing& t, PausableZoo& zoo, std::mt19937
   std::string phase = ranOut ? "after its exit" : detaching ? "detaching" : attached ? "attached" : "starting/attaching";
   int status;
   if (s.kill == Kill::WithHelper) {
-    // Both at once, the helper first (goscope would otherwise see it go).
+    // Both at once, the helper first (goscope would otherwise see it go);
+    // the link holder with its process group, the forks it has there too
+    // (those creating a link are in groups of their own: docs/kernel.md,
+    // "Which task leaks a uprobe").
     auto helpers = cliChildrenOf(g.pid());
-    for (pid_t h : helpers) ::kill(h, SIGKILL);
+    for (pid_t h : helpers) ::kill(::getpgid(h) == h ? -h : h, SIGKILL);
     if (!helpers.empty()) tally.helpersKilled++;
     status = g.kill();
   } else if (s.kill == Kill::Group) {

@@ -214,8 +214,14 @@ struct Holder {
   std::string pinPath(uint32_t id) const { return dir + "/l" + std::to_string(id); }
 
   // Creates the link in a fork of the holder (the holder may be SIGKILLed at
-  // any moment; a task with SIGKILL pending leaks the uprobes it was
-  // registering). The fork pins it, closes its fd and answers through a pipe.
+  // any moment; a task SIGKILLed inside BPF_LINK_CREATE leaks the uprobes it
+  // had placed: docs/kernel.md, "Which task leaks a uprobe (Linux 6.18)").
+  // The fork pins it (or sends its fd back) and answers through a socket.
+  // It runs in a session and process group of its own, so that a kill of
+  // the holder's group (or of goscope's) does not reach it: killed alone,
+  // the holder leaves it to finish, find nobody to answer and release the
+  // link by exiting. Only a SIGKILL aimed at the fork itself can still land
+  // inside the create; the holder then sweeps (sweepAfterKilledCreate).
   int create(const Request& r, int progFd, int dataFd) {
     if (r.cnt == 0 || progFd < 0 || dataFd < 0) return -EINVAL;
     struct stat st{};
@@ -248,6 +254,8 @@ struct Holder {
       return -e;
     }
     if (child == 0) {
+      ::setsid();
+      ::close(pipeFds[0]);  // the holder's end: with the holder gone, the answer fails
       int fd = rawUprobeMultiCreate(progFd, path, offsets.data(), cookies.data(), r.cnt, 0, r.pid);
       int res = fd;
       if (fd >= 0 && pins) {
@@ -273,8 +281,12 @@ struct Holder {
     ::close(pipeFds[0]);
     if (linkFds[1] >= 0) ::close(linkFds[1]);  // (never sent)
     const int linkFd = linkFds[0];  // fd mode only; close-on-exec (MSG_CMSG_CLOEXEC)
-    int status;
+    int status = 0;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (res == -EIO && WIFSIGNALED(status)) {
+      sweepAfterKilledCreate(progFd, path, offsets, cookies, r.pid);
+      return -EINTR;
     }
     if (res < 0) return res;
     if (!r.keep) return static_cast<int>(id);
@@ -282,6 +294,30 @@ struct Holder {
     std::sort(offsets.begin(), offsets.end());  // detach() searches them
     ids[id] = Held{path, r.pid, std::move(offsets), linkFd};
     return static_cast<int>(id);
+  }
+
+  // The creating fork died of a signal without answering: killed inside
+  // BPF_LINK_CREATE, the kernel may have leaked every uprobe it had placed,
+  // their int3 left in the targets (docs/kernel.md, "Which task leaks a
+  // uprobe"). A leaked uprobe keeps its place in the kernel's tree: a link
+  // on the same offsets reuses it, and that link's clean release removes its
+  // int3 again (the leaked object stays, with no int3 and no consumer). So
+  // the holder creates the same link once more in a fork of its own session
+  // and lets that fork's exit release it. Best effort: a SIGKILL of this
+  // fork too, or of the holder now, leaves the int3.
+  static void sweepAfterKilledCreate(int progFd, const char* path, const std::vector<uint64_t>& offsets,
+                                     const std::vector<uint64_t>& cookies, int32_t pid) {
+    pid_t child = ::fork();
+    if (child == 0) {
+      ::setsid();
+      rawUprobeMultiCreate(progFd, path, offsets.data(), cookies.data(), static_cast<uint32_t>(offsets.size()), 0,
+                           pid);
+      ::_exit(0);  // the release, in this exit (docs/kernel.md: an exiting task has no SIGKILL pending)
+    }
+    if (child < 0) return;
+    int status;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
   }
 
   // Drops the link's last reference in a fork of the holder, which closes

@@ -9,8 +9,12 @@
 // a possibly big goscope). It lives in a mount namespace of its own with a
 // private bpffs, and keeps every link only as a pin there:
 //   - each link is created by a short-lived fork of the holder (a small
-//     process), so a SIGKILL of the holder during BPF_LINK_CREATE does not
-//     land in the creating task; the fork pins the link and closes its fd;
+//     process) in a session and process group of its own, so a SIGKILL of
+//     the holder, of its group or of goscope's during BPF_LINK_CREATE does
+//     not land in the creating task (the only task that leaks when killed
+//     there: docs/kernel.md, "Which task leaks a uprobe"); the fork pins the
+//     link and closes its fd. A creating fork killed by a SIGKILL aimed at
+//     it is followed by a sweep of its offsets;
 //   - detach: the holder takes an fd from the pin, unlinks the pin, and a
 //     fork of it closes its last fd (the holder itself never drops a last
 //     reference in a close(2) that a SIGKILL could interrupt). The pin's own
