@@ -93,11 +93,15 @@ HINTS = [
 #   needs    "samples": skip unless go-samples are here
 #   maybe    README lines that a run prints or not, by timing (a call in
 #            flight when the probes went in or came off): not drift if absent
+#   same     a regex over shaped lines: what it matches is one thing on
+#            both sides (a first event that is a whole call or the return
+#            of one in flight)
 RECIPES = [
     {"cmd": r"trace -p \d+ main\.scale -d 0\.5", "fixture": "default/pacer --rate 100000",
      "maybe": r"calls had not returned when tracing ended"},
     {"cmd": r"trace -n \d+ -p", "maybe": r"main\.doWork\(\?\)$|returns of calls already running"},
     {"cmd": r"main\.deepRecurse", "maybe": r"stack the kernel could not record"},
+    {"cmd": r"trace -n \d+ --json -p", "same": r'"args":(?:null|\{\}),"results":\[\],"duration_ns":(?:null|N)'},
     {"cmd": r"break -p \d+ main\.scale .*kill -USR1", "fixture": "default/pacer --rate 10",
      "beside": "sleep 1.5; kill -USR1 {pid}"},
     {"cmd": r"read -p \d+ main\.counter$", "shown": r"\(stripped\)", "fixture": "stripped/counter"},
@@ -162,6 +166,7 @@ SHAPES = [
     # (printed once a rate was sampled), where a Delve hit's cost comes from
     # (~/.cache/goscope/host-costs.json), the GNU build-id's directory.
     (re.compile(r", peak [\d.]+ hits/s(?: in \S+)?"), ""),
+    (re.compile(r" \([\d.]+ hits/s\)(?=;)"), ""),   # break's rate: said once it ran 1 s
     (re.compile(r"a Delve hit ~([\d.]+ ms), (?:default from docs/delve\.md \(no Delve session measured here yet\)"
                 r"|measured here: \d+ Delve hits stopped the target [\d.]+ ms)"), r"a Delve hit ~\1, DELVE-COST"),
     (re.compile(r"\.build-id/[0-9a-f]{2}/[0-9a-f]+"), ".build-id/HEX"),
@@ -184,10 +189,11 @@ def shape(line):
     return line.strip()
 
 
-def compare(shown, got, strict):
+def compare(shown, got, strict, same=None):
     """(README lines the run lacks, run lines the README lacks)."""
-    want = {shape(l) for l in shown if l.strip() and "..." not in l and "…" not in l}
-    have = {shape(l) for l in got if l.strip()}
+    alike = (lambda l: re.sub(same, "SAME", l)) if same else (lambda l: l)
+    want = {alike(shape(l)) for l in shown if l.strip() and "..." not in l and "…" not in l}
+    have = {alike(shape(l)) for l in got if l.strip()}
     # A line cut with an ellipsis matches any run line with its beginning
     # and its end (and whatever between): neither side is then drift.
     cut = [re.compile(".*".join(re.escape(shape(part)) for part in re.split(r"\.\.\.|…", l)))
@@ -464,7 +470,7 @@ def main():
             if a.show:
                 print(f"$ {cmd}\n" + "".join(l + "\n" for l in got) +
                       "".join(f"$ {c}\n" + "".join(l + "\n" for l in o) for c, o in extra), end="")
-            gone, new = compare(shown, got, a.strict)
+            gone, new = compare(shown, got, a.strict, rec.get("same"))
             for (_, want), (_, o) in zip(follow, extra):
                 g, nw = compare(want, o, a.strict)
                 gone, new = gone + g, new + nw
