@@ -175,7 +175,7 @@ SHAPES = [
     (re.compile(r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d| UTC)?"), "TIME"),
     (re.compile(r"\b\d\d:\d\d:\d\d(?:\.\d+)?\b"), "TIME"),
     (re.compile(r"0x[0-9a-fA-F]+"), "HEX"),
-    (re.compile(r"\b[0-9a-f]{12,}\b"), "HEX"),
+    (re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{12,}\b"), "HEX"),   # (digits alone are a number)
     (re.compile(r"\d+(?:[.,]\d+)*(?:e[+-]?\d+)?\s?(?:ns|us|µs|ms|s)\b"), "DUR"),
     (re.compile(r"\d+(?:[.,]\d+)*(?:e[+-]?\d+)?"), "N"),
     (re.compile(r"\|\**\s*\|"), "|BAR|"),
@@ -353,6 +353,19 @@ def pinned_cache(top):
     return os.path.dirname(dst)
 
 
+def stop(pid):
+    """kill -STOP, and wait for the stop: every thread of a busy Go process
+    must reach it before /proc says T, which takes a while on a loaded
+    machine (the README's run typed the next command seconds later)."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        stat = open(f"/proc/{pid}/stat").read()
+        if stat[stat.rindex(")") + 2] == "T":
+            return
+        time.sleep(0.05)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -385,7 +398,7 @@ def prepare(ex, rec, live, known, args):
                 fixture += "".join(" " + a for a in FIXTURE_ARGS.get(fixture.split("/")[1], []))
             pid = live.target(pids[0], fixture, rec, cwd)
             if rec.get("stop"):
-                os.kill(pid, signal.SIGSTOP)
+                stop(pid)
             sub = lambda s: re.sub(rf"\b{pids[0]}\b", str(pid), s)
             cmd, shown = sub(cmd), [sub(l) for l in shown]
     except (RuntimeError, OSError) as e:
