@@ -51,6 +51,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -84,6 +85,8 @@ HINTS = [
 #            are written there first); {fx}, {samples} as above
 #   pre      shell run in that directory before this example
 #   beside   shell run alongside the example ({pid}: the target)
+#   when     a regex: beside and steps start once the example printed a
+#            line matching it
 #   steps    shell run one after another once the example has started;
 #            "@curl" runs the block's `$ curl` line and compares its output
 #            too; the example then gets Ctrl-C (it runs until stopped)
@@ -103,7 +106,8 @@ RECIPES = [
     {"cmd": r"main\.deepRecurse", "maybe": r"stack the kernel could not record"},
     {"cmd": r"trace -n \d+ --json -p", "same": r'"args":(?:null|\{\}),"results":\[\],"duration_ns":(?:null|N)'},
     {"cmd": r"break -p \d+ main\.scale .*kill -USR1", "fixture": "default/pacer --rate 10",
-     "beside": "sleep 1.5; kill -USR1 {pid}"},
+     "when": r"breakpoint at main\.scale", "beside": "sleep 1.5; kill -USR1 {pid}"},
+    {"cmd": r"\| head -\d+$", "same": r"goscope: (?:output closed|duration reached)"},
     {"cmd": r"read -p \d+ main\.counter$", "shown": r"\(stripped\)", "fixture": "stripped/counter"},
     {"block": r"\$ kill -STOP", "stop": True},
     {"block": r"/mnt/app/server", "pid": "child",
@@ -123,9 +127,9 @@ RECIPES = [
     {"block": r"\./run\.sh", "dir": "cp {fx}/default/functions functions && chmod +x run.sh"},
     {"cmd": r"go-samples/", "dir": "ln -s {samples} go-samples", "needs": "samples"},
     {"block": r"--burst 1000 &", "fixture": "default/counter --burst 1000", "port": 9464,
-     "steps": ["sleep 1.5", "kill -USR1 {pid}", "sleep 0.3", "kill -USR1 {pid}", "sleep 0.5", "@curl"]},
+     "when": "Prometheus metrics at", "steps": ["sleep 0.3", "kill -USR1 {pid}", "sleep 0.3", "kill -USR1 {pid}", "sleep 0.5", "@curl"]},
     {"cmd": r"latency -p \d+ .*--prometheus", "fixture": "default/counter --burst 1000", "port": 9464,
-     "steps": ["sleep 1.5", "kill -USR1 {pid}", "sleep 0.5", "@curl"]},
+     "when": "Prometheus metrics at", "steps": ["sleep 0.3", "kill -USR1 {pid}", "sleep 0.5", "@curl"]},
     {"cmd": r"\*\(\*\*main\.Conn\)\(0x",
      "hexfrom": ("goscope trace --json --strategy delve -p {pid} main.handle -d 0.1 | head -1",
                  ["args", "r", "value", "Peer", "value", "Rwc", "value", "addr"])},
@@ -299,12 +303,27 @@ class Live:
         shutil.rmtree(self.top, ignore_errors=True)
 
 
-def run(cmd, cwd, env, timeout, beside=None, steps=(), curls=()):
+def run(cmd, cwd, env, timeout, beside=None, steps=(), curls=(), when=None):
     """The example's combined output, and each @curl step's
     [(command, output lines)]. beside runs alongside; steps run one after
-    another once the example has started, and then it gets Ctrl-C."""
+    another, and then the example gets Ctrl-C; both wait until the example
+    has printed a line matching when (its attach: on a loaded machine that
+    can take seconds, and a signal sent before it would change the plan)."""
     p = subprocess.Popen(cmd, shell=True, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True, errors="replace", start_new_session=True, executable="/bin/bash")
+    lines, seen = [], threading.Event()
+
+    def read():
+        for l in p.stdout:
+            lines.append(l.rstrip("\n"))
+            if when and re.search(when, l):
+                seen.set()
+        seen.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    if when and (beside or steps):
+        seen.wait(timeout)
     side = beside and subprocess.Popen(beside, shell=True, start_new_session=True)
     extra = []
     for step in steps:
@@ -318,17 +337,18 @@ def run(cmd, cwd, env, timeout, beside=None, steps=(), curls=()):
     # An example that runs until Ctrl-C gets one (SIGINT to its process
     # group) after --timeout seconds, as its README run did.
     try:
-        out, _ = p.communicate(timeout=0.01 if steps else timeout)
+        p.wait(timeout=0.01 if steps else timeout)
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGINT)
         try:
-            out, _ = p.communicate(timeout=15)
+            p.wait(timeout=15)
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
-            out, _ = p.communicate()
+            p.wait()
+    reader.join()
     if side:
         side.wait()
-    return out.splitlines(), extra
+    return lines, extra
 
 
 def pinned_cache(top):
@@ -479,7 +499,7 @@ def main():
             cmd, cwd, shown, follow, pid = prep
             ran += 1
             got, extra = run(cmd, cwd, a.env, a.timeout, rec.get("beside") and live.fill(rec["beside"], pid),
-                             [live.fill(s, pid) for s in rec.get("steps", [])], [c for c, _ in follow])
+                             [live.fill(s, pid) for s in rec.get("steps", [])], [c for c, _ in follow], rec.get("when"))
             if a.show:
                 print(f"$ {cmd}\n" + "".join(l + "\n" for l in got) +
                       "".join(f"$ {c}\n" + "".join(l + "\n" for l in o) for c, o in extra), end="")
