@@ -400,6 +400,8 @@ def prepare(ex, rec, live, known, args):
     follow = []
     if rec.get("needs") == "samples" and not live.samples:
         return "no go-samples here (GOSCOPE_GO_SAMPLES or build/go-samples)"
+    if "@curl" in rec.get("steps", []) and not shutil.which("curl"):
+        return "no curl here (scripts/setup.sh installs it)"
     pids = readme_pids(cmd)
     if not pids and "launch" in rec:   # e.g. count -b PATH beside the block's container
         pids = [readme_pids(c)[0] for _, c, _ in ex.block[0] if readme_pids(c)][:1]
