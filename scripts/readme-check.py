@@ -36,11 +36,11 @@ host's history, are set aside (SHAPES' first rules, a recipe's maybe and
 same), and the plans start from the documented Delve cost (pinned_cache):
 without that, each whole run found another such line. The ctest
 `readme_examples` runs it (CI is root). Measured on 2026-11-25 on 2 vCPUs
-that other helpers' builds and tests kept at load average 9-30: runs 5 to 8
-(138-201 s while every fixture ran until the end) and every run since each
-fixture is killed once no later example names its PID (about 90 s) found all
-79 examples of the same shape; runs 1 to 4 found the timing lines now set
-aside.
+that other helpers' builds and tests kept at load average 7-30: runs 5 to 8
+(138-201 s at load 18-30, while every fixture ran to the end) and runs 9 to
+12 (88-101 s at load 7-16, each fixture killed once no later example names
+its PID) found all 79 examples of the same shape; runs 1 to 4 found the
+timing lines now set aside.
 
   usage: scripts/readme-check.py [--build DIR] [--readme FILE] [--only SUBSTRING]
                                  [--timeout SECS] [--strict] [--no-live] [--show]
