@@ -39,6 +39,8 @@ packages=(
   # (tests/runtime/test_prometheus.cpp). The tests start their own server on
   # free ports; the package's service (:9090, where systemd runs it) is unused.
   prometheus
+  # scripts/readme-check.py scrapes the README's Prometheus examples with it
+  curl
 )
 
 export DEBIAN_FRONTEND=noninteractive
