@@ -1130,6 +1130,17 @@ EngineStats Engine::stats() const {
   return s;
 }
 
+Result<void> Engine::resetStats() {
+  Impl& I = *impl_;
+  if (!I.attachments.empty())
+    return fail(ErrorKind::Internal, "the engine's counters can be reset only while nothing is attached");
+  const std::vector<uint64_t> zeros(static_cast<size_t>(I.ncpus), 0);
+  for (uint32_t k = 0; k < GS_STAT_COUNT; k++)
+    if (bpf_map_update_elem(I.fd(I.skel->maps.stats), &k, zeros.data(), BPF_ANY) != 0)
+      return fail(ErrorKind::Internal, "resetting stats[" + std::to_string(k) + "]: " + std::strerror(errno));
+  return {};
+}
+
 Result<size_t> Engine::poll(int timeoutMs, const EventCallback& onEvent) {
   Impl& I = *impl_;
   I.callback = &onEvent;

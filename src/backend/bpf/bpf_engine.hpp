@@ -218,6 +218,11 @@ class Engine {
   Result<GlobalReading> globalValue(uint32_t probeId) const;
   Result<std::vector<StackCount>> stackCounts() const;
   EngineStats stats() const;
+  // Zeroes the engine-wide counters (stats()), for an engine handed from one
+  // user to the next (the rate probe's, taken over by a session: its
+  // counters then start at that session's attach). Only while nothing is
+  // attached, so no program run is lost or half counted.
+  Result<void> resetStats();
   uint64_t lostEvents() const { return stats().lost(); }
 
   // Waits up to timeoutMs (0 = don't wait, < 0 = until an event) for events
