@@ -12,6 +12,7 @@
 
 #include "api/cost_meter.hpp"
 #include "api/event_sessions.hpp"
+#include "api/prepared_engine.hpp"
 #include "api/goscope.hpp"
 #include "backend/bpf/bpf_engine.hpp"
 #include "backend/bpf/ring_size.hpp"
@@ -76,8 +77,13 @@ std::array<uint64_t, 9> registersOf(const bpf::Event& e) {
 
 class BpfEventSession final : public EventSession {
  public:
-  BpfEventSession(const ProbeRequest& r, TracedTarget target, std::optional<double> ratePerS)
-      : request_(r), target_(std::move(target)), names_(TypeNamer::forBinary(target_.binary())), ratePerS_(ratePerS) {}
+  BpfEventSession(const ProbeRequest& r, TracedTarget target, std::optional<double> ratePerS,
+                  std::shared_ptr<PreparedPath> prepared)
+      : request_(r),
+        target_(std::move(target)),
+        names_(TypeNamer::forBinary(target_.binary())),
+        ratePerS_(ratePerS),
+        prepared_(std::move(prepared)) {}
 
   Result<void> start() {
     const GoBinary& bin = target_.binary();
@@ -109,8 +115,7 @@ class BpfEventSession final : public EventSession {
       traces_.push_back(f.inlinedOnly ? FunctionTrace{} : traceFor(bin, *f.fn, request_.signatures, copts));
 
     const bool stack = request_.capture.stack;
-    bpf::EngineOptions eo{.goidOffset = goidOffset(bin)};
-    eo.measureProgramTime = true;
+    bpf::RingSize ring{bpf::kRingDefaultBytes, false, false};
     if (!isBreak) {
       // Sized from the rate the plan expects (ring_size.hpp): a call is two
       // records (8-byte ring header + struct gs_event each) and the blocks
@@ -124,8 +129,7 @@ class BpfEventSession final : public EventSession {
         perCall = std::max(perCall, bytes);
       }
       if (stack) perCall += 2 * 8 * GS_MAX_STACK_DEPTH;
-      const bpf::RingSize ring = bpf::ringSizeFor(ratePerS_, perCall);
-      eo.ringBytes = ring.bytes;
+      ring = bpf::ringSizeFor(ratePerS_, perCall);
       if (ring.fromRate)
         spdlog::debug("trace: event ring buffer {} MB for {:.0f} calls/s (~{} bytes a call, {:.1f} s of backlog){}",
                       ring.bytes >> 20, *ratePerS_, perCall, bpf::kRingBacklogS,
@@ -133,10 +137,7 @@ class BpfEventSession final : public EventSession {
       else
         spdlog::debug("trace: event ring buffer {} MB (no call rate known: --expect-rate sizes it)", ring.bytes >> 20);
     }
-    if (stack) eo.stackTraceEntries = 16384;
-    eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(sel_.functions.size()));
-    eo.maxCaptureSpecs = std::max<uint32_t>(eo.maxCaptureSpecs, 2 * static_cast<uint32_t>(sel_.functions.size()));
-    eo.maxFilters = std::max<uint32_t>(eo.maxFilters, static_cast<uint32_t>(sel_.functions.size()));
+    const bpf::EngineOptions eo = eventEngineOptions(request_, bin, sel_.functions.size(), ring.bytes);
     // --filter, bound to each function's arguments before anything is loaded
     // (a name one of them lacks is said now).
     std::vector<std::vector<BoundFilterTerm>> filters(sel_.functions.size());
@@ -146,9 +147,25 @@ class BpfEventSession final : public EventSession {
         if (!b) return b.failure();
         filters[i] = std::move(*b);
       }
-    auto engine = bpf::Engine::load(eo);
-    if (!engine) return engine.failure();
-    engine_ = std::move(*engine);
+    // The rate probe's engine when the plan left one that fits (programs
+    // loaded, nothing attached: prepared_engine.hpp), else a new one.
+    TakenEngine taken = takePreparedEngine(prepared_, request_.target.pid, eo);
+    prepared_.reset();
+    if (taken.engine) {
+      engine_ = std::move(taken.engine);
+      // The probe's ids this session does not configure below do nothing
+      // (none of its points is attached any more; this is for certainty).
+      for (uint32_t id : taken.probeIds) {
+        const bool used = std::any_of(sel_.functions.begin(), sel_.functions.end(),
+                                      [&](const auto& f) { return f.probeId == id; });
+        if (!used)
+          if (auto d = engine_->disableProbe(id); !d) return d;
+      }
+    } else {
+      auto engine = bpf::Engine::load(eo);
+      if (!engine) return engine.failure();
+      engine_ = std::move(*engine);
+    }
     for (size_t i = 0; i < sel_.functions.size(); i++) {
       bpf::ProbeConfig cfg;
       cfg.count = true;  // the hit counts the cost meter reads
@@ -547,13 +564,15 @@ class BpfEventSession final : public EventSession {
   bool warned_ = false;
   std::atomic<bool> stopAsked_{false};
   std::optional<double> ratePerS_;  // calls a second the plan expects (ring size)
+  std::shared_ptr<PreparedPath> prepared_;  // the rate probe's engine, until start() takes or releases it
 };
 
 }  // namespace
 
 Result<std::unique_ptr<EventSession>> startBpfEvents(const ProbeRequest& r, TracedTarget target,
-                                                     std::optional<double> ratePerS) {
-  auto s = std::make_unique<BpfEventSession>(r, std::move(target), ratePerS);
+                                                     std::optional<double> ratePerS,
+                                                     std::shared_ptr<PreparedPath> prepared) {
+  auto s = std::make_unique<BpfEventSession>(r, std::move(target), ratePerS, std::move(prepared));
   if (auto ok = s->start(); !ok) return ok.failure();
   return std::unique_ptr<EventSession>(std::move(s));
 }
