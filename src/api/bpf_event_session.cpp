@@ -93,14 +93,9 @@ class BpfEventSession final : public EventSession {
     if (std::string why = stackAbiRefusal(bin); !why.empty())
       return fail(ErrorKind::BadTarget, std::string(actionName(request_.action)) + ": " + target_.describe() + " was " + why,
                   "goscope count works on it (counts need neither)");
-    // trace of a leaf whose entry would be single-stepped: at its call sites
-    // and the instruction after each (function_selection.hpp), as count and
-    // latency; --stack, --filter and break keep the entry.
-    auto sel = selectFunctions(bin, *patterns, {.returns = !isBreak, .plainEntry = request_.plainEntry,
-                                                .ignoreMissing = request_.ignoreMissing, .inlined = true,
-                                                .inlinedRefusal = request_.filter ? kFilterInlined : "",
-                                                .callSites = !isBreak && !request_.capture.stack && !request_.filter},
-                               target_.describe());
+    // Where the probes go: eventSelectionOptions (prepared_engine.hpp), the
+    // rate probe's choice too.
+    auto sel = selectFunctions(bin, *patterns, eventSelectionOptions(request_), target_.describe());
     if (!sel) return sel.failure();
     sel_ = std::move(*sel);
     if (!isBreak && sel_.functions.size() > kMaxTracedFunctions)
@@ -151,21 +146,56 @@ class BpfEventSession final : public EventSession {
     // loaded, nothing attached: prepared_engine.hpp), else a new one.
     TakenEngine taken = takePreparedEngine(prepared_, request_.target.pid, eo);
     prepared_.reset();
+    // The rate probe's points this session keeps attached (prepared_engine.hpp).
+    std::vector<bpf::AttachPoint> kept;
     if (taken.engine) {
       engine_ = std::move(taken.engine);
+      kept = engine_->attachedPointList();
+      auto same = [](const bpf::AttachPoint& a, const bpf::AttachPoint& b) {
+        return a.fileOffset == b.fileOffset && a.probeId == b.probeId && a.site == b.site && a.generation == b.generation;
+      };
+      const bool own = std::all_of(kept.begin(), kept.end(), [&](const bpf::AttachPoint& k) {
+        return std::any_of(sel_.points.begin(), sel_.points.end(), [&](const bpf::AttachPoint& p) { return same(k, p); });
+      });
+      if (!own) {
+        auto d = engine_->detachAll();
+        spdlog::debug("bpf: the rate probe's {} probes detached in {:.1f} ms (not all of them this session's points)",
+                      d.points, d.detachMs);
+        kept.clear();
+      }
       // The probe's ids this session does not configure below do nothing
-      // (none of its points is attached any more; this is for certainty).
+      // (none of their points is attached; this is for certainty).
       for (uint32_t id : taken.probeIds) {
         const bool used = std::any_of(sel_.functions.begin(), sel_.functions.end(),
                                       [&](const auto& f) { return f.probeId == id; });
         if (!used)
           if (auto d = engine_->disableProbe(id); !d) return d;
       }
+      if (!kept.empty()) {
+        // The points the session adds, attached while every probe still only
+        // counts entries: their hits do nothing until the configuration below.
+        std::vector<bpf::AttachPoint> added;
+        for (const auto& p : sel_.points)
+          if (std::none_of(kept.begin(), kept.end(), [&](const bpf::AttachPoint& k) { return same(k, p); }))
+            added.push_back(p);
+        if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed");
+        if (!added.empty()) {
+          auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), added);
+          if (!stats) return stats.failure();
+          attach_ = std::move(*stats);
+        } else {
+          attach_.uprobeMulti = engine_->usesUprobeMulti();
+        }
+        attach_.points += kept.size();
+        spdlog::debug("bpf: the rate probe's {} probes kept attached (no detach, no re-attach), {} added", kept.size(),
+                      added.size());
+      }
     } else {
       auto engine = bpf::Engine::load(eo);
       if (!engine) return engine.failure();
       engine_ = std::move(*engine);
     }
+    // From each configuration on, its probe captures what this session asks.
     for (size_t i = 0; i < sel_.functions.size(); i++) {
       bpf::ProbeConfig cfg;
       cfg.count = true;  // the hit counts the cost meter reads
@@ -179,10 +209,12 @@ class BpfEventSession final : public EventSession {
       cfg.filter = filters[i];
       if (auto c = engine_->configureProbe(sel_.functions[i].probeId, cfg); !c) return c;
     }
-    if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; nothing was attached");
-    auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), sel_.points);
-    if (!stats) return stats.failure();
-    attach_ = std::move(*stats);
+    if (kept.empty()) {
+      if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; nothing was attached");
+      auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), sel_.points);
+      if (!stats) return stats.failure();
+      attach_ = std::move(*stats);
+    }
     {
       const HostCosts costs = hostCosts();
       std::vector<CostMeter::Probe> probes;

@@ -184,10 +184,11 @@ Result<Planned> factsAndPlan(const ProbeRequest& r, const GoBinary& bin, std::op
       out.facts.measuredRatePerS = *rate;
       out.plan = planRequest(r, out.facts);
     }
-    // The probe's engine goes with a BPF plan, for its session to take over
-    // (prepared_engine.hpp); any other plan releases it here, before Delve
-    // attaches.
+    // The probe's engine, its links still attached, goes with a BPF plan,
+    // for its session to take over (prepared_engine.hpp); any other plan
+    // detaches and releases it here, before Delve attaches.
     if (out.plan && out.plan->backend == Backend::Bpf) out.plan->prepared = std::move(prepared);
+    if (prepared && prepared->engine) prepared->engine->detachAll();
     prepared.reset();
   }
   if (out.plan) out.plan->ratePerS = out.facts.measuredRatePerS ? out.facts.measuredRatePerS : r.expectedRatePerS;

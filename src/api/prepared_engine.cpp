@@ -22,6 +22,16 @@ bpf::EngineOptions eventEngineOptions(const ProbeRequest& r, const GoBinary& bin
   return eo;
 }
 
+SelectionOptions eventSelectionOptions(const ProbeRequest& r) {
+  const bool isBreak = r.action == Action::Break;
+  // trace of a leaf whose entry would be single-stepped: at its call sites
+  // and the instruction after each (function_selection.hpp), as count and
+  // latency; --stack, --filter and break keep the entry.
+  return {.returns = !isBreak, .plainEntry = r.plainEntry, .ignoreMissing = r.ignoreMissing, .inlined = true,
+          .inlinedRefusal = r.filter ? kFilterInlined : "",
+          .callSites = !isBreak && !r.capture.stack && !r.filter};
+}
+
 TakenEngine takePreparedEngine(const std::shared_ptr<PreparedPath>& prepared, std::optional<pid_t> pid,
                                const bpf::EngineOptions& wanted) {
   TakenEngine t;
@@ -29,13 +39,12 @@ TakenEngine takePreparedEngine(const std::shared_ptr<PreparedPath>& prepared, st
   std::string why;
   if (!pid || prepared->pid != *pid) why = "it counted in another process";
   else why = bpf::whyEngineDoesNotFit(prepared->engine->options(), wanted);
-  if (why.empty() && prepared->engine->attachedPoints() != 0) why = "it still has probes attached";
   if (why.empty()) {
     if (auto r = prepared->engine->resetStats(); !r) why = r.error().message;
   }
   if (!why.empty()) {
     spdlog::debug("bpf: rate probe's engine not reused ({}): released, the programs are loaded again", why);
-    prepared->engine.reset();  // before the session loads its own: one engine at a time
+    prepared->engine.reset();  // detached (the destructor) before the session loads its own
     return t;
   }
   t.engine = std::move(prepared->engine);
