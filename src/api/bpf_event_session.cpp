@@ -159,7 +159,7 @@ class BpfEventSession final : public EventSession {
       });
       if (!own) {
         auto d = engine_->detachAll();
-        spdlog::debug("bpf: the rate probe's {} probes detached in {:.1f} ms (not all of them this session's points)",
+        spdlog::debug("bpf: the rate probe's probes detached ({} in {:.1f} ms: not all of them this session's points)",
                       d.points, d.detachMs);
         kept.clear();
       }
@@ -178,7 +178,7 @@ class BpfEventSession final : public EventSession {
         for (const auto& p : sel_.points)
           if (std::none_of(kept.begin(), kept.end(), [&](const bpf::AttachPoint& k) { return same(k, p); }))
             added.push_back(p);
-        if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed");
+        if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; the rate probe's are removed");
         if (!added.empty()) {
           auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), added);
           if (!stats) return stats.failure();
@@ -187,8 +187,8 @@ class BpfEventSession final : public EventSession {
           attach_.uprobeMulti = engine_->usesUprobeMulti();
         }
         attach_.points += kept.size();
-        spdlog::debug("bpf: the rate probe's {} probes kept attached (no detach, no re-attach), {} added", kept.size(),
-                      added.size());
+        spdlog::debug("bpf: the rate probe's probes kept attached ({} kept: no detach, no re-attach; {} added)",
+                      kept.size(), added.size());
       }
     } else {
       auto engine = bpf::Engine::load(eo);

@@ -84,7 +84,8 @@ Result<double> measureHitRateKeeping(const GoBinary& bin, pid_t pid, const std::
   const double took = elapsed();
   // Kept for a session, the links stay: it keeps those that are its own
   // points (no detach, which waits until the target's code is the file's
-  // again: 30-70 ms idle, seconds under load, docs/kernel.md) and api::plan
+  // again: tens of ms idle, up to ~2 s on a loaded machine, docs/kernel.md,
+  // "Who drops a uprobe_multi link's last reference") and api::plan
   // detaches them before any Delve plan runs. Else off now.
   if (!n || !keep || !request) (*engine)->detachAll();
   if (!n) return fail(n.error());

@@ -95,8 +95,11 @@ TEST_CASE("strategy: break measures the rate in the kernel and picks Delve only 
   INFO(hot.err);
   REQUIRE(hot.exitCode == 0);
   CHECK(has(hot.err, "plan: bpf"));
-  // The session took the rate probe's loaded engine over (issue #14 goal 3).
+  // The session took the rate probe's loaded engine over (issue #14 goal 3),
+  // and its probe too: the entry of a function with a stack check is the
+  // same point for both.
   CHECK(has(hot.err, "rate probe's engine reused"));
+  CHECK(has(hot.err, "the rate probe's probes kept attached (1 kept"));
   CHECK(has(hot.err, "measured by an in-kernel count"));
   CHECK(has(hot.err, "too much for Delve"));
   CHECK(has(hot.err, "was not stopped (BPF path)"));
@@ -130,17 +133,20 @@ TEST_CASE("strategy: break measures the rate in the kernel and picks Delve only 
   CHECK(fib.alive());
 }
 
-TEST_CASE("strategy: auto on a hot function takes the rate probe's engine over, every call traced once") {
+TEST_CASE("strategy: auto on a hot function takes the rate probe's engine over, every hit delivered once") {
   // main.doWork is called exactly 500 times a burst. Bursts back to back
   // while the rate probe counts make it hot (BPF, and the session takes the
   // probe's engine over); once the session is attached the program is idle,
-  // and one more burst must give exactly 500 calls: none counted twice (the
-  // probe's links are gone), none missed (the probes configured before the
-  // attach).
+  // and one more burst must give exactly 500 hits: none twice (the probe's
+  // links are gone or are the session's own), none missed (the probes
+  // configured before the attach). break, not trace: trace captures
+  // results, which only BPF does, so it measures no rate (floats aside).
   BurstCounter bc(500);
   long calls = 0;
-  GoscopeProcess g({"-v", "trace", "--json", "-d", "60", "-p", std::to_string(bc.pid()), "main.doWork"},
-                   [&](const std::string& l) { calls += l.starts_with("{\"func\":\"main.doWork\"") && l.ends_with("}"); });
+  GoscopeProcess g({"-v", "break", "--json", "-d", "60", "-p", std::to_string(bc.pid()), "main.doWork"},
+                   [&](const std::string& l) {
+                     calls += l.starts_with("{") && has(l, "\"function\":\"main.doWork\"") && l.ends_with("}");
+                   });
   REQUIRE(waitUntil(
       [&] {
         if (has(g.err(), "strategy: rate probe:") || !g.running()) return true;
@@ -149,7 +155,7 @@ TEST_CASE("strategy: auto on a hot function takes the rate probe's engine over, 
         return false;
       },
       120s));
-  REQUIRE(waitUntil([&] { return has(g.err(), " attached to ") || !g.running(); }, 60s));
+  REQUIRE(waitUntil([&] { return has(g.err(), "BPF entry probe on main.doWork") || !g.running(); }, 60s));
   INFO(g.err());
   REQUIRE(g.running());
   CHECK(has(g.err(), "rate probe's engine reused"));
