@@ -10,8 +10,8 @@
 # Targets: the pacer fixture (fixtures/go/pacer: main.scale at a set rate),
 # hot (--rate 100000) and slow (--rate 10), one process each for the whole
 # run. At the default budget (--max-overhead 1) even 10 calls a second are
-# more than Delve may cost on a 2-vCPU host (its limit is ~1.3 hits/s at
-# ~8 ms a stop), so slow is planned onto BPF too; "delve" is the slow pacer
+# more than Delve may cost on a loaded 2-vCPU host (its limit was 0.5-2.7
+# hits/s from the Delve stops measured there), so slow is planned onto BPF too; "delve" is the slow pacer
 # traced with --max-overhead 25, which Delve fits: the path where the rate
 # probe's engine is detached and released before Delve attaches.
 #
