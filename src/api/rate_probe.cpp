@@ -44,6 +44,10 @@ Result<double> measureHitRateKeeping(const GoBinary& bin, pid_t pid, const std::
     so.ignoreMissing = true;
   }
   auto sel = selectFunctions(bin, patterns, so, "PID " + std::to_string(pid));
+  // (A trace's selection can refuse what a count takes, e.g. --filter on
+  // inlined bodies: the session says so itself; the rate is still measured.)
+  if (!sel && sessionPoints)
+    sel = selectFunctions(bin, patterns, {.ignoreMissing = true, .callSites = true}, "PID " + std::to_string(pid));
   if (!sel) return fail(sel.error());
   std::vector<bpf::AttachPoint> points;
   for (const auto& p : sel->points)
