@@ -143,10 +143,11 @@ class BpfEventSession final : public EventSession {
         filters[i] = std::move(*b);
       }
     // The rate probe's engine when the plan left one that fits (programs
-    // loaded, nothing attached: prepared_engine.hpp), else a new one.
+    // loaded, the count's links attached: prepared_engine.hpp), else a new one.
     TakenEngine taken = takePreparedEngine(prepared_, request_.target.pid, eo);
     prepared_.reset();
-    // The rate probe's points this session keeps attached (prepared_engine.hpp).
+    // The rate probe's points, kept attached when they are exactly this
+    // session's (prepared_engine.hpp).
     std::vector<bpf::AttachPoint> kept;
     if (taken.engine) {
       engine_ = std::move(taken.engine);
@@ -154,12 +155,18 @@ class BpfEventSession final : public EventSession {
       auto same = [](const bpf::AttachPoint& a, const bpf::AttachPoint& b) {
         return a.fileOffset == b.fileOffset && a.probeId == b.probeId && a.site == b.site && a.generation == b.generation;
       };
-      const bool own = std::all_of(kept.begin(), kept.end(), [&](const bpf::AttachPoint& k) {
-        return std::any_of(sel_.points.begin(), sel_.points.end(), [&](const bpf::AttachPoint& p) { return same(k, p); });
-      });
+      // Only all of them: a session that added points (a trace's returns)
+      // would end with two links to detach, one after the other, which took
+      // longer on a hot function than detaching the probe's link now and
+      // attaching one (bench/README.md, rate_probe.sh).
+      const bool own = kept.size() == sel_.points.size() &&
+                       std::all_of(kept.begin(), kept.end(), [&](const bpf::AttachPoint& k) {
+                         return std::any_of(sel_.points.begin(), sel_.points.end(),
+                                            [&](const bpf::AttachPoint& p) { return same(k, p); });
+                       });
       if (!own) {
         auto d = engine_->detachAll();
-        spdlog::debug("bpf: the rate probe's probes detached ({} in {:.1f} ms: not all of them this session's points)",
+        spdlog::debug("bpf: the rate probe's probes detached ({} in {:.1f} ms: not exactly this session's points)",
                       d.points, d.detachMs);
         kept.clear();
       }
@@ -172,23 +179,12 @@ class BpfEventSession final : public EventSession {
           if (auto d = engine_->disableProbe(id); !d) return d;
       }
       if (!kept.empty()) {
-        // The points the session adds, attached while every probe still only
-        // counts entries: their hits do nothing until the configuration below.
-        std::vector<bpf::AttachPoint> added;
-        for (const auto& p : sel_.points)
-          if (std::none_of(kept.begin(), kept.end(), [&](const bpf::AttachPoint& k) { return same(k, p); }))
-            added.push_back(p);
-        if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; the rate probe's are removed");
-        if (!added.empty()) {
-          auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), added);
-          if (!stats) return stats.failure();
-          attach_ = std::move(*stats);
-        } else {
-          attach_.uprobeMulti = engine_->usesUprobeMulti();
-        }
-        attach_.points += kept.size();
-        spdlog::debug("bpf: the rate probe's probes kept attached ({} kept: no detach, no re-attach; {} added)",
-                      kept.size(), added.size());
+        // The session's probes are attached already, counting only until
+        // the configuration below.
+        attach_.points = kept.size();
+        attach_.links = engine_->usesUprobeMulti() ? 1 : kept.size();
+        attach_.uprobeMulti = engine_->usesUprobeMulti();
+        spdlog::debug("bpf: the rate probe's probes kept attached ({} kept: no detach, no re-attach)", kept.size());
       }
     } else {
       auto engine = bpf::Engine::load(eo);

@@ -6,14 +6,14 @@
 //
 // The rate probe's links stay attached until the plan is made: a Delve plan
 // detaches them (api::plan) before Delve attaches. A BPF session keeps them
-// when every point they hold is one of its own (same address, probe id and
-// site kind: its entries), attaches only the points it adds (returns,
-// inlined sites) while the probes still only count, and then configures its
-// probes: from that write on, each address is probed once, by one link, and
-// every call is the session's (none counted twice; a call already running
-// then is a return without an entry, as at any attach). Otherwise it
-// detaches them all and attaches its own. Either way the detach (which waits
-// until the target's code is the file's again) leaves the start-up path.
+// when they hold exactly its own points (same addresses, probe ids and site
+// kinds: break on functions with a stack check), and configures its probes:
+// from that write on every call is the session's, probed once, by one link
+// (a call already running then is a return without an entry, as at any
+// attach). Otherwise it detaches them and attaches its own: a session that
+// kept them and added its own (a trace's returns) would end with two links
+// to detach one after the other, which measured slower on a hot function
+// than the one detach here (bench/README.md, rate_probe.sh).
 #pragma once
 
 #include <sys/types.h>

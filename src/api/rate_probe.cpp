@@ -33,25 +33,8 @@ Result<double> measureHitRateKeeping(const GoBinary& bin, pid_t pid, const std::
                                      std::shared_ptr<PreparedPath>* keep) {
   auto proc = Process::attach(pid);
   if (!proc) return fail(proc.error());
-  // Kept for a trace: counted at that trace's own entry points (its
-  // selection, the returns left out), which its session then keeps
-  // attached. Else, and for break (whose entries are not the cheap
-  // placement of a leaf), at the cheap placement.
-  const bool sessionPoints = keep && request && request->action == Action::Trace;
-  SelectionOptions so{.ignoreMissing = true, .callSites = true};
-  if (sessionPoints) {
-    so = eventSelectionOptions(*request);
-    so.ignoreMissing = true;
-  }
-  auto sel = selectFunctions(bin, patterns, so, "PID " + std::to_string(pid));
-  // (A trace's selection can refuse what a count takes, e.g. --filter on
-  // inlined bodies: the session says so itself; the rate is still measured.)
-  if (!sel && sessionPoints)
-    sel = selectFunctions(bin, patterns, {.ignoreMissing = true, .callSites = true}, "PID " + std::to_string(pid));
+  auto sel = selectFunctions(bin, patterns, {.ignoreMissing = true, .callSites = true}, "PID " + std::to_string(pid));
   if (!sel) return fail(sel.error());
-  std::vector<bpf::AttachPoint> points;
-  for (const auto& p : sel->points)
-    if (!bpf::isReturnSite(p.site)) points.push_back(p);
   // Kept for a session: loaded as that session would load it (its ring
   // before the rate is known: ring_size.hpp, kRingPreparedBytes).
   const bpf::EngineOptions eo = keep && request
@@ -63,7 +46,7 @@ Result<double> measureHitRateKeeping(const GoBinary& bin, pid_t pid, const std::
   const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count();
   for (const auto& f : sel->functions)
     if (auto c = (*engine)->configureProbe(f.probeId, bpf::ProbeConfig{.count = true}); !c) return fail(c.error());
-  auto stats = (*engine)->attach(proc->exeHandlePath(), pid, points);
+  auto stats = (*engine)->attach(proc->exeHandlePath(), pid, sel->points);
   if (!stats) return fail(stats.error());
   auto total = [&]() -> Result<uint64_t> {
     auto counts = (*engine)->counts();
@@ -86,11 +69,11 @@ Result<double> measureHitRateKeeping(const GoBinary& bin, pid_t pid, const std::
   }
   auto n = total();
   const double took = elapsed();
-  // Kept for a session, the links stay: it keeps those that are its own
-  // points (no detach, which waits until the target's code is the file's
-  // again: tens of ms idle, up to ~2 s on a loaded machine, docs/kernel.md,
-  // "Who drops a uprobe_multi link's last reference") and api::plan
-  // detaches them before any Delve plan runs. Else off now.
+  // Kept for a session, the links stay: it keeps them when they are exactly
+  // its points (no detach, which waits until the target's code is the
+  // file's again: tens of ms idle, up to ~2 s on a loaded machine,
+  // docs/kernel.md, "Who drops a uprobe_multi link's last reference"), and
+  // api::plan detaches them before any Delve plan runs. Else off now.
   if (!n || !keep || !request) (*engine)->detachAll();
   if (!n) return fail(n.error());
   if (keep && request) {

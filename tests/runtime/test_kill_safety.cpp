@@ -86,11 +86,7 @@ Timing calibrate(const Session& s, PausableZoo& zoo) {
   // What the checks after a kill look at is really there while attached.
   if (!s.delve) {  // (read prints its value just before detaching: nothing to look at then)
     CHECK(textDifference(zoo.pid(), zoo.elf()) != 0);
-    // One link a session; two when a trace measured the rate (a float
-    // function among its patterns) and kept the rate probe's link for its
-    // entries (api/prepared_engine.hpp).
-    const size_t links = uprobeMultiLinksFor(zoo.pid()).size();
-    CHECK((links == 1 || (links == 2 && s.args.front() == "trace")));
+    CHECK(uprobeMultiLinksFor(zoo.pid()).size() == 1);
   } else if (!s.attachedMark.empty()) {
     CHECK(tracerPid(zoo.pid()) != 0);
     CHECK(dlvAttachedTo(zoo.pid()).size() == 1);
