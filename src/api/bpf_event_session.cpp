@@ -12,6 +12,7 @@
 
 #include "api/cost_meter.hpp"
 #include "api/event_sessions.hpp"
+#include "api/prepared_engine.hpp"
 #include "api/goscope.hpp"
 #include "backend/bpf/bpf_engine.hpp"
 #include "backend/bpf/ring_size.hpp"
@@ -76,8 +77,13 @@ std::array<uint64_t, 9> registersOf(const bpf::Event& e) {
 
 class BpfEventSession final : public EventSession {
  public:
-  BpfEventSession(const ProbeRequest& r, TracedTarget target, std::optional<double> ratePerS)
-      : request_(r), target_(std::move(target)), names_(TypeNamer::forBinary(target_.binary())), ratePerS_(ratePerS) {}
+  BpfEventSession(const ProbeRequest& r, TracedTarget target, std::optional<double> ratePerS,
+                  std::shared_ptr<PreparedPath> prepared)
+      : request_(r),
+        target_(std::move(target)),
+        names_(TypeNamer::forBinary(target_.binary())),
+        ratePerS_(ratePerS),
+        prepared_(std::move(prepared)) {}
 
   Result<void> start() {
     const GoBinary& bin = target_.binary();
@@ -87,14 +93,9 @@ class BpfEventSession final : public EventSession {
     if (std::string why = stackAbiRefusal(bin); !why.empty())
       return fail(ErrorKind::BadTarget, std::string(actionName(request_.action)) + ": " + target_.describe() + " was " + why,
                   "goscope count works on it (counts need neither)");
-    // trace of a leaf whose entry would be single-stepped: at its call sites
-    // and the instruction after each (function_selection.hpp), as count and
-    // latency; --stack, --filter and break keep the entry.
-    auto sel = selectFunctions(bin, *patterns, {.returns = !isBreak, .plainEntry = request_.plainEntry,
-                                                .ignoreMissing = request_.ignoreMissing, .inlined = true,
-                                                .inlinedRefusal = request_.filter ? kFilterInlined : "",
-                                                .callSites = !isBreak && !request_.capture.stack && !request_.filter},
-                               target_.describe());
+    // Where the probes go: eventSelectionOptions (prepared_engine.hpp), the
+    // rate probe's choice too.
+    auto sel = selectFunctions(bin, *patterns, eventSelectionOptions(request_), target_.describe());
     if (!sel) return sel.failure();
     sel_ = std::move(*sel);
     if (!isBreak && sel_.functions.size() > kMaxTracedFunctions)
@@ -109,8 +110,7 @@ class BpfEventSession final : public EventSession {
       traces_.push_back(f.inlinedOnly ? FunctionTrace{} : traceFor(bin, *f.fn, request_.signatures, copts));
 
     const bool stack = request_.capture.stack;
-    bpf::EngineOptions eo{.goidOffset = goidOffset(bin)};
-    eo.measureProgramTime = true;
+    bpf::RingSize ring{bpf::kRingDefaultBytes, false, false};
     if (!isBreak) {
       // Sized from the rate the plan expects (ring_size.hpp): a call is two
       // records (8-byte ring header + struct gs_event each) and the blocks
@@ -124,8 +124,7 @@ class BpfEventSession final : public EventSession {
         perCall = std::max(perCall, bytes);
       }
       if (stack) perCall += 2 * 8 * GS_MAX_STACK_DEPTH;
-      const bpf::RingSize ring = bpf::ringSizeFor(ratePerS_, perCall);
-      eo.ringBytes = ring.bytes;
+      ring = bpf::ringSizeFor(ratePerS_, perCall);
       if (ring.fromRate)
         spdlog::debug("trace: event ring buffer {} MB for {:.0f} calls/s (~{} bytes a call, {:.1f} s of backlog){}",
                       ring.bytes >> 20, *ratePerS_, perCall, bpf::kRingBacklogS,
@@ -133,10 +132,7 @@ class BpfEventSession final : public EventSession {
       else
         spdlog::debug("trace: event ring buffer {} MB (no call rate known: --expect-rate sizes it)", ring.bytes >> 20);
     }
-    if (stack) eo.stackTraceEntries = 16384;
-    eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, static_cast<uint32_t>(sel_.functions.size()));
-    eo.maxCaptureSpecs = std::max<uint32_t>(eo.maxCaptureSpecs, 2 * static_cast<uint32_t>(sel_.functions.size()));
-    eo.maxFilters = std::max<uint32_t>(eo.maxFilters, static_cast<uint32_t>(sel_.functions.size()));
+    const bpf::EngineOptions eo = eventEngineOptions(request_, bin, sel_.functions.size(), ring.bytes);
     // --filter, bound to each function's arguments before anything is loaded
     // (a name one of them lacks is said now).
     std::vector<std::vector<BoundFilterTerm>> filters(sel_.functions.size());
@@ -146,9 +142,56 @@ class BpfEventSession final : public EventSession {
         if (!b) return b.failure();
         filters[i] = std::move(*b);
       }
-    auto engine = bpf::Engine::load(eo);
-    if (!engine) return engine.failure();
-    engine_ = std::move(*engine);
+    // The rate probe's engine when the plan left one that fits (programs
+    // loaded, the count's links attached: prepared_engine.hpp), else a new one.
+    TakenEngine taken = takePreparedEngine(prepared_, request_.target.pid, eo);
+    prepared_.reset();
+    // The rate probe's points, kept attached when they are exactly this
+    // session's (prepared_engine.hpp).
+    std::vector<bpf::AttachPoint> kept;
+    if (taken.engine) {
+      engine_ = std::move(taken.engine);
+      kept = engine_->attachedPointList();
+      auto same = [](const bpf::AttachPoint& a, const bpf::AttachPoint& b) {
+        return a.fileOffset == b.fileOffset && a.probeId == b.probeId && a.site == b.site && a.generation == b.generation;
+      };
+      // Only all of them: a session that added points (a trace's returns)
+      // would end with two links to detach, one after the other, which took
+      // longer on a hot function than detaching the probe's link now and
+      // attaching one (bench/README.md, rate_probe.sh).
+      const bool own = kept.size() == sel_.points.size() &&
+                       std::all_of(kept.begin(), kept.end(), [&](const bpf::AttachPoint& k) {
+                         return std::any_of(sel_.points.begin(), sel_.points.end(),
+                                            [&](const bpf::AttachPoint& p) { return same(k, p); });
+                       });
+      if (!own) {
+        auto d = engine_->detachAll();
+        spdlog::debug("bpf: the rate probe's probes detached ({} in {:.1f} ms: not exactly this session's points)",
+                      d.points, d.detachMs);
+        kept.clear();
+      }
+      // The probe's ids this session does not configure below do nothing
+      // (none of their points is attached; this is for certainty).
+      for (uint32_t id : taken.probeIds) {
+        const bool used = std::any_of(sel_.functions.begin(), sel_.functions.end(),
+                                      [&](const auto& f) { return f.probeId == id; });
+        if (!used)
+          if (auto d = engine_->disableProbe(id); !d) return d;
+      }
+      if (!kept.empty()) {
+        // The session's probes are attached already, counting only until
+        // the configuration below.
+        attach_.points = kept.size();
+        attach_.links = engine_->usesUprobeMulti() ? 1 : kept.size();
+        attach_.uprobeMulti = engine_->usesUprobeMulti();
+        spdlog::debug("bpf: the rate probe's probes kept attached ({} kept: no detach, no re-attach)", kept.size());
+      }
+    } else {
+      auto engine = bpf::Engine::load(eo);
+      if (!engine) return engine.failure();
+      engine_ = std::move(*engine);
+    }
+    // From each configuration on, its probe captures what this session asks.
     for (size_t i = 0; i < sel_.functions.size(); i++) {
       bpf::ProbeConfig cfg;
       cfg.count = true;  // the hit counts the cost meter reads
@@ -162,10 +205,12 @@ class BpfEventSession final : public EventSession {
       cfg.filter = filters[i];
       if (auto c = engine_->configureProbe(sel_.functions[i].probeId, cfg); !c) return c;
     }
-    if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; nothing was attached");
-    auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), sel_.points);
-    if (!stats) return stats.failure();
-    attach_ = std::move(*stats);
+    if (kept.empty()) {
+      if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; nothing was attached");
+      auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), sel_.points);
+      if (!stats) return stats.failure();
+      attach_ = std::move(*stats);
+    }
     {
       const HostCosts costs = hostCosts();
       std::vector<CostMeter::Probe> probes;
@@ -547,13 +592,15 @@ class BpfEventSession final : public EventSession {
   bool warned_ = false;
   std::atomic<bool> stopAsked_{false};
   std::optional<double> ratePerS_;  // calls a second the plan expects (ring size)
+  std::shared_ptr<PreparedPath> prepared_;  // the rate probe's engine, until start() takes or releases it
 };
 
 }  // namespace
 
 Result<std::unique_ptr<EventSession>> startBpfEvents(const ProbeRequest& r, TracedTarget target,
-                                                     std::optional<double> ratePerS) {
-  auto s = std::make_unique<BpfEventSession>(r, std::move(target), ratePerS);
+                                                     std::optional<double> ratePerS,
+                                                     std::shared_ptr<PreparedPath> prepared) {
+  auto s = std::make_unique<BpfEventSession>(r, std::move(target), ratePerS, std::move(prepared));
   if (auto ok = s->start(); !ok) return ok.failure();
   return std::unique_ptr<EventSession>(std::move(s));
 }

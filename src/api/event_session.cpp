@@ -6,6 +6,7 @@
 
 #include "api/event_sessions.hpp"
 #include "api/goscope.hpp"
+#include "api/prepared_engine.hpp"
 
 namespace goscope::api {
 
@@ -113,6 +114,9 @@ Result<std::unique_ptr<EventSession>> startEventSession(const ProbeRequest& r, c
   owned.emplace(std::move(target));
   return withFallback<Started>(r, plan, notice, [&](Backend path) -> Result<Started> {
     if (path == Backend::Delve) {
+      // A BPF plan's prepared engine (the BPF path failed before taking it):
+      // released before Delve attaches.
+      if (plan.prepared) plan.prepared->engine.reset();
       if (!bpfCouldServe(r)) return startDelveEvents(r, *owned, false);
       auto s = std::make_unique<MovingEventSession>(r, std::move(*owned));
       if (auto ok = s->start(); !ok) {
@@ -121,7 +125,7 @@ Result<std::unique_ptr<EventSession>> startEventSession(const ProbeRequest& r, c
       }
       return Started(std::move(s));
     }
-    return startBpfEvents(r, std::move(*owned), plan.ratePerS);
+    return startBpfEvents(r, std::move(*owned), plan.ratePerS, plan.prepared);
   });
 }
 

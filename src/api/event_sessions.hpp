@@ -14,9 +14,11 @@ namespace goscope::api {
 // `target` is the request's target, opened by the caller (for -c: started,
 // held before exec until the probes are attached).
 // ratePerS: the calls a second the plan expects (Plan::ratePerS), for the
-// ring buffer's size; none: the default size.
+// ring buffer's size; none: the default size. prepared: the rate probe's
+// engine (Plan::prepared), taken over when it fits instead of loading one.
 Result<std::unique_ptr<EventSession>> startBpfEvents(const ProbeRequest& request, TracedTarget target,
-                                                     std::optional<double> ratePerS = std::nullopt);
+                                                     std::optional<double> ratePerS = std::nullopt,
+                                                     std::shared_ptr<PreparedPath> prepared = nullptr);
 // A running process (-p) that dlv attaches to, as the command opened it.
 // `mayMove`: BPF can serve the request, so a session whose stops exceed the
 // budget ends with EventEnd::OverBudget for the caller to go on on BPF.

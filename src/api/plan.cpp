@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/goscope.hpp"
+#include "api/prepared_engine.hpp"
 #include "backend/bpf/privileges.hpp"
 #include "backend/delve/delve_window.hpp"
 #include "probe/abi_layout.hpp"
@@ -177,10 +178,18 @@ Result<Planned> factsAndPlan(const ProbeRequest& r, const GoBinary& bin, std::op
   if (isPerHit(r.action) && rateDecides && pid && !r.expectedRatePerS && out.facts.bpfPrivileges) {
     auto patterns = patternsOf(r);
     if (!patterns) return out;
-    if (auto rate = measureHitRate(bin, *pid, *patterns, r.rateWindowS, out.plan->delveRateLimitPerS)) {
+    std::shared_ptr<PreparedPath> prepared;
+    if (auto rate = measureHitRateKeeping(bin, *pid, *patterns, r.rateWindowS, out.plan->delveRateLimitPerS, &r,
+                                          &prepared)) {
       out.facts.measuredRatePerS = *rate;
       out.plan = planRequest(r, out.facts);
     }
+    // The probe's engine, its links still attached, goes with a BPF plan,
+    // for its session to take over (prepared_engine.hpp); any other plan
+    // detaches and releases it here, before Delve attaches.
+    if (out.plan && out.plan->backend == Backend::Bpf) out.plan->prepared = std::move(prepared);
+    if (prepared && prepared->engine) prepared->engine->detachAll();
+    prepared.reset();
   }
   if (out.plan) out.plan->ratePerS = out.facts.measuredRatePerS ? out.facts.measuredRatePerS : r.expectedRatePerS;
   return out;

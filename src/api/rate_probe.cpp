@@ -3,12 +3,17 @@
 // hits in the kernel for a moment. The count sits at the cheap placement
 // (the stack check's branch, or a leaf's call sites), so measuring costs the target next to nothing.
 // It stops as soon as the count settles the choice (rate_verdict.hpp).
+// The engine it loads can be kept for the BPF session the plan may choose
+// (prepared_engine.hpp): loading the programs is most of what the probe
+// costs before its window (~50 ms idle, seconds on a loaded machine).
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <thread>
 
 #include "api/goscope.hpp"
+#include "api/prepared_engine.hpp"
+#include "backend/bpf/ring_size.hpp"
 #include "backend/bpf/bpf_engine.hpp"
 #include "backend/bpf/function_selection.hpp"
 #include "probe/pattern.hpp"
@@ -20,12 +25,25 @@ namespace goscope::api {
 
 Result<double> measureHitRate(const GoBinary& bin, pid_t pid, const std::vector<Pattern>& patterns, double windowS,
                               double limitPerS) {
+  return measureHitRateKeeping(bin, pid, patterns, windowS, limitPerS, nullptr, nullptr);
+}
+
+Result<double> measureHitRateKeeping(const GoBinary& bin, pid_t pid, const std::vector<Pattern>& patterns,
+                                     double windowS, double limitPerS, const ProbeRequest* request,
+                                     std::shared_ptr<PreparedPath>* keep) {
   auto proc = Process::attach(pid);
   if (!proc) return fail(proc.error());
   auto sel = selectFunctions(bin, patterns, {.ignoreMissing = true, .callSites = true}, "PID " + std::to_string(pid));
   if (!sel) return fail(sel.error());
-  auto engine = bpf::Engine::load({.goidOffset = goidOffset(bin)});
+  // Kept for a session: loaded as that session would load it (its ring
+  // before the rate is known: ring_size.hpp, kRingPreparedBytes).
+  const bpf::EngineOptions eo = keep && request
+                                    ? eventEngineOptions(*request, bin, sel->functions.size(), bpf::kRingPreparedBytes)
+                                    : bpf::EngineOptions{.goidOffset = goidOffset(bin)};
+  const auto loadStart = std::chrono::steady_clock::now();
+  auto engine = bpf::Engine::load(eo);
   if (!engine) return fail(engine.error());
+  const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count();
   for (const auto& f : sel->functions)
     if (auto c = (*engine)->configureProbe(f.probeId, bpf::ProbeConfig{.count = true}); !c) return fail(c.error());
   auto stats = (*engine)->attach(proc->exeHandlePath(), pid, sel->points);
@@ -51,8 +69,21 @@ Result<double> measureHitRate(const GoBinary& bin, pid_t pid, const std::vector<
   }
   auto n = total();
   const double took = elapsed();
-  (*engine)->detachAll();
+  // Kept for a session, the links stay: it keeps them when they are exactly
+  // its points (no detach, which waits until the target's code is the
+  // file's again: tens of ms idle, up to ~2 s on a loaded machine,
+  // docs/kernel.md, "Who drops a uprobe_multi link's last reference"), and
+  // api::plan detaches them before any Delve plan runs. Else off now.
+  if (!n || !keep || !request) (*engine)->detachAll();
   if (!n) return fail(n.error());
+  if (keep && request) {
+    auto p = std::make_shared<PreparedPath>();
+    p->engine = std::move(*engine);
+    p->pid = pid;
+    for (const auto& f : sel->functions) p->probeIds.push_back(f.probeId);
+    p->loadMs = loadMs;
+    *keep = std::move(p);
+  }
   spdlog::debug("strategy: rate probe: {} hits in {:.0f} ms ({}), Delve's limit {:.1f} hits/s", *n, took * 1000,
                 verdict == RateVerdict::Above   ? "stopped early: clearly above"
                 : verdict == RateVerdict::Below ? "stopped early: clearly below"

@@ -83,6 +83,11 @@ TEST_CASE("overhead: a float function at ~100,000 calls/s is planned onto BPF, a
   // The rate probe stopped once the count settled it (issue #14 item 3).
   CHECK(has(h.err, "(stopped early: clearly above)"));
   CHECK(has(h.err, "plan: bpf"));
+  // The trace took the rate probe's engine over instead of loading the
+  // programs again; the probe's count at main.scale's call sites came off
+  // (the trace adds the instruction after each call: one link, not two).
+  CHECK(has(h.err, "rate probe's engine reused"));
+  CHECK(has(h.err, "the rate probe's probes detached (2 in"));
   CHECK(has(h.err, "too much for Delve"));
   CHECK(has(h.err, "float arguments print as <unavailable>"));
   CHECK(has(h.err, "a hit here"));  // the BPF side of the weighing, from this host's figures

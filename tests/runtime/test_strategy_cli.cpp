@@ -13,6 +13,8 @@
 #include <regex>
 #include <thread>
 
+#include "support/burst_counter.hpp"
+#include "support/goscope_process.hpp"
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
@@ -89,10 +91,15 @@ TEST_CASE("strategy: break measures the rate in the kernel and picks Delve only 
   Child fib({fixture("fibonacci"), "--loop"}, /*captureStdout=*/true);
   std::string ready;
   REQUIRE(fib.readLine(ready, 5000));
-  auto hot = runCli("break -n 3 --args --explain" + pidArg(fib.pid()) + "main.fibonacciRecursive");
+  auto hot = runCli("-v break -n 3 --args --explain" + pidArg(fib.pid()) + "main.fibonacciRecursive");
   INFO(hot.err);
   REQUIRE(hot.exitCode == 0);
   CHECK(has(hot.err, "plan: bpf"));
+  // The session took the rate probe's loaded engine over (issue #14 goal 3),
+  // and its probe too: the entry of a function with a stack check is the
+  // same point for both.
+  CHECK(has(hot.err, "rate probe's engine reused"));
+  CHECK(has(hot.err, "the rate probe's probes kept attached (1 kept"));
   CHECK(has(hot.err, "measured by an in-kernel count"));
   CHECK(has(hot.err, "too much for Delve"));
   CHECK(has(hot.err, "was not stopped (BPF path)"));
@@ -100,10 +107,14 @@ TEST_CASE("strategy: break measures the rate in the kernel and picks Delve only 
   REQUIRE(hotLines.size() == 3);
   for (const auto& l : hotLines) CHECK(std::regex_match(l, std::regex(R"(\S+ g\d+ main\.fibonacciRecursive\(n=\d+\) main\.go:\d+)")));
 
-  auto slow = runCli("break -n 2 --args --max-overhead 25 --explain" + pidArg(fib.pid()) + "main.fibonacciLoop");
+  auto slow = runCli("-v break -n 2 --args --max-overhead 25 --explain" + pidArg(fib.pid()) + "main.fibonacciLoop");
   INFO(slow.err);
   REQUIRE(slow.exitCode == 0);
   CHECK(has(slow.err, "plan: delve"));
+  // Delve's plan: the rate probe's engine was released, not handed on, and
+  // its probes left the code as the file has it.
+  CHECK(has(slow.err, "strategy: rate probe:"));
+  CHECK(!has(slow.err, "rate probe's engine reused"));
   CHECK(has(slow.err, "Delve fits"));
   CHECK(has(slow.err, "was stopped"));
   auto slowLines = splitLines(slow.out);
@@ -116,7 +127,74 @@ TEST_CASE("strategy: break measures the rate in the kernel and picks Delve only 
   CHECK(has(vouched.err, "(expected)"));
   CHECK(has(vouched.err, "plan: delve"));
   CHECK(waitUntraced(fib.pid(), 20s));
+  auto elf = goscope::ElfFile::open(fixture("fibonacci"));
+  REQUIRE(elf);
+  CHECK(textDifference(fib.pid(), **elf) == 0);
   CHECK(fib.alive());
+}
+
+TEST_CASE("strategy: auto on a hot function takes the rate probe's engine over, every hit delivered once") {
+  // main.doWork is called exactly 500 times a burst. Bursts back to back
+  // while the rate probe counts make it hot (BPF, and the session takes the
+  // probe's engine over); once the session is attached the program is idle,
+  // and one more burst must give exactly 500 hits: none twice (the probe's
+  // links are gone or are the session's own), none missed (the probes
+  // configured before the attach). break, not trace: trace captures
+  // results, which only BPF does, so it measures no rate (floats aside).
+  BurstCounter bc(500);
+  long calls = 0;
+  GoscopeProcess g({"-v", "break", "--json", "-d", "60", "-p", std::to_string(bc.pid()), "main.doWork"},
+                   [&](const std::string& l) {
+                     calls += l.starts_with("{") && has(l, "\"function\":\"main.doWork\"") && l.ends_with("}");
+                   });
+  REQUIRE(waitUntil(
+      [&] {
+        if (has(g.err(), "strategy: rate probe:") || !g.running()) return true;
+        bc.burst();
+        std::this_thread::sleep_for(5ms);
+        return false;
+      },
+      120s));
+  REQUIRE(waitUntil([&] { return has(g.err(), "BPF entry probe on main.doWork") || !g.running(); }, 60s));
+  INFO(g.err());
+  REQUIRE(g.running());
+  CHECK(has(g.err(), "rate probe's engine reused"));
+  // The programs were loaded once, by the rate probe.
+  const std::string err = g.err();
+  size_t loads = 0;
+  for (size_t at = 0; (at = err.find("bpf: programs loaded in", at)) != std::string::npos; at++) loads++;
+  CHECK(loads == 1);
+  // Every event of the bursts before (some may have come during the attach) read.
+  auto settle = [&] {
+    long seen = -1;
+    waitUntil(
+        [&] {
+          g.pump();
+          if (calls == seen) return true;
+          seen = calls;
+          std::this_thread::sleep_for(400ms);
+          return false;
+        },
+        30s);
+  };
+  settle();
+  const long before = calls;
+  bc.burst();
+  settle();
+  CHECK(calls - before == 500);
+  g.signal(SIGINT);
+  const int st = g.wait(30s);
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 0);
+  CHECK(waitUntil([&] { return uprobeMultiLinksFor(bc.pid()).empty(); }, 5s));
+  CHECK(bc.child().alive());
+
+  // --strategy bpf measures nothing and loads its own engine, as before.
+  auto forced = runCli("-v trace --strategy bpf -d 0.2" + pidArg(bc.pid()) + "main.doWork");
+  INFO(forced.err);
+  CHECK(forced.exitCode == 0);
+  CHECK(!has(forced.err, "rate probe"));
+  CHECK(has(forced.err, "bpf: programs loaded in"));
 }
 
 TEST_CASE("strategy: break prints the same lines and JSON keys on either path") {

@@ -996,6 +996,12 @@ size_t Engine::attachedPoints() const {
   return n;
 }
 
+std::vector<AttachPoint> Engine::attachedPointList() const {
+  std::vector<AttachPoint> out;
+  for (auto& [id, a] : impl_->attachments) out.insert(out.end(), a.attached.begin(), a.attached.end());
+  return out;
+}
+
 Result<uint64_t> Engine::count(uint32_t probeId) const {
   if (probeId >= impl_->opt.maxProbes) return fail(ErrorKind::Usage, "probe id " + std::to_string(probeId) + " out of range");
   auto v = impl_->rawCount(probeId);
@@ -1139,6 +1145,15 @@ EngineStats Engine::stats() const {
   s.foreignCalls = get(GS_STAT_FOREIGN);
   s.filteredOut = get(GS_STAT_FILTERED_OUT);
   return s;
+}
+
+Result<void> Engine::resetStats() {
+  Impl& I = *impl_;
+  const std::vector<uint64_t> zeros(static_cast<size_t>(I.ncpus), 0);
+  for (uint32_t k = 0; k < GS_STAT_COUNT; k++)
+    if (bpf_map_update_elem(I.fd(I.skel->maps.stats), &k, zeros.data(), BPF_ANY) != 0)
+      return fail(ErrorKind::Internal, "resetting stats[" + std::to_string(k) + "]: " + std::strerror(errno));
+  return {};
 }
 
 Result<size_t> Engine::poll(int timeoutMs, const EventCallback& onEvent) {

@@ -198,6 +198,8 @@ class Engine {
   DetachStats detach(AttachmentId id);
   DetachStats detachAll();
   size_t attachedPoints() const;
+  // Every point attached now, over all attachments.
+  std::vector<AttachPoint> attachedPointList() const;
   // Removes the attached points `drop` selects while the rest keep counting,
   // exactly: every attachment is re-created without them in the other link
   // generation (attached, not counting), the generation flips in one write,
@@ -225,6 +227,12 @@ class Engine {
   Result<GlobalReading> globalValue(uint32_t probeId) const;
   Result<std::vector<StackCount>> stackCounts() const;
   EngineStats stats() const;
+  // Zeroes the engine-wide counters (stats()), for an engine handed from one
+  // user to the next (the rate probe's, taken over by a session: its
+  // counters then start with that session). Call it while the probes only
+  // count (counts() are kept apart): a run racing with the reset may keep
+  // an increment or lose one of the few stats count-only probes touch.
+  Result<void> resetStats();
   uint64_t lostEvents() const { return stats().lost(); }
 
   // Waits up to timeoutMs (0 = don't wait, < 0 = until an event) for events
