@@ -19,7 +19,7 @@
 # just before the run, which then searches the binary and writes the record;
 # "warm": the run right after, which reads it. (The file's pages are in the
 # OS page cache after the first round either way.) GOSCOPE_BASE runs get the
-# same directory, cold.
+# same directory, cold and then warm (the record format is the same).
 #
 # bpftrace: `bpftrace --unsafe` on BPFTRACE_N functions spread over the
 # binary, given as file offsets (Debian's compiler is stripped, so bpftrace
@@ -148,6 +148,7 @@ for ((r = 1; r <= rounds; r++)); do
     if [[ -n $base ]]; then
       rm -rf -- "$xdg/goscope/analysis"
       run_goscope "$base" "${copies[$i]}" >>"$tmp/r.base.${names[$i]}" || echo "nan nan nan nan" >>"$tmp/r.base.${names[$i]}"
+      run_goscope "$base" "${copies[$i]}" >>"$tmp/r.basewarm.${names[$i]}" || echo "nan nan nan nan" >>"$tmp/r.basewarm.${names[$i]}"
     fi
   done
   if ((bt_n > 0)); then
@@ -168,12 +169,13 @@ printf '%-26s %-22s %-9s %-26s %-26s %-20s %s\n' "tool" "binary" "functions" "fi
 status=0
 for i in "${!copies[@]}"; do
   n=${names[$i]}
-  for mode in goscope warm base; do
+  for mode in goscope warm base basewarm; do
     f=$tmp/r.$mode.$n
     [[ -s $f ]] || continue
     label="goscope count '*' cold"
     [[ $mode == warm ]] && label="goscope count '*' warm"
-    [[ $mode == base ]] && label="GOSCOPE_BASE count '*'"
+    [[ $mode == base ]] && label="GOSCOPE_BASE count '*' cold"
+    [[ $mode == basewarm ]] && label="GOSCOPE_BASE count '*' warm"
     printf '%-26s %-22s %-9s %-26s %-26s %-20s %s\n' "$label" "$n" "${nfuncs[$n]}" "$(col "$f" 1)" "$(col "$f" 2)" "$(col "$f" 3)" "$(col "$f" 4)"
   done
   limit=$target_ms
@@ -207,8 +209,12 @@ if ((bt_n > 0)); then
 fi
 if [[ -n $base ]]; then
   for n in "${names[@]}"; do
-    awk -v b="$(med "$tmp/r.base.$n" 1)" -v g="$(med "$tmp/r.goscope.$n" 1)" -v n="$n" 'BEGIN {
-      printf "%s: GOSCOPE_BASE / goscope first probe: %.2fx\n", n, b / g }'
+    awk -v b="$(med "$tmp/r.base.$n" 1)" -v g="$(med "$tmp/r.goscope.$n" 1)" \
+      -v bw="$(med "$tmp/r.basewarm.$n" 1)" -v gw="$(med "$tmp/r.warm.$n" 1)" \
+      -v br="$(med "$tmp/r.base.$n" 4)" -v gr="$(med "$tmp/r.goscope.$n" 4)" \
+      -v bwr="$(med "$tmp/r.basewarm.$n" 4)" -v gwr="$(med "$tmp/r.warm.$n" 4)" -v n="$n" 'BEGIN {
+      printf "%s: GOSCOPE_BASE / goscope first probe: cold %.2fx, warm %.2fx; peak RSS: cold %.2fx, warm %.2fx\n",
+        n, b / g, bw / gw, br / gr, bwr / gwr }'
   done
 fi
 echo "(nan: every run of that goscope failed, e.g. main's on more than 65,536 functions; its stderr is above the table)"

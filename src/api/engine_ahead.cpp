@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "backend/bpf/engine_fit.hpp"
+
 #include <exception>
 #include <system_error>
 
@@ -31,11 +33,12 @@ Result<std::unique_ptr<bpf::Engine>> EngineAhead::take(const bpf::EngineOptions&
   auto got = std::move(*loaded_);
   loaded_.reset();
   if (!got) return got;
-  if (guess_.covers(need)) {
+  const std::string why = bpf::whyEngineDoesNotFit(guess_, need);
+  if (why.empty()) {
     spdlog::debug("bpf: programs loaded during the analysis (beside it, on another thread)");
     return got;
   }
-  spdlog::debug("bpf: the programs loaded ahead have maps too small for this session: loaded again");
+  spdlog::debug("bpf: the programs loaded during the analysis do not serve this session ({}): loaded again", why);
   got->reset();  // its link holder and maps go before the new ones come
   return bpf::Engine::load(need);
 }

@@ -4,7 +4,7 @@
 // so they run beside the analysis (issue #14: a warm `count -b BIN '*'`
 // spends about a quarter of its start-up there). The options are a guess
 // made before the selection; take() hands the engine over when the guess
-// covers what the session needs (EngineOptions::covers), else loads again
+// covers what the session needs (bpf::whyEngineDoesNotFit), else loads again
 // (docs/disassembly.md, "Start-up").
 #pragma once
 

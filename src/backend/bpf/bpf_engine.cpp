@@ -408,17 +408,6 @@ const KernelFeatures& Engine::features() const { return impl_->feat; }
 bool Engine::usesUprobeMulti() const { return impl_->multiLoaded; }
 const AccessScope& Engine::accessScope() const { return impl_->scope; }
 
-static_assert(sizeof(EngineOptions) == 56, "a field was added to EngineOptions: add it to EngineOptions::covers");
-
-bool EngineOptions::covers(const EngineOptions& need) const {
-  return goidOffset == need.goidOffset && stackHiOffset == need.stackHiOffset && maxProbes >= need.maxProbes &&
-         maxLatencyProbes >= need.maxLatencyProbes && maxCaptureSpecs >= need.maxCaptureSpecs &&
-         maxFilters >= need.maxFilters && maxInFlight >= need.maxInFlight && ringBytes == need.ringBytes &&
-         wakeupBytes == need.wakeupBytes && maxPollDelayMs == need.maxPollDelayMs &&
-         stackTraceEntries == need.stackTraceEntries && stackCountEntries == need.stackCountEntries &&
-         attachMode == need.attachMode && measureProgramTime == need.measureProgramTime;
-}
-
 Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
   static std::once_flag printOnce;
   std::call_once(printOnce, [] { libbpf_set_print(libbpfPrint); });

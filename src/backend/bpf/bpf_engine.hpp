@@ -79,13 +79,6 @@ struct EngineOptions {
   // (BPF_ENABLE_STATS: system-wide, a clock read more per program run) so
   // that programRunNs() can tell what the programs cost.
   bool measureProgramTime = false;
-
-  // An engine loaded with these options serves a session that needs `need`:
-  // the same programs' constants and flags, and every map at least as big.
-  // (Start-up loads the engine before the selection has sized it:
-  // api/engine_ahead.hpp.) A field added above must be added here: the
-  // static_assert in bpf_engine.cpp counts the bytes.
-  bool covers(const EngineOptions& need) const;
 };
 
 struct AttachOptions {

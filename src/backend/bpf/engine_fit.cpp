@@ -2,6 +2,10 @@
 
 namespace goscope::bpf {
 
+// Every field of EngineOptions is weighed below: a field added there fails
+// this until it is.
+static_assert(sizeof(EngineOptions) == 56, "a field was added to EngineOptions: weigh it in whyEngineDoesNotFit");
+
 namespace {
 
 std::string mb(uint32_t bytes) { return std::to_string(bytes >> 20) + " MB"; }
