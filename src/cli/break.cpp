@@ -63,8 +63,14 @@ void printTotals(const api::EventTotals& t, bool cond, const HitTimes& h, std::o
   const std::string rate = rateText(t, h, measuredRate);
   if (t.path == Backend::Bpf) {
     std::fprintf(stderr, "goscope: %lld hits in %.2f s%s; %s\n", t.calls, t.activeS, rate.c_str(), api::describe(t.end));
-    std::fprintf(stderr, "goscope: PID %d was not stopped (BPF path); detached %s in %.1f ms\n", t.pid,
-                 countOf(t.detachedPoints, "probe").c_str(), t.detachMs);
+    // A session that began on Delve and moved to BPF stopped the target
+    // before the move: said, not "not stopped" (the cost line says how long).
+    if (t.cost.stoppedMs > 0)
+      std::fprintf(stderr, "goscope: PID %d was stopped %.1f ms by Delve before the move to BPF; detached %s in %.1f ms\n",
+                   t.pid, t.cost.stoppedMs, countOf(t.detachedPoints, "probe").c_str(), t.detachMs);
+    else
+      std::fprintf(stderr, "goscope: PID %d was not stopped (BPF path); detached %s in %.1f ms\n", t.pid,
+                   countOf(t.detachedPoints, "probe").c_str(), t.detachMs);
     printHiddenCalls(t.hiddenCalls);
     return;
   }

@@ -127,6 +127,10 @@ TEST_CASE("overhead: a Delve break whose function heats up moves to BPF, hits nu
   CHECK(WEXITSTATUS(st) == 0);
   CHECK(has(g.err(), "moving the probe from Delve to BPF"));
   CHECK(has(g.err(), "BPF entry probe on main.scale"));
+  // Delve stopped it before the move: the end says so, not "not stopped".
+  CHECK(has(g.err(), "was stopped "));
+  CHECK(has(g.err(), " ms by Delve before the move to BPF; detached "));
+  CHECK_FALSE(has(g.err(), "was not stopped (BPF path)"));
   CHECK(waitUntraced(pacer.pid(), 20s));
   CHECK(pacer.alive());
 }
