@@ -161,8 +161,8 @@ class AggregateSession {
   // probes, as folded lines ("main.main;main.run;main.add", root first) —
   // what flame-graph tools read.
   Result<std::map<std::string, uint64_t>> foldedStacks();
-  // Hits whose stack the kernel could not record (its stack map had no room:
-  // a bucket held another stack) since the start: left out of foldedStacks,
+  // Hits whose stack the kernel could not record (a hash bucket of its stack
+  // map held another stack) since the start: left out of foldedStacks,
   // never attributed to a caller alone. Valid after foldedStacks().
   uint64_t lostStacks() const;
   // Hits whose stack was deeper than the kernel records (127 frames): their

@@ -132,7 +132,7 @@ struct StackCount {
   // empty when the kernel could not record the stack (stackId < 0).
   std::vector<uint64_t> frames;
   uint64_t caller = 0;  // the return address into the direct caller ([RSP]); kept when the stack was lost
-  int stackId = -1;     // < 0: the stack map had no room (-EEXIST: its bucket holds another stack)
+  int stackId = -1;     // < 0: not recorded (-EEXIST: its hash bucket holds another stack; -ENOMEM)
   bool cut = false;     // deeper than the kernel records: the outer frames are missing
 };
 
