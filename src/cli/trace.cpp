@@ -128,7 +128,7 @@ int printFolded(api::AggregateSession& session, const StackOutputs& to) {
   // The stack map refuses a stack whose hash bucket holds another one
   // (-EEXIST: overwriting would give the old stack's counts to the new one),
   // long before it is full: ~130 distinct stacks in 16,384 buckets collide
-  // about every other run.
+  // about every other run (docs/kernel.md, bpf_get_stackid).
   if (const uint64_t lost = session.lostStacks())
     std::fprintf(stderr,
                  "goscope: %s whose stack the kernel could not record (another stack held its slot in the kernel's "
