@@ -122,6 +122,11 @@ Result<PtraceFacts> readPtraceFacts(pid_t pid) {
   f.targetSameUser = real == f.tracerUid && eff == f.tracerUid && saved == f.tracerUid;
   std::istringstream tracer(statusField(target, "TracerPid"));
   tracer >> f.targetTracer;
+  // TracerPid is the tracing *thread* (fs/proc/array.c: task_pid_nr_ns of
+  // the tracer): dlv traces from one of its Go threads, often not its main
+  // one. The process is what a person can find and wait for.
+  if (f.targetTracer > 0)
+    if (pid_t process = threadGroupOf(f.targetTracer); process > 0) f.targetTracer = process;
   return f;
 }
 

@@ -22,7 +22,7 @@ struct PtraceFacts {
   bool targetSameUser = false;   // the target's real, effective and saved uid are ours
   uid_t targetUid = 0;           // the target's effective uid
   bool targetCapsCovered = true; // the target's permitted capabilities are a subset of dlv's
-  pid_t targetTracer = 0;        // TracerPid of the target: 0 when nobody traces it
+  pid_t targetTracer = 0;        // the process whose thread traces the target (TracerPid's): 0 when none
 };
 
 // Reads the facts for `pid` from /proc. NotFound when it does not exist.
