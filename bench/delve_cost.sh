@@ -10,7 +10,7 @@
 #     was stopped, and CPU contention (2 vCPUs shared with dlv and goscope,
 #     and with whatever else runs on the machine) does not count as a stop.
 #
-# 1. A one-off read (`goscope read -p PID main.counter`), READS times:
+# 1. A one-off read (`goscope read --strategy delve -p PID main.counter`: a plain variable is otherwise read directly, without Delve), READS times:
 #    end to end (the goscope command's wall time), stopped as goscope's own
 #    clock says it (dlv's attach to its detach), held (above), and lost
 #    progress: window - increments / rate, the rate measured over RATE_MS
@@ -124,7 +124,7 @@ for f in e2e stopped held lost; do : >"$tmp/$f"; done
 for ((i = 1; i <= reads; i++)); do
   r1=$(rate)
   a=$(snap)
-  "$goscope" read -p "$target" main.counter >"$tmp/read.out" 2>"$tmp/read.err" || { cat "$tmp/read.err" >&2; die "goscope read failed"; }
+  "$goscope" read --strategy delve -p "$target" main.counter >"$tmp/read.out" 2>"$tmp/read.err" || { cat "$tmp/read.err" >&2; die "goscope read failed"; }
   b=$(snap)
   r2=$(rate)
   stopped=$(sed -n 's/.* was stopped \([0-9.]*\) ms.*/\1/p' "$tmp/read.err")
