@@ -49,6 +49,11 @@ stats() {
     printf "%.6g %.6g %.6g\n", med, a[1], a[NR] }'
 }
 
+# Column C of a file of per-run rows, runs that failed ("nan") left out:
+# "median [min..max]" (col) or the median alone (med); "nan" when every run failed.
+col() { awk -v c="$2" '$c != "nan" { print $c }' "$1" | stats | awk '{ printf "%s [%s..%s]", $1, $2, $3 }'; }
+med() { awk -v c="$2" '$c != "nan" { print $c }' "$1" | stats | awk '{ print $1 }'; }
+
 # A number with a k/M/G suffix, 3 significant digits.
 fmt_si() {
   awk -v x="$1" 'BEGIN {

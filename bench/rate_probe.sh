@@ -113,8 +113,6 @@ done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 kill -0 "$hot" && kill -0 "$slow" || die "a pacer died during the runs"
 
-col() { awk -v c="$2" '$c != "nan" { print $c }' "$1" | stats | awk '{ printf "%s [%s..%s]", $1, $2, $3 }'; }
-med() { awk -v c="$2" '$c != "nan" { print $c }' "$1" | stats | awk '{ print $1 }'; }
 
 echo
 echo "Rate probe: trace -p PID main.scale -d 0.2 under auto, $rounds rounds interleaved, median [min..max]"

@@ -159,8 +159,6 @@ for ((r = 1; r <= rounds; r++)); do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-col() { awk -v c="$2" '{ print $c }' "$1" | stats | awk '{ printf "%s [%s..%s]", $1, $2, $3 }'; }
-med() { awk -v c="$2" '{ print $c }' "$1" | stats | awk '{ print $1 }'; }
 
 echo
 echo "Start-up: launch to first probe attached, $rounds rounds interleaved, median [min..max]"
