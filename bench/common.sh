@@ -49,6 +49,16 @@ stats() {
     printf "%.6g %.6g %.6g\n", med, a[1], a[NR] }'
 }
 
+# A private XDG_CACHE_HOME under $tmp (its path on stdout) holding the
+# host's calibrated probe costs, so that no run calibrates and no run reads
+# or writes the user's analysis cache.
+private_xdg() {
+  local xdg=$tmp/xdg costs=${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/goscope/host-costs.json
+  mkdir -p "$xdg/goscope"
+  [[ -r $costs ]] && cp -- "$costs" "$xdg/goscope/"
+  echo "$xdg"
+}
+
 # Column C of a file of per-run rows, runs that failed ("nan") left out:
 # "median [min..max]" (col) or the median alone (med); "nan" when every run failed.
 col() { awk -v c="$2" '$c != "nan" { print $c }' "$1" | stats | awk '{ printf "%s [%s..%s]", $1, $2, $3 }'; }

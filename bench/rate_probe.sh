@@ -67,10 +67,7 @@ hot=$pacer_pid
 start_pacer 10
 slow=$pacer_pid
 
-xdg=$tmp/xdg
-mkdir -p "$xdg/goscope"
-costs=${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/goscope/host-costs.json
-[[ -r $costs ]] && cp -- "$costs" "$xdg/goscope/"
+xdg=$(private_xdg)
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "rate_probe: hot pacer $hot (100000/s), slow pacer $slow (10/s); $rounds rounds; load average $load_before" >&2

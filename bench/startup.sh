@@ -71,10 +71,7 @@ for i in "${!copies[@]}"; do
   nfuncs[${names[$i]}]=$("$goscope" list --json -b "${copies[$i]}" '*' | grep -vc '"inlined_into"')
 done
 
-xdg=$tmp/xdg
-mkdir -p "$xdg/goscope"
-costs=${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/goscope/host-costs.json
-[[ -r $costs ]] && cp -- "$costs" "$xdg/goscope/"
+xdg=$(private_xdg)
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "startup: ${names[*]}; $rounds rounds; load average $load_before" >&2
