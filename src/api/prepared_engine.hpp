@@ -46,8 +46,9 @@ namespace goscope::api {
 
 // The rate probe (rate_probe.cpp). With `keep`: the engine is loaded with
 // the options the request's event session would use (eventEngineOptions,
-// the ring bpf::kRingPreparedBytes) and, its links detached, handed to
-// *keep; without, loaded plainly and released.
+// the ring bpf::kRingPreparedBytes) and handed to *keep with its links
+// still attached (api::plan detaches them unless the plan is BPF); without,
+// loaded plainly, detached and released.
 Result<double> measureHitRateKeeping(const GoBinary& binary, pid_t pid, const std::vector<Pattern>& patterns,
                                      double windowS, double limitPerS, const ProbeRequest* request,
                                      std::shared_ptr<PreparedPath>* keep);

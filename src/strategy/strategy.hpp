@@ -77,9 +77,9 @@ struct Plan {
   // session sizes its ring buffer from it.
   std::optional<double> ratePerS;
   // Set by api::plan when the rate probe measured the rate and the plan is
-  // BPF: the probe's engine (programs loaded, nothing attached), which the
-  // BPF session takes over instead of loading its own. Released when the
-  // plan goes to Delve, before Delve attaches.
+  // BPF: the probe's engine (programs loaded, its count-only links still
+  // attached), which the BPF session takes over instead of loading its own.
+  // Detached and released when the plan goes to Delve, before Delve attaches.
   std::shared_ptr<PreparedPath> prepared;
 };
 

@@ -93,9 +93,7 @@ class Reader {
       pos_ += len;
     }
   }
-  std::string str() { return std::string(strView()); }
-  // The table's own copy, valid while the reader lives.
-  std::string_view strView() { return stringAt(strIndex()); }
+  std::string str() { return std::string(stringAt(strIndex())); }
   // The index of the next string in the table (0 after a failure).
   uint32_t strIndex() {
     const uint32_t i = u32();

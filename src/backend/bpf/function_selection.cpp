@@ -123,9 +123,6 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
         {.threadsUsed = &threads});
     if (codes.size() != block.size() || stopRequested())
       return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
-    // The block's code is read: its pages may go (peak RSS; see the end).
-    if (auto from = bin.fileOffset(block.front()->entry), to = bin.fileOffset(block.back()->end - 1); from && to && *to >= *from)
-      bin.elf().releasePages(*from, *to - *from);
     for (size_t k = 0; k < block.size(); k++) {
       const GoFunction& fn = *block[k];
       auto& code = codes[k];
