@@ -195,7 +195,14 @@ SHAPES = [
 ]
 
 
+# Where this clone and its build live on the machine that runs the check
+# (CI clones to /check, not under /work): any path under them is PATH too.
+HERE = re.compile("|".join(re.escape(os.path.realpath(d)) + r"(?=/|\b)[^\s\"',)\]]*"
+                           for d in sorted({ROOT, os.path.realpath(ROOT)}, key=len, reverse=True)))
+
+
 def shape(line):
+    line = HERE.sub("PATH", line)
     for rx, rep in SHAPES:
         line = rx.sub(rep, line)
     return line.strip()
