@@ -216,6 +216,7 @@ class BpfEventSession final : public EventSession {
       std::vector<CostMeter::Probe> probes;
       for (const auto& f : sel_.functions) probes.push_back({f.fn->name, perCallNs(costs, f.probeKind, !isBreak)});
       meter_ = std::make_unique<CostMeter>(std::move(probes), costs, request_.maxOverheadPct, request_.maxOverheadExplicit);
+      if (!target_.isBinaryWide()) meter_->watchTarget(target_.pidFilter());
       sampleEvery_.assign(sel_.functions.size(), 0);
     }
     if (auto rel = target_.release(); !rel) return rel;

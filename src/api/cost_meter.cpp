@@ -1,6 +1,7 @@
 #include "api/cost_meter.hpp"
 
 #include "backend/bpf/bpf_engine.hpp"
+#include "target/process_cpu.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,6 +11,9 @@ namespace goscope::api {
 
 namespace {
 constexpr double kSustainedS = 1.0;  // over budget this long before acting (or warning)
+// /proc's CPU clock moves in ticks (10 ms at USER_HZ 100): an estimate
+// within two ticks of it is not called capped.
+constexpr double kClockSlackNs = 20e6;
 }
 
 const char* kindName(BoundAction::Kind k) {
@@ -52,6 +56,13 @@ std::string describe(const SessionCost& c) {
                 c.cpuMs, c.elapsedS, stopped.c_str(), c.sharePct(), c.budgetPct, c.enforced ? ", enforced" : "",
                 peak.c_str());
   std::string out = buf;
+  if (c.capped) {
+    char s[256];
+    std::snprintf(s, sizeof s,
+                  "; capped at the target's own CPU time: the host's per-hit figures priced %.1f ms, more than it used",
+                  c.estimateCpuMs);
+    out += s;
+  }
   if (c.filteredOut)
     out += "; " + std::to_string(*c.filteredOut) + " calls filtered out in the kernel (never sent)";
   return out;
@@ -90,6 +101,13 @@ void CostMeter::sample(const std::vector<uint64_t>& counts, double now, std::opt
     programLast_ = programNs;
   }
   cpuNs_ += costNs;
+  if (targetPid_) {
+    // No window costs the target more than its own clock advanced in it.
+    if (auto clock = processCpuNs(targetPid_); clock && targetLast_ && *clock >= *targetLast_) {
+      costNs = std::min(costNs, static_cast<double>(*clock - *targetLast_) + kClockSlackNs / 2);
+      targetLast_ = clock;
+    }
+  }
   recentPct_ = costNs / (dt * 1e9) * 100.0;
   lastT_ = now;
   const double total = std::accumulate(rate_.begin(), rate_.end(), 0.0);
@@ -139,6 +157,11 @@ std::vector<uint32_t> CostMeter::dearestToDrop() const {
   return out;
 }
 
+void CostMeter::watchTarget(pid_t pid) {
+  targetPid_ = pid;
+  targetBase_ = targetLast_ = processCpuNs(pid);
+}
+
 void CostMeter::dropped(uint32_t id) {
   if (id < dropped_.size()) {
     dropped_[id] = true;
@@ -168,6 +191,16 @@ SessionCost CostMeter::totals(double elapsedS) const {
   SessionCost c;
   c.elapsedS = elapsedS;
   c.cpuMs = cpuNs_ / 1e6;
+  c.estimateCpuMs = c.cpuMs;
+  if (targetPid_ && targetBase_ && targetLast_ && *targetLast_ >= *targetBase_) {
+    // As of the last sample (sessions sample once more as they detach).
+    const double used = static_cast<double>(*targetLast_ - *targetBase_);
+    c.targetCpuMs = used / 1e6;
+    if (cpuNs_ > used + kClockSlackNs) {
+      c.capped = true;
+      c.cpuMs = used / 1e6;
+    }
+  }
   c.peakRate = peakRate_;
   c.peakFunction = peakFunc_;
   c.budgetPct = budgetPct_;
