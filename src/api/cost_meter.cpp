@@ -103,9 +103,13 @@ void CostMeter::sample(const std::vector<uint64_t>& counts, double now, std::opt
   cpuNs_ += costNs;
   if (targetPid_) {
     // No window costs the target more than its own clock advanced in it.
+    // A process that exited (or was reaped) has no clock to read: from then
+    // on nothing is capped, the total neither (its last ticks are unknown).
     if (auto clock = processCpuNs(targetPid_); clock && targetLast_ && *clock >= *targetLast_) {
       costNs = std::min(costNs, static_cast<double>(*clock - *targetLast_) + kClockSlackNs / 2);
       targetLast_ = clock;
+    } else {
+      targetLast_.reset();
     }
   }
   recentPct_ = costNs / (dt * 1e9) * 100.0;
@@ -193,7 +197,8 @@ SessionCost CostMeter::totals(double elapsedS) const {
   c.cpuMs = cpuNs_ / 1e6;
   c.estimateCpuMs = c.cpuMs;
   if (targetPid_ && targetBase_ && targetLast_ && *targetLast_ >= *targetBase_) {
-    // As of the last sample (sessions sample once more as they detach).
+    // As of the last sample (sessions sample once more as they detach); a
+    // target gone before it has no figure here.
     const double used = static_cast<double>(*targetLast_ - *targetBase_);
     c.targetCpuMs = used / 1e6;
     if (cpuNs_ > used + kClockSlackNs) {

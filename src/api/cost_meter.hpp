@@ -56,7 +56,8 @@ class CostMeter {
   // The probes run in this process only (-p, -c): every sample also reads
   // its CPU clock, and no window's estimate, nor the total, exceeds what
   // that clock advanced (docs/overhead.md, "An upper bound from the
-  // target's own clock"). Call it before the first sample.
+  // target's own clock"). Call it before the first sample. Once the clock
+  // cannot be read (the process exited), nothing more is capped.
   void watchTarget(pid_t pid);
   // Dropped probes cost nothing from now on (their counts stay as they were).
   void dropped(uint32_t probeId);

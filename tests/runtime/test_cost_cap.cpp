@@ -107,3 +107,22 @@ TEST_CASE("cost cap: a function called now and then is not capped, and -b watche
   CHECK_FALSE(cb->contains("target_cpu_ms"));
   CHECK_FALSE(cb->contains("capped"));
 }
+
+TEST_CASE("cost cap: a -c program that exits is never capped at a clock that stopped being read") {
+  InflatedCosts costs;
+  // Fibonacci's 43,782 recursive calls a repeat: seconds at 100 us a hit,
+  // in a program that exits after ~0.1 s, before the session's last sample.
+  auto r = run(costs.env() + cliPath() + " count --json -c '" + fixture("fibonacci") + " --repeat 2' 'main.fib*'");
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  auto c = sessionCost(r.out);
+  REQUIRE(c);
+  INFO(boost::json::serialize(*c));
+  const double cpu = c->at("cpu_ms").to_number<double>();
+  // Whatever the clock said last, the program ran: never a cost of 0.
+  CHECK(cpu > 0.5);
+  if (c->contains("capped") && c->at("capped").as_bool()) {
+    CHECK(c->at("target_cpu_ms").to_number<double>() == doctest::Approx(cpu));
+  } else {
+    CHECK(cpu > 1000);  // 2 x 43,900 hits at 100 us
+  }
+}
