@@ -26,9 +26,10 @@ const char* kindName(BoundAction::Kind k) {
   return "?";
 }
 
-double perCallNs(const HostCosts& costs, ProbeSite::Kind entry, bool returns) {
+double perCallNs(const HostCosts& costs, ProbeSite::Kind entry, bool returns, bool endsEmulated) {
   const Placement p = entry == ProbeSite::Kind::SteppedEntry ? Placement::Stepped : Placement::Emulated;
-  return costs.perHitNs(p) + (returns ? costs.returnNs : 0);
+  const double end = endsEmulated ? costs.perHitNs(Placement::Emulated) : costs.returnNs;
+  return costs.perHitNs(p) + (returns ? end : 0);
 }
 
 std::string describe(const SessionCost& c) {

@@ -24,8 +24,10 @@ class Engine;
 namespace goscope::api {
 
 // What one call of a function costs the target: its entry probe's placement,
-// and one RET when RETs are probed (latency, trace).
-double perCallNs(const HostCosts& costs, ProbeSite::Kind entry, bool returns);
+// and one return when returns are probed (latency, trace): a stepped RET, or
+// an emulated hit where a call-sites function's calls end at an instruction
+// the kernel emulates (`endsEmulated`).
+double perCallNs(const HostCosts& costs, ProbeSite::Kind entry, bool returns, bool endsEmulated = false);
 
 class CostMeter {
  public:
