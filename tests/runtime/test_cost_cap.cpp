@@ -10,7 +10,6 @@
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
@@ -19,21 +18,6 @@ using namespace goscope::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-// utime + stime of a process in ms, as the kernel charged it.
-double cpuMsOf(pid_t pid) {
-  std::string stat = slurpFile("/proc/" + std::to_string(pid) + "/stat");
-  auto close = stat.rfind(')');
-  REQUIRE(close != std::string::npos);
-  std::istringstream rest(stat.substr(close + 1));
-  std::string f;
-  unsigned long long ut = 0, st = 0;
-  for (int i = 3; i <= 15 && rest >> f; i++) {
-    if (i == 14) ut = std::stoull(f);
-    if (i == 15) st = std::stoull(f);
-  }
-  return static_cast<double>(ut + st) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
 
 // A private cache whose per-hit figures are 100 us for every placement.
 struct InflatedCosts {
@@ -58,13 +42,13 @@ struct InflatedCosts {
 TEST_CASE("cost cap: a hot loop priced at 100 us a hit is capped at its own CPU clock, and says so") {
   InflatedCosts costs;
   Child counter({fixture("counter")});
-  REQUIRE(waitUntil([&] { return cpuMsOf(counter.pid()) > 0; }, std::chrono::seconds(5)));
+  REQUIRE(waitUntil([&] { return cpuSeconds(counter.pid()) > 0; }, std::chrono::seconds(5)));
   for (const std::string cmd : {"count", "latency", "trace"}) {
     CAPTURE(cmd);
-    const double before = cpuMsOf(counter.pid());
+    const double before = 1000 * cpuSeconds(counter.pid());
     auto r = run(costs.env() + cliPath() + " " + cmd + " --json -p " + std::to_string(counter.pid()) +
                  " main.doWork -d 1.5" + (cmd == "trace" ? " > /dev/null" : ""));
-    const double used = cpuMsOf(counter.pid()) - before;
+    const double used = 1000 * cpuSeconds(counter.pid()) - before;
     REQUIRE_MESSAGE(r.exitCode == 0, r.err);
     CHECK(r.err.find("capped at the target's own CPU time: the host's per-hit figures priced") != std::string::npos);
     if (cmd == "trace") continue;  // its JSON went to /dev/null

@@ -24,26 +24,6 @@
 using namespace goscope::test;
 using namespace std::chrono_literals;
 
-namespace {
-
-// utime + stime of a live process, in seconds; -1 when unreadable.
-double cpuSeconds(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(f)), {});
-  const auto close = stat.rfind(')');
-  if (close == std::string::npos) return -1;
-  std::istringstream rest(stat.substr(close + 2));
-  std::string field;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; i++) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-}  // namespace
-
 TEST_CASE("trace throughput: a burst of 50,000 calls, every one a whole JSON line, none lost, under 3 us of goscope CPU a call") {
   constexpr long kCalls = 50000;
   Child counter({fixture("counter"), "--burst", std::to_string(kCalls)}, true);

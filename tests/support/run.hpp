@@ -63,6 +63,10 @@ pid_t spawnCli(const std::vector<std::string>& args, int outFd, int errFd, bool 
 // A whole file, "" when unreadable.
 std::string slurpFile(const std::string& path);
 
+// utime + stime of a process, all its threads, in seconds (/proc/PID/stat,
+// clock-tick resolution); -1 when unreadable.
+double cpuSeconds(pid_t pid);
+
 // Polls `cond` every 10 ms until it holds (true) or `timeout` passed (false).
 bool waitUntil(const std::function<bool()>& cond, std::chrono::milliseconds timeout);
 
