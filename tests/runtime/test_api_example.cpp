@@ -16,7 +16,7 @@ TEST_CASE("api: examples/counter_reader counts and reads the counter through the
   c.drainReports();
   int64_t startValue = c.nextReport();
   REQUIRE(startValue > 0);
-  auto r = run(std::string(GOSCOPE_EXAMPLES_DIR) + "/counter_reader " + std::to_string(c.pid()) + " 2.5");
+  auto r = run(examplesDir() + "/counter_reader " + std::to_string(c.pid()) + " 2.5");
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(r.exitCode == 0);
   auto lines = splitLines(r.out);
@@ -39,7 +39,7 @@ TEST_CASE("api: examples/counter_reader counts and reads the counter through the
 }
 
 TEST_CASE("api: a bad request comes back as an error value, not a crash") {
-  auto r = run(std::string(GOSCOPE_EXAMPLES_DIR) + "/counter_reader 4000000 1");
+  auto r = run(examplesDir() + "/counter_reader 4000000 1");
   CHECK(r.exitCode == 1);
   CHECK(r.err.find("counter_reader: no process with PID 4000000") != std::string::npos);
 }
@@ -47,7 +47,7 @@ TEST_CASE("api: a bad request comes back as an error value, not a crash") {
 TEST_CASE("api: examples/slow_calls logs the calls slower than a threshold, with their arguments") {
   // zoo's main.sleepWork(ms) sleeps 1 to 5 ms; a 3 ms threshold keeps the slow ones.
   Child zoo({fixture("zoo"), "--sleep-ms", "20"});
-  auto r = run(std::string(GOSCOPE_EXAMPLES_DIR) + "/slow_calls " + std::to_string(zoo.pid()) + " main.sleepWork 3000 3");
+  auto r = run(examplesDir() + "/slow_calls " + std::to_string(zoo.pid()) + " main.sleepWork 3000 3");
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(r.exitCode == 0);
   const std::regex line(R"(main\.sleepWork took (\d+) us: ms=(\d+))");

@@ -213,7 +213,7 @@ TEST_CASE("disasm agrees with objdump on every fixture and variant") {
                    << b.seconds * 1000 << " ms\n  " << distribution(b));
     }
   }
-  REQUIRE_MESSAGE(binaries > 0, "no fixtures under " << GOSCOPE_FIXTURE_DIR);
+  REQUIRE_MESSAGE(binaries > 0, "no fixtures under " << fixtureDir());
 }
 
 TEST_CASE("every function of the Go compiler is analysed quickly") {

@@ -57,7 +57,7 @@ const std::string& scratch() {
 // next to the fixtures already holds the standard library compiled for PIE
 // and -N -l (half a minute to rebuild); without it, a scratch cache.
 std::string goEnv() {
-  std::string cache = std::string(GOSCOPE_FIXTURE_DIR) + "/.gocache";
+  std::string cache = test::fixtureDir() + "/.gocache";
   if (!fs::is_directory(cache)) cache = scratch() + "/gocache";
   return "env GOPROXY=off GOFLAGS=-mod=mod GOENV=off CGO_ENABLED=0 GOCACHE=" + cache + " GOPATH=" + scratch() +
          "/gopath ";

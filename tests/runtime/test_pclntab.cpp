@@ -37,7 +37,7 @@ std::vector<std::pair<std::string, std::string>> presentFixtures() {
       if (access(fixture(name, variant).c_str(), X_OK) == 0) out.emplace_back(name, variant);
       else MESSAGE("fixture not built, skipped: " << fixture(name, variant));
     }
-  REQUIRE_MESSAGE(!out.empty(), "no fixtures under " << GOSCOPE_FIXTURE_DIR);
+  REQUIRE_MESSAGE(!out.empty(), "no fixtures under " << fixtureDir());
   return out;
 }
 

@@ -17,8 +17,10 @@ namespace goscope::test {
 std::string fixture(const std::string& name, const std::string& variant) {
   return std::string(GOSCOPE_FIXTURE_DIR) + "/" + variant + "/" + name;
 }
+std::string fixtureDir() { return GOSCOPE_FIXTURE_DIR; }
 std::string sourceDir() { return GOSCOPE_SOURCE_DIR; }
 std::string cliPath() { return GOSCOPE_CLI; }
+std::string examplesDir() { return GOSCOPE_EXAMPLES_DIR; }
 
 static std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

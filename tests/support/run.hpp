@@ -17,8 +17,13 @@ inline const std::vector<std::string> kVariants = {"default", "stripped", "pie",
 
 // ${build}/fixtures/<variant>/<name>
 std::string fixture(const std::string& name, const std::string& variant = "default");
-std::string sourceDir();  // the repository root
-std::string cliPath();    // the built goscope binary
+// Where things are in this build: only run.cpp is compiled with the paths
+// (a definition on every test file made each worktree's build recompile all
+// of them: no ccache hit across worktrees).
+std::string fixtureDir();   // ${build}/fixtures
+std::string sourceDir();    // the repository root
+std::string cliPath();      // the built goscope binary
+std::string examplesDir();  // the built examples/ programs
 
 struct CommandResult {
   int exitCode = -1;  // 128+N when killed by signal N
