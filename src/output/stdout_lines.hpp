@@ -18,6 +18,8 @@
 // lines on stdout is the order they were produced in.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <string>
 
@@ -27,19 +29,26 @@ class StdoutLines {
  public:
   static constexpr size_t kChunk = 64 * 1024;
 
-  StdoutLines() { buf_.reserve(2 * kChunk); }
+  StdoutLines();
   // Where a line is formatted; end it with '\n' and call lineDone().
   std::string& buffer() { return buf_; }
   void lineDone() {
-    if (buf_.size() >= kChunk) flush();
+    if (buf_.size() >= flushAt_) flush();
   }
   // Writes everything held (std::cout's buffer first). After a write error
   // (EPIPE: nobody reads any more) the lines are dropped and closed() is true.
+  // While a session's probes are on and its end is due (util/stop_signals.hpp,
+  // endPending), a write that would wait for the reader is left for later:
+  // what was not written stays held, the next flush writes it first.
   void flush();
   bool closed() const { return closed_; }
 
  private:
+  ssize_t writeSome(const char* data, size_t len);
+
   std::string buf_;
+  size_t flushAt_ = kChunk;  // lineDone flushes when this much is held
+  bool nowait_ = false;      // stdout is a pipe or socket: RWF_NOWAIT writes
   bool closed_ = false;
 };
 
