@@ -19,28 +19,43 @@ namespace {
 // at again: the bound on how late a -d end is seen by a writer that waits.
 constexpr int kWaitSliceMs = 10;
 
-// A pipe or a socket: where a write blocks for as long as the reader wants.
-bool stdoutMayBlock() {
-  struct stat st{};
-  return ::fstat(STDOUT_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
-}
-
 }  // namespace
 
-StdoutLines::StdoutLines() : nowait_(stdoutMayBlock()) { buf_.reserve(2 * kChunk); }
+// Writes that do not block, without O_NONBLOCK on stdout's own open file
+// description (shared with the shell and whoever else holds it):
+// - a pipe or FIFO is opened once more, non-blocking, through
+//   /proc/self/fd/1 (a description of goscope's own on the same pipe);
+// - a socket (or a pipe that could not be reopened) gets pwritev2's
+//   RWF_NOWAIT per write (6.18: anonymous pipes and sockets take it, a FIFO
+//   opened by name does not: EOPNOTSUPP);
+// - anything else (a file, a terminal, /dev/null) is written as it is.
+// docs/kernel.md, "Writing to a pipe without blocking".
+StdoutLines::StdoutLines() {
+  buf_.reserve(2 * kChunk);
+  struct stat st{};
+  if (::fstat(STDOUT_FILENO, &st) != 0) return;
+  if (S_ISFIFO(st.st_mode)) {
+    const int fd = ::open("/proc/self/fd/1", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      fd_ = fd;
+      return;
+    }
+  }
+  nowait_ = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+}
+
+StdoutLines::~StdoutLines() {
+  if (fd_ != STDOUT_FILENO) ::close(fd_);
+}
 
 ssize_t StdoutLines::writeSome(const char* data, size_t len) {
   if (nowait_) {
-    // RWF_NOWAIT: this write only, not the open file description (shared
-    // with the shell and the reader's side), does not block: it writes what
-    // fits and fails with EAGAIN when nothing does (pipes and sockets,
-    // docs/kernel.md "Writing to a pipe without blocking").
     iovec v{const_cast<char*>(data), len};
-    const ssize_t n = ::pwritev2(STDOUT_FILENO, &v, 1, -1, RWF_NOWAIT);
+    const ssize_t n = ::pwritev2(fd_, &v, 1, -1, RWF_NOWAIT);
     if (n >= 0 || (errno != EOPNOTSUPP && errno != EINVAL)) return n;
-    nowait_ = false;  // a kernel without it: plain writes from now on
+    nowait_ = false;  // not on this stdout: plain writes from now on
   }
-  return ::write(STDOUT_FILENO, data, len);
+  return ::write(fd_, data, len);
 }
 
 void StdoutLines::flush() {
@@ -51,6 +66,9 @@ void StdoutLines::flush() {
     const ssize_t n = writeSome(buf_.data() + done, buf_.size() - done);
     if (n > 0) {
       done += static_cast<size_t>(n);
+      // A blocking write that a stop signal cut returns what it wrote, not
+      // EINTR: the end is looked at here too.
+      if (done < buf_.size() && endPending()) break;
       continue;
     }
     const int err = n < 0 ? errno : EIO;
@@ -65,7 +83,7 @@ void StdoutLines::flush() {
     // rest is held and written once the probes are off.
     if (endPending()) break;
     if (err == EAGAIN) {  // RWF_NOWAIT, or a non-blocking stdout someone else set up: wait for room
-      pollfd p{STDOUT_FILENO, POLLOUT, 0};
+      pollfd p{fd_, POLLOUT, 0};
       ::poll(&p, 1, kWaitSliceMs);
     }
   }

@@ -30,6 +30,9 @@ class StdoutLines {
   static constexpr size_t kChunk = 64 * 1024;
 
   StdoutLines();
+  ~StdoutLines();
+  StdoutLines(const StdoutLines&) = delete;
+  StdoutLines& operator=(const StdoutLines&) = delete;
   // Where a line is formatted; end it with '\n' and call lineDone().
   std::string& buffer() { return buf_; }
   void lineDone() {
@@ -48,7 +51,8 @@ class StdoutLines {
 
   std::string buf_;
   size_t flushAt_ = kChunk;  // lineDone flushes when this much is held
-  bool nowait_ = false;      // stdout is a pipe or socket: RWF_NOWAIT writes
+  int fd_ = 1;               // stdout, or goscope's own non-blocking description of its pipe
+  bool nowait_ = false;      // a socket (or a pipe not reopened): RWF_NOWAIT writes
   bool closed_ = false;
 };
 

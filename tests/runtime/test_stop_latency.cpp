@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +44,7 @@ struct StopCase {
   int signal;        // 0: the session ends by -d
   double durationS;  // -d, when signal == 0
   const char* endLine;
+  bool namedFifo = false;  // stdout a FIFO opened by name (`> fifo`), not pipe(2)'s
 };
 
 // Polls `cond` every millisecond (waitUntil polls every 10: too coarse for
@@ -66,7 +68,21 @@ void stopUnderBacklog(const StopCase& c) {
   const pid_t target = counter.pid();
 
   int fds[2];
-  REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+  std::string fifoPath;
+  if (c.namedFifo) {
+    // A FIFO opened by name takes no RWF_NOWAIT (docs/kernel.md, "Writing to
+    // a pipe without blocking"): goscope must reopen it non-blocking.
+    fifoPath = "/tmp/goscope-stop-latency-" + std::to_string(::getpid()) + ".fifo";
+    ::unlink(fifoPath.c_str());
+    REQUIRE(::mkfifo(fifoPath.c_str(), 0600) == 0);
+    fds[0] = ::open(fifoPath.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    fds[1] = ::open(fifoPath.c_str(), O_WRONLY | O_CLOEXEC);
+    ::unlink(fifoPath.c_str());
+    REQUIRE(fds[0] >= 0);
+    REQUIRE(fds[1] >= 0);
+  } else {
+    REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+  }
   char errPath[] = "/tmp/goscope-stop-latency-err.XXXXXX";
   const int errFd = mkstemp(errPath);
   REQUIRE(errFd >= 0);
@@ -163,4 +179,12 @@ TEST_CASE("stop latency: SIGTERM with stdout a full pipe takes the probes off wi
 
 TEST_CASE("stop latency: -d with stdout a full pipe takes the probes off within 1 s of its end") {
   stopUnderBacklog({"-d 2", 0, 2.0, "goscope: duration reached"});
+}
+
+TEST_CASE("stop latency: SIGINT with stdout a full named FIFO takes the probes off within 1 s") {
+  stopUnderBacklog({"SIGINT, named FIFO", SIGINT, 0, "goscope: interrupted", true});
+}
+
+TEST_CASE("stop latency: -d with stdout a full named FIFO takes the probes off within 1 s of its end") {
+  stopUnderBacklog({"-d 2, named FIFO", 0, 2.0, "goscope: duration reached", true});
 }
