@@ -57,7 +57,9 @@ run_mode() {
   rm -f "$fifo"
   mkfifo "$fifo"
   exec 7<>"$fifo"  # a reader that never reads: goscope's writes find the pipe full
-  "$g" trace -p "$producer" "$func" "${dargs[@]}" >"$fifo" 2>"$log" &
+  # 7>&-: nobody but this shell holds fd 7 (a writer left open anywhere
+  # would keep the reader below from ever seeing the end).
+  "$g" trace -p "$producer" "$func" "${dargs[@]}" >"$fifo" 2>"$log" 7>&- &
   pid=$!
   bench_track "$pid"
   t_on=$("$watch" on "$producer" 60) || { cat "$log" >&2; die "$mode (round $round): no link for the producer within 60 s"; }
@@ -66,7 +68,7 @@ run_mode() {
     t_off=$("$watch" off "$producer" $((limit + ${d%.*} + 1))) || t_off=nan
   else
     sleep 1  # the backlog: the pipe is full within milliseconds, the ring fills behind it
-    "$watch" off "$producer" "$limit" >"$tmp/off" &
+    "$watch" off "$producer" "$limit" >"$tmp/off" 7>&- &
     w=$!
     sleep 0.05
     t0=$(now_s)
@@ -74,8 +76,9 @@ run_mode() {
     wait "$w" && t_off=$(cat "$tmp/off") || t_off=nan
   fi
   # Let goscope finish: read what it held, then it must exit 0.
-  timeout 60 cat "$fifo" >/dev/null &
+  timeout 60 cat "$fifo" >/dev/null 7>&- &
   local reader=$!
+  bench_track "$reader"
   exec 7>&-
   rc=0
   wait "$pid" || rc=$?
