@@ -11,7 +11,9 @@
 // after it (commit a5286de). The stream was therefore written with the
 // signals blocked around each line: two pthread_sigmask calls per event.
 // Here EINTR and partial writes are simply resumed: nothing is masked
-// (docs/overhead.md, "Trace throughput").
+// (docs/overhead.md, "Trace throughput"). Writes to a pipe do not block
+// (see the constructor), so that a full pipe never holds the session's end:
+// Ctrl-C, SIGTERM and -d take the probes off first (issue #14 goal 6).
 //
 // Other records (bound actions, the session cost) still go through
 // std::cout; flush() writes what std::cout holds first, so the order of
