@@ -252,13 +252,21 @@ class BpfEventSession final : public EventSession {
     t0_ = t0;
     auto onEvent = [&](const bpf::Event& e) { onEventOf(e, sink); };
     LoopOptions loop{0, request_.durationS, [this] { return done(); }};
-    EndReason why = runSessionLoop(target_, loop,
-                                   [&](int ms) {
-                                     (void)engine_->poll(std::min(ms, 100), onEvent);
-                                     idle();
-                                     govern(true);
-                                   },
-                                   [] {});
+    EndReason why;
+    {
+      // A write to a pipe nobody reads gives way to the end (Ctrl-C,
+      // SIGTERM, -d) while the probes are on, and so does a poll that is
+      // delivering: the stop came 5 s late or never without it, however
+      // long the reader took (util/stop_signals.hpp, endPending).
+      ProbesOnScope probesOn(request_.durationS > 0 ? t0 + request_.durationS : 0);
+      why = runSessionLoop(target_, loop,
+                           [&](int ms) {
+                             (void)engine_->poll(std::min(ms, 100), onEvent);
+                             idle();
+                             govern(true);
+                           },
+                           [] {});
+    }
     // Off first, then what is still in the ring, in full: with the probes
     // attached the kernel kept writing while goscope read, and the session's
     // end (Ctrl-C, -d) came seconds late on a hot function (issue #14).

@@ -1,28 +1,95 @@
 #include "output/stdout_lines.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <iostream>
 
+#include "util/stop_signals.hpp"
+
 namespace goscope::output {
+
+namespace {
+
+// How long one wait for room in stdout lasts before endPending() is looked
+// at again: the bound on how late a -d end is seen by a writer that waits.
+constexpr int kWaitSliceMs = 10;
+
+}  // namespace
+
+// Writes that do not block, without O_NONBLOCK on stdout's own open file
+// description (shared with the shell and whoever else holds it):
+// - a pipe or FIFO is opened once more, non-blocking, through
+//   /proc/self/fd/1 (a description of goscope's own on the same pipe);
+// - a socket (or a pipe that could not be reopened) gets pwritev2's
+//   RWF_NOWAIT per write (6.18: anonymous pipes and sockets take it, a FIFO
+//   opened by name does not: EOPNOTSUPP);
+// - anything else (a file, a terminal, /dev/null) is written as it is.
+// docs/kernel.md, "Writing to a pipe without blocking".
+StdoutLines::StdoutLines() {
+  buf_.reserve(2 * kChunk);
+  struct stat st{};
+  if (::fstat(STDOUT_FILENO, &st) != 0) return;
+  if (S_ISFIFO(st.st_mode)) {
+    const int fd = ::open("/proc/self/fd/1", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      fd_ = fd;
+      return;
+    }
+  }
+  nowait_ = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+}
+
+StdoutLines::~StdoutLines() {
+  if (fd_ != STDOUT_FILENO) ::close(fd_);
+}
+
+ssize_t StdoutLines::writeSome(const char* data, size_t len) {
+  if (nowait_) {
+    iovec v{const_cast<char*>(data), len};
+    const ssize_t n = ::pwritev2(fd_, &v, 1, -1, RWF_NOWAIT);
+    if (n >= 0 || (errno != EOPNOTSUPP && errno != EINVAL)) return n;
+    nowait_ = false;  // not on this stdout: plain writes from now on
+  }
+  return ::write(fd_, data, len);
+}
 
 void StdoutLines::flush() {
   if (buf_.empty()) return;
   std::cout.flush();  // records written through std::cout before these lines
   size_t done = 0;
   while (!closed_ && done < buf_.size()) {
-    ssize_t n = ::write(STDOUT_FILENO, buf_.data() + done, buf_.size() - done);
-    if (n > 0) done += static_cast<size_t>(n);
-    else if (n < 0 && errno == EINTR) continue;  // a stop signal: the session ends after this write
-    else if (n < 0 && errno == EAGAIN) {         // a non-blocking stdout someone else set up: wait for room
-      pollfd p{STDOUT_FILENO, POLLOUT, 0};
-      ::poll(&p, 1, 100);
+    const ssize_t n = writeSome(buf_.data() + done, buf_.size() - done);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      // A blocking write that a stop signal cut returns what it wrote, not
+      // EINTR: the end is looked at here too.
+      if (done < buf_.size() && endPending()) break;
+      continue;
     }
-    else closed_ = true;                         // EPIPE (SIGPIPE is ignored), EBADF, ENOSPC...
+    const int err = n < 0 ? errno : EIO;
+    if (err != EINTR && err != EAGAIN) {
+      closed_ = true;  // EPIPE (SIGPIPE is ignored), EBADF, ENOSPC...
+      break;
+    }
+    // Nobody reads (a full pipe), or a stop signal interrupted the write.
+    // While the probes are on and the session is due to end (Ctrl-C,
+    // SIGTERM, -d), this wait would hold the detach until the reader reads,
+    // the target paying for every call meanwhile (issue #14 goal 6): the
+    // rest is held and written once the probes are off.
+    if (endPending()) break;
+    if (err == EAGAIN) {  // RWF_NOWAIT, or a non-blocking stdout someone else set up: wait for room
+      pollfd p{fd_, POLLOUT, 0};
+      ::poll(&p, 1, kWaitSliceMs);
+    }
   }
-  buf_.clear();  // keeps the capacity
+  if (closed_ || done == buf_.size()) buf_.clear();  // keeps the capacity
+  else buf_.erase(0, done);
+  flushAt_ = buf_.size() + kChunk;
 }
 
 }  // namespace goscope::output

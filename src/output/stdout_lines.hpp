@@ -11,12 +11,16 @@
 // after it (commit a5286de). The stream was therefore written with the
 // signals blocked around each line: two pthread_sigmask calls per event.
 // Here EINTR and partial writes are simply resumed: nothing is masked
-// (docs/overhead.md, "Trace throughput").
+// (docs/overhead.md, "Trace throughput"). Writes to a pipe do not block
+// (see the constructor), so that a full pipe never holds the session's end:
+// Ctrl-C, SIGTERM and -d take the probes off first (issue #14 goal 6).
 //
 // Other records (bound actions, the session cost) still go through
 // std::cout; flush() writes what std::cout holds first, so the order of
 // lines on stdout is the order they were produced in.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstddef>
 #include <string>
@@ -27,19 +31,30 @@ class StdoutLines {
  public:
   static constexpr size_t kChunk = 64 * 1024;
 
-  StdoutLines() { buf_.reserve(2 * kChunk); }
+  StdoutLines();
+  ~StdoutLines();
+  StdoutLines(const StdoutLines&) = delete;
+  StdoutLines& operator=(const StdoutLines&) = delete;
   // Where a line is formatted; end it with '\n' and call lineDone().
   std::string& buffer() { return buf_; }
   void lineDone() {
-    if (buf_.size() >= kChunk) flush();
+    if (buf_.size() >= flushAt_) flush();
   }
   // Writes everything held (std::cout's buffer first). After a write error
   // (EPIPE: nobody reads any more) the lines are dropped and closed() is true.
+  // While a session's probes are on and its end is due (util/stop_signals.hpp,
+  // endPending), a write that would wait for the reader is left for later:
+  // what was not written stays held, the next flush writes it first.
   void flush();
   bool closed() const { return closed_; }
 
  private:
+  ssize_t writeSome(const char* data, size_t len);
+
   std::string buf_;
+  size_t flushAt_ = kChunk;  // lineDone flushes when this much is held
+  int fd_ = 1;               // stdout, or goscope's own non-blocking description of its pipe
+  bool nowait_ = false;      // a socket (or a pipe not reopened): RWF_NOWAIT writes
   bool closed_ = false;
 };
 

@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <time.h>
+
 #include <atomic>
 
 namespace goscope {
@@ -16,6 +18,8 @@ std::atomic<bool> g_stop{false};
 std::atomic<StopHook> g_hook{nullptr};
 std::atomic<void*> g_hookArg{nullptr};
 static_assert(std::atomic<StopHook>::is_always_lock_free && std::atomic<void*>::is_always_lock_free);
+std::atomic<bool> g_probesOn{false};
+std::atomic<double> g_deadline{0};  // CLOCK_MONOTONIC seconds; 0 = none
 
 void onSignal(int sig) {
   g_signal.store(sig);
@@ -38,6 +42,26 @@ void installStopSignals() {
 bool stopRequested() { return g_stop.load(); }
 int stopSignal() { return g_signal.load(); }
 void requestStop() { g_stop.store(true); }
+
+void setProbesOn(double deadlineS) {
+  g_deadline.store(deadlineS);
+  g_probesOn.store(true);
+}
+
+void setProbesOff() {
+  g_probesOn.store(false);
+  g_deadline.store(0);
+}
+
+bool endPending() {
+  if (!g_probesOn.load()) return false;
+  if (g_stop.load()) return true;
+  const double deadline = g_deadline.load();
+  if (deadline <= 0) return false;
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9 >= deadline;
+}
 
 void setStopHook(StopHook hook, void* arg) {
   if (!hook) {

@@ -12,6 +12,28 @@ bool stopRequested();
 int stopSignal();  // the signal that asked us to stop, 0 if none
 void requestStop();
 
+// While a session's probes are attached, a wait on someone else (a write to
+// a pipe nobody reads) must give way to the session's end, or the target
+// pays for every call until the reader reads (issue #14 goal 6: Ctrl-C,
+// SIGTERM and -d detach within 0.2 s whatever the backlog). The session
+// says when its probes are on and when its -d ends (CLOCK_MONOTONIC seconds,
+// 0 = no -d); endPending() is true while they are on and a stop signal came
+// or that moment passed. Waits that see it keep their work for later: the
+// session detaches first, then finishes writing.
+void setProbesOn(double deadlineS);
+void setProbesOff();
+bool endPending();
+
+// Puts the probes-on state for its scope (the session's loop) and takes it
+// off when the scope ends, an exception included.
+class ProbesOnScope {
+ public:
+  explicit ProbesOnScope(double deadlineS) { setProbesOn(deadlineS); }
+  ~ProbesOnScope() { setProbesOff(); }
+  ProbesOnScope(const ProbesOnScope&) = delete;
+  ProbesOnScope& operator=(const ProbesOnScope&) = delete;
+};
+
 // Called by the handler after it has set the flag, for sessions whose main
 // thread may be blocked in a long wait the flag alone cannot end (a Delve
 // continue waiting for its breakpoint: DelveSession::interrupt). It runs in

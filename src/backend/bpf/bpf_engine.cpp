@@ -382,7 +382,10 @@ struct Engine::Impl {
       (*self->callback)(self->event);
       // Checked every 256 records: a clock read per record would cost more
       // than the record.
-      if (++self->pollDelivered % 256 == 0 && std::chrono::steady_clock::now() > self->pollDeadline) {
+      // endPending: a stop or -d's end while the probes are on cuts the poll
+      // too, so that the session detaches now, not at the poll's budget.
+      if (++self->pollDelivered % 256 == 0 &&
+          (std::chrono::steady_clock::now() > self->pollDeadline || endPending())) {
         self->pollCut = true;
         return -EAGAIN;
       }
