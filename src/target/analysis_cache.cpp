@@ -186,7 +186,7 @@ namespace {
 
 // A complete search's bodies, into the cache when it is on: they move into
 // the record and are handed out from there, as on a warm run (no second
-// copy of them: buf has ~150,000 bodies, two strings each; peak RSS, issue
+// copy of them: buf has 97,891 bodies, three strings each; peak RSS, issue
 // #14). Every name the search was asked is in the record then, so the
 // lookup finds them all.
 InlinedSiteList keepInlined(AnalysisCache& cache, InlinedNames names, std::vector<InlinedSite> sites,
