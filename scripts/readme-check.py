@@ -179,6 +179,12 @@ SHAPES = [
     # (~/.cache/goscope/host-costs.json), the GNU build-id's directory.
     (re.compile(r", peak [\d.]+ hits/s(?: in \S+)?"), ""),
     (re.compile(r" \([\d.]+ hits/s\)(?=;)"), ""),   # break's rate: said once it ran 1 s
+    # The cap on the cost estimate: said or not as this host's per-hit
+    # figures price the probes above the target's own CPU clock or not.
+    (re.compile(r"; capped at the target's own CPU time: the host's per-hit figures priced [\d.]+ ms, more than it used"), ""),
+    # (and whether the clock was read to the end: not when a -c program
+    # exited before the session's last sample)
+    (re.compile(r',"target_cpu_ms":[\d.eE+-]+,"capped":(?:true|false)(?:,"estimate_cpu_ms":[\d.eE+-]+)?'), ''),
     (re.compile(r"a Delve hit ~([\d.]+ ms), (?:default from docs/delve\.md \(no Delve session measured here yet\)"
                 r"|measured here: \d+ Delve hits stopped the target [\d.]+ ms)"), r"a Delve hit ~\1, DELVE-COST"),
     (re.compile(r"\.build-id/[0-9a-f]{2}/[0-9a-f]+"), ".build-id/HEX"),

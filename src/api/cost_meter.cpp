@@ -1,6 +1,7 @@
 #include "api/cost_meter.hpp"
 
 #include "backend/bpf/bpf_engine.hpp"
+#include "target/process_cpu.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,6 +11,9 @@ namespace goscope::api {
 
 namespace {
 constexpr double kSustainedS = 1.0;  // over budget this long before acting (or warning)
+// /proc's CPU clock moves in ticks (10 ms at USER_HZ 100): an estimate
+// within two ticks of it is not called capped.
+constexpr double kClockSlackNs = 20e6;
 }
 
 const char* kindName(BoundAction::Kind k) {
@@ -22,9 +26,10 @@ const char* kindName(BoundAction::Kind k) {
   return "?";
 }
 
-double perCallNs(const HostCosts& costs, ProbeSite::Kind entry, bool returns) {
+double perCallNs(const HostCosts& costs, ProbeSite::Kind entry, bool returns, bool endsEmulated) {
   const Placement p = entry == ProbeSite::Kind::SteppedEntry ? Placement::Stepped : Placement::Emulated;
-  return costs.perHitNs(p) + (returns ? costs.returnNs : 0);
+  const double end = endsEmulated ? costs.perHitNs(Placement::Emulated) : costs.returnNs;
+  return costs.perHitNs(p) + (returns ? end : 0);
 }
 
 std::string describe(const SessionCost& c) {
@@ -52,6 +57,13 @@ std::string describe(const SessionCost& c) {
                 c.cpuMs, c.elapsedS, stopped.c_str(), c.sharePct(), c.budgetPct, c.enforced ? ", enforced" : "",
                 peak.c_str());
   std::string out = buf;
+  if (c.capped) {
+    char s[256];
+    std::snprintf(s, sizeof s,
+                  "; capped at the target's own CPU time: the host's per-hit figures priced %.1f ms, more than it used",
+                  c.estimateCpuMs);
+    out += s;
+  }
   if (c.filteredOut)
     out += "; " + std::to_string(*c.filteredOut) + " calls filtered out in the kernel (never sent)";
   return out;
@@ -90,6 +102,17 @@ void CostMeter::sample(const std::vector<uint64_t>& counts, double now, std::opt
     programLast_ = programNs;
   }
   cpuNs_ += costNs;
+  if (targetPid_) {
+    // No window costs the target more than its own clock advanced in it.
+    // A process that exited (or was reaped) has no clock to read: from then
+    // on nothing is capped, the total neither (its last ticks are unknown).
+    if (auto clock = processCpuNs(targetPid_); clock && targetLast_ && *clock >= *targetLast_) {
+      costNs = std::min(costNs, static_cast<double>(*clock - *targetLast_) + kClockSlackNs / 2);
+      targetLast_ = clock;
+    } else {
+      targetLast_.reset();
+    }
+  }
   recentPct_ = costNs / (dt * 1e9) * 100.0;
   lastT_ = now;
   const double total = std::accumulate(rate_.begin(), rate_.end(), 0.0);
@@ -139,6 +162,11 @@ std::vector<uint32_t> CostMeter::dearestToDrop() const {
   return out;
 }
 
+void CostMeter::watchTarget(pid_t pid) {
+  targetPid_ = pid;
+  targetBase_ = targetLast_ = processCpuNs(pid);
+}
+
 void CostMeter::dropped(uint32_t id) {
   if (id < dropped_.size()) {
     dropped_[id] = true;
@@ -168,6 +196,17 @@ SessionCost CostMeter::totals(double elapsedS) const {
   SessionCost c;
   c.elapsedS = elapsedS;
   c.cpuMs = cpuNs_ / 1e6;
+  c.estimateCpuMs = c.cpuMs;
+  if (targetPid_ && targetBase_ && targetLast_ && *targetLast_ >= *targetBase_) {
+    // As of the last sample (sessions sample once more as they detach); a
+    // target gone before it has no figure here.
+    const double used = static_cast<double>(*targetLast_ - *targetBase_);
+    c.targetCpuMs = used / 1e6;
+    if (cpuNs_ > used + kClockSlackNs) {
+      c.capped = true;
+      c.cpuMs = used / 1e6;
+    }
+  }
   c.peakRate = peakRate_;
   c.peakFunction = peakFunc_;
   c.budgetPct = budgetPct_;

@@ -6,6 +6,8 @@
 // The facts behind the figures: docs/overhead.md.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,8 +24,10 @@ class Engine;
 namespace goscope::api {
 
 // What one call of a function costs the target: its entry probe's placement,
-// and one RET when RETs are probed (latency, trace).
-double perCallNs(const HostCosts& costs, ProbeSite::Kind entry, bool returns);
+// and one return when returns are probed (latency, trace): a stepped RET, or
+// an emulated hit where a call-sites function's calls end at an instruction
+// the kernel emulates (`endsEmulated`).
+double perCallNs(const HostCosts& costs, ProbeSite::Kind entry, bool returns, bool endsEmulated = false);
 
 class CostMeter {
  public:
@@ -51,6 +55,12 @@ class CostMeter {
   std::optional<std::pair<uint32_t, double>> dearest() const;
   // What one call of probe `id` costs in traps alone (its placement).
   double perCallNs(uint32_t id) const { return id < probes_.size() ? probes_[id].perCallNs : 0; }
+  // The probes run in this process only (-p, -c): every sample also reads
+  // its CPU clock, and no window's estimate, nor the total, exceeds what
+  // that clock advanced (docs/overhead.md, "An upper bound from the
+  // target's own clock"). Call it before the first sample. Once the clock
+  // cannot be read (the process exited), nothing more is capped.
+  void watchTarget(pid_t pid);
   // Dropped probes cost nothing from now on (their counts stay as they were).
   void dropped(uint32_t probeId);
 
@@ -74,6 +84,8 @@ class CostMeter {
   std::vector<double> rate_;        // hits/s over the last window
   double lastT_ = 0;
   double cpuNs_ = 0;                // estimated so far
+  pid_t targetPid_ = 0;             // watched by its CPU clock (0: not one process)
+  std::optional<uint64_t> targetBase_, targetLast_;  // its clock at watchTarget and at the last sample
   std::optional<uint64_t> programBase_, programLast_;
   double recentPct_ = 0;
   double windowStartT_ = 0;

@@ -35,6 +35,14 @@ struct SessionCost {
   // an entry and a return a call. JSON "events_sent".
   std::optional<uint64_t> eventsSent;
 
+  // One target process: the CPU time it used in the session, all threads
+  // (JSON "target_cpu_ms"), and whether the estimate was more and cpuMs is
+  // that clock's figure instead ("capped"): the host's per-hit figures
+  // priced these probes above what they can have cost here.
+  std::optional<double> targetCpuMs;
+  bool capped = false;
+  double estimateCpuMs = 0;  // the estimate before the cap (said when capped)
+
   // The probes' share of the target's time, in % of one CPU.
   double sharePct() const { return elapsedS > 0 ? (cpuMs + stoppedMs) / (elapsedS * 10) : 0; }
 };

@@ -189,6 +189,11 @@ class JsonOutput final : public Output {
     if (c.hiddenCalls) o["hidden_calls"] = c.hiddenCalls;
     if (c.filteredOut) o["filtered_out"] = *c.filteredOut;
     if (c.eventsSent) o["events_sent"] = *c.eventsSent;
+    if (c.targetCpuMs) {
+      o["target_cpu_ms"] = *c.targetCpuMs;
+      o["capped"] = c.capped;
+      if (c.capped) o["estimate_cpu_ms"] = c.estimateCpuMs;
+    }
     boost::json::array actions;
     for (const auto& a : c.actions) actions.push_back(boost::json::value(a));
     o["bound_actions"] = std::move(actions);

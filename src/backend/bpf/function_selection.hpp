@@ -30,6 +30,9 @@ struct SelectedFunction {
   // stand-in whose entry is 0 and whose file:line is the first call site.
   bool inlinedOnly = false;
   size_t callSites = 0;       // probeKind CallSites: how many `call`s are probed
+  // CallSites with returns: the kernel emulates the instruction after every
+  // call, so a call's end costs an emulated hit, not a stepped RET.
+  bool callEndsEmulated = false;
 };
 
 struct Selection {
