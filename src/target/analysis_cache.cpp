@@ -140,11 +140,21 @@ void AnalysisCache::addInlined(std::vector<std::string> allNames, const std::vec
   for (const auto& n : searched)
     if (!rec_.inlinedSearched.contains(n)) fresh.insert(n);
   if (fresh.empty()) return;
-  for (auto& s : sites)
-    if (fresh.contains(s.callee)) rec_.inlined.push_back(std::move(s));
-  std::stable_sort(rec_.inlined.begin(), rec_.inlined.end(), [](const InlinedSite& a, const InlinedSite& b) {
+  if (rec_.inlined.empty() && fresh.size() == searched.size()) {
+    // The first search (every name in it is fresh): its bodies are all
+    // kept, in its order, with no lookup per body and no copy.
+    rec_.inlined = std::move(sites);
+  } else {
+    for (auto& s : sites)
+      if (fresh.contains(s.callee)) rec_.inlined.push_back(std::move(s));
+  }
+  // A first search adds its bodies in this order already: no sort (and no
+  // merge buffer of every body) then.
+  const auto byCaller = [](const InlinedSite& a, const InlinedSite& b) {
     return std::pair(a.caller->entry, a.callIndex) < std::pair(b.caller->entry, b.callIndex);
-  });
+  };
+  if (!std::is_sorted(rec_.inlined.begin(), rec_.inlined.end(), byCaller))
+    std::stable_sort(rec_.inlined.begin(), rec_.inlined.end(), byCaller);
   rec_.inlinedSearched.insert(fresh.begin(), fresh.end());
   dirty_ = true;
 }
@@ -171,6 +181,23 @@ void AnalysisCache::save() const {
   }
   spdlog::debug("analysis cache: {} written ({} bytes)", path_, bytes.size());
 }
+
+namespace {
+
+// A complete search's bodies, into the cache when it is on: they move into
+// the record and are handed out from there, as on a warm run (no second
+// copy of them: buf has 97,891 bodies, three strings each; peak RSS, issue
+// #14). Every name the search was asked is in the record then, so the
+// lookup finds them all.
+InlinedSiteList keepInlined(AnalysisCache& cache, InlinedNames names, std::vector<InlinedSite> sites,
+                            const std::function<bool(std::string_view)>& wanted) {
+  if (!cache.enabled()) return InlinedSiteList(std::move(sites));
+  cache.addInlined(std::move(names.all), names.searched, std::move(sites));
+  if (auto stored = cache.inlined(wanted)) return InlinedSiteList(std::move(*stored));
+  return InlinedSiteList();  // the binary has no inlined calls at all
+}
+
+}  // namespace
 
 CallSiteIndex cachedCallSites(AnalysisCache& cache, const GoBinary& bin, std::span<const uint64_t> entries,
                               const std::function<bool()>& keepGoing) {
@@ -204,8 +231,47 @@ InlinedSiteList cachedInlinedSites(AnalysisCache& cache, const GoBinary& bin,
   }
   spdlog::debug("start-up: searched {} caller(s) for inlined bodies in {:.1f} ms", bin.pclntab().functions().size(),
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  cache.addInlined(std::move(names.all), names.searched, sites);
-  return InlinedSiteList(std::move(sites));
+  return keepInlined(cache, std::move(names), std::move(sites), wanted);
+}
+
+StartupSearches cachedStartupSearches(AnalysisCache& cache, const GoBinary& bin, std::span<const uint64_t> entries,
+                                      const std::function<bool(std::string_view)>& wanted,
+                                      const std::function<bool()>& keepGoing) {
+  StartupSearches out;
+  if (entries.empty() || cache.callSites(entries) || cache.inlined(wanted)) {
+    // One of them at most searches: each on its own, as cachedCallSites and
+    // cachedInlinedSites do.
+    out.callSites = cachedCallSites(cache, bin, entries, keepGoing);
+    if (out.callSites.interrupted()) {
+      out.interrupted = true;
+      return out;
+    }
+    bool interrupted = false;
+    out.inlined = cachedInlinedSites(cache, bin, wanted, [&](size_t, size_t) { return !keepGoing || keepGoing(); },
+                                     &interrupted);
+    out.interrupted = interrupted;
+    return out;
+  }
+  // Both search: one decode of each function for both (the call-site
+  // search's sweep reads every instruction anyway; docs/disassembly.md,
+  // "Start-up").
+  const auto t0 = std::chrono::steady_clock::now();
+  InlinedSiteSearch inlined(bin, wanted);
+  const WholeCodeUser user = inlined.user();
+  out.callSites = CallSiteIndex::build(bin, entries, keepGoing, &user);
+  if (out.callSites.interrupted()) {
+    out.interrupted = true;
+    return out;
+  }
+  spdlog::debug("start-up: searched the binary for the call sites of {} function(s) and {} caller(s) for inlined "
+                "bodies, one decode for both, in {:.1f} ms",
+                entries.size(), bin.pclntab().functions().size(),
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  cache.addCallSites(out.callSites.proofs());
+  InlinedNames names;
+  auto sites = inlined.take(&names);
+  out.inlined = keepInlined(cache, std::move(names), std::move(sites), wanted);
+  return out;
 }
 
 }  // namespace goscope

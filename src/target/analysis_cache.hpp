@@ -86,6 +86,19 @@ class InlinedSiteList {
   std::vector<const InlinedSite*> sites_;
 };
 
+// Both, for a selection that wants call sites and inlined bodies: when
+// neither answer is cached, one decode of each function feeds both searches
+// (start-up, issue #14). interrupted: keepGoing said stop (then nothing is
+// added, and neither answer may be used).
+struct StartupSearches {
+  CallSiteIndex callSites;
+  InlinedSiteList inlined;
+  bool interrupted = false;
+};
+StartupSearches cachedStartupSearches(AnalysisCache& cache, const GoBinary& bin, std::span<const uint64_t> entries,
+                                      const std::function<bool(std::string_view)>& wanted,
+                                      const std::function<bool()>& keepGoing = {});
+
 CallSiteIndex cachedCallSites(AnalysisCache& cache, const GoBinary& bin, std::span<const uint64_t> entries,
                               const std::function<bool()>& keepGoing = {});
 InlinedSiteList cachedInlinedSites(AnalysisCache& cache, const GoBinary& bin,

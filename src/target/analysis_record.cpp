@@ -39,29 +39,35 @@ class Writer {
   void u64(uint64_t v) { raw(&v, 8); }
   // A string is its index in the record's string table: a reason, a file
   // name or a callee repeats thousands of times in a big binary.
+  // The string must outlive this writer (the record's own are kept by view:
+  // no copy of each of ~500,000 strings to look it up).
   void str(std::string_view s) {
     s = s.substr(0, kMaxString);
-    auto [it, fresh] = index_.try_emplace(std::string(s), static_cast<uint32_t>(strings_.size()));
-    if (fresh) strings_.push_back(&it->first);
+    auto [it, fresh] = index_.try_emplace(s, static_cast<uint32_t>(strings_.size()));
+    if (fresh) strings_.push_back(s);
     u32(it->second);
   }
   void raw(const void* p, size_t n) { out_.append(static_cast<const char*>(p), n); }
   std::string& bytes() { return out_; }
-  // The string table, then what was written.
-  std::string withStrings() const {
-    Writer t;
-    t.u32(static_cast<uint32_t>(strings_.size()));
-    for (const std::string* s : strings_) {
-      t.u32(static_cast<uint32_t>(s->size()));
-      t.out_.append(*s);
+  // The string table, then what was written, appended to `to`.
+  void appendWithStrings(Writer& to) const {
+    to.u32(static_cast<uint32_t>(strings_.size()));
+    for (std::string_view s : strings_) {
+      to.u32(static_cast<uint32_t>(s.size()));
+      to.out_.append(s);
     }
-    return t.out_ + out_;
+    to.out_ += out_;
+  }
+  size_t sizeWithStrings() const {
+    size_t n = 4 + out_.size();
+    for (std::string_view s : strings_) n += 4 + s.size();
+    return n;
   }
 
  private:
   std::string out_;
-  std::unordered_map<std::string, uint32_t> index_;
-  std::vector<const std::string*> strings_;
+  std::unordered_map<std::string_view, uint32_t> index_;
+  std::vector<std::string_view> strings_;
 };
 
 // Every read checks what is left; the first failure sticks.
@@ -143,6 +149,7 @@ bool isCallTo(const AnalysisChecks& c, uint64_t site, uint64_t entry) {
 
 std::string serializeAnalysis(const AnalysisRecord& r, std::span<const uint8_t, 16> key) {
   Writer p;
+  p.bytes().reserve(r.callSites.size() * 32 + r.inlined.size() * 48);  // about what it takes: no doubling
   std::vector<uint64_t> entries;
   for (const auto& [e, _] : r.callSites) entries.push_back(e);
   std::sort(entries.begin(), entries.end());  // the same record, the same bytes
@@ -171,15 +178,23 @@ std::string serializeAnalysis(const AnalysisRecord& r, std::span<const uint8_t, 
     p.str(s.reason);
     p.u8(s.callerFrameless ? 1 : 0);
   }
+  // Assembled in one buffer of the final size (kubectl's record is 8 MB: no
+  // copies of the payload beside it; peak RSS, issue #14), the checksum
+  // written into its place afterwards.
   Writer out;
+  const size_t payloadSize = p.sizeWithStrings();
+  out.bytes().reserve(kHeader + payloadSize);
   out.raw(kMagic, sizeof kMagic);
   out.u32(kVersion);
   out.raw(key.data(), key.size());
-  const std::string payload = p.withStrings();
-  out.u64(payload.size());
-  out.u64(XXH3_64bits(payload.data(), payload.size()));
-  out.bytes() += payload;
-  return std::move(out.bytes());
+  out.u64(payloadSize);
+  const size_t hashAt = out.bytes().size();
+  out.u64(0);
+  p.appendWithStrings(out);
+  std::string& bytes = out.bytes();
+  const uint64_t hash = XXH3_64bits(bytes.data() + kHeader, bytes.size() - kHeader);
+  std::memcpy(bytes.data() + hashAt, &hash, sizeof hash);
+  return std::move(bytes);
 }
 
 std::optional<AnalysisRecord> parseAnalysis(std::span<const uint8_t> bytes, std::span<const uint8_t, 16> key,

@@ -54,11 +54,21 @@ class Search {
     }
     loOff_ = static_cast<uint32_t>(lo_ - bin.pclntab().textStart());
     hiOff_ = static_cast<uint32_t>(hi_ - bin.pclntab().textStart());
+    // One bit per byte of [lo, hi] (buf's 19 MB of text: 2.4 MB) when the
+    // span is sane; the hash lookup otherwise.
+    if (lo_ <= hi_ && hi_ - lo_ < (uint64_t{1} << 32)) {
+      isEntry_.assign((hi_ - lo_) / 64 + 1, 0);
+      for (uint64_t e : entries) isEntry_[(e - lo_) / 64] |= uint64_t{1} << ((e - lo_) % 64);
+    }
   }
 
-  // A range check first: most words are nowhere near an entry, and the hash
-  // lookup was most of the search's time.
-  bool wanted(uint64_t addr) const { return addr >= lo_ && addr <= hi_ && out_.count(addr) != 0; }
+  // A range check first: most words are nowhere near an entry; then a bit
+  // (a hash lookup per branch target was 2% of a cold start of buf '*').
+  bool wanted(uint64_t addr) const {
+    if (addr < lo_ || addr > hi_) return false;
+    if (!isEntry_.empty()) return (isEntry_[(addr - lo_) / 64] >> ((addr - lo_) % 64)) & 1;
+    return out_.count(addr) != 0;
+  }
 
   void refuse(uint64_t entry, const std::string& why) {
     auto& p = out_[entry];
@@ -84,7 +94,7 @@ class Search {
   // order afterwards, so the first reason kept per entry and the order of
   // the sites are those of one sweep in address order.
   // False when keepGoing said stop.
-  bool code(const ZydisDecoder& zydis, const std::function<bool()>& keepGoing) {
+  bool code(const ZydisDecoder& zydis, const std::function<bool()>& keepGoing, const WholeCodeUser* user) {
     const auto& fns = bin_.pclntab().functions();
     const ElfFile::Section* text = bin_.elf().section(".text");
     // Text before function i that belongs to none starts at coveredBefore[i]
@@ -97,17 +107,47 @@ class Search {
       covered = std::max(covered, fns[i].end);
     }
     std::vector<Findings> found(fns.size());
-    AnalysisProgress progress;
-    if (keepGoing) progress = [&](size_t, size_t) { return keepGoing(); };
+    // Every few thousand functions, the file's pages read so far go back to
+    // the page cache (a later read faults them in again): the code, its
+    // pc tables and inline trees, read once each here, are not all kept in
+    // goscope's RSS (buf: ~30 MB of its file; issue #14 asks < 100 MB in
+    // all). Only the pages in use meanwhile are read twice.
+    size_t releasedAt = 0;
+    const AnalysisProgress progress = [&](size_t done, size_t) {
+      if (done - releasedAt >= kReleaseEvery) {
+        bin_.elf().releasePages(0, bin_.elf().bytes().size());
+        releasedAt = done;
+      }
+      return !keepGoing || keepGoing();
+    };
     const bool finished = forEachInParallel(
         fns.size(),
         [&](size_t i) {
           const GoFunction& fn = fns[i];
-          if (fn.end <= fn.entry) return;
-          auto bytes = bin_.elf().readVaddr(fn.entry, fn.end - fn.entry);
-          if (!bytes) return;
+          const bool whole = user && user->wantsCode(i);
+          std::optional<std::span<const uint8_t>> bytes;
+          if (fn.end > fn.entry) bytes = bin_.elf().readVaddr(fn.entry, fn.end - fn.entry);
+          if (!bytes) {
+            if (whole) user->withCode(i, bin_.analyze(fn, DecodeDepth::Whole), std::nullopt);  // its error
+            return;
+          }
           if (text && coveredBefore[i] && fn.entry > coveredBefore[i]) rawText(coveredBefore[i], fn.entry, found[i]);
-          sweep(zydis, fn, *bytes, found[i]);
+          if (!whole) {
+            sweep(zydis, fn, *bytes, found[i]);
+            return;
+          }
+          // One decode for both: the whole analysis, with this search's look
+          // at each instruction riding along (the same instructions sweep()
+          // visits: both stop at trailing int3 and at bytes that do not decode).
+          const InstructionHook hook = [&](uint64_t at, std::span<const uint8_t> b, const ZydisDecodedInstruction_& in) {
+            instruction(fn, at, b, in, found[i]);
+          };
+          auto code = analyzeFunction(*bytes, fn.entry, DecodeDepth::Whole, &hook);
+          if (code && code->undecodable) {
+            const uint64_t off = *code->undecodable - fn.entry;
+            raw(*code->undecodable, bytes->subspan(off), found[i]);
+          }
+          user->withCode(i, code, bytes);
         },
         progress);
     if (!finished) return false;
@@ -149,6 +189,11 @@ class Search {
       if (!pointers || !(s.flags & SHF_ALLOC) || (s.flags & SHF_EXECINSTR)) continue;
       if (&s == pcln || s.name == ".gopclntab") continue;
       auto bytes = elf.sectionBytes(s);
+      struct LetGo {  // the section's pages, once searched (peak RSS)
+        const Search& search;
+        std::span<const uint8_t> b;
+        ~LetGo() { search.letGo(b); }
+      } letGo{*this, bytes};
       for (size_t i = (4 - s.addr % 4) % 4; i + 4 <= bytes.size(); i += 4) {
         const uint64_t at = s.addr + i;
         if (at % 8 == 0 && i + 8 <= bytes.size()) {
@@ -175,7 +220,18 @@ class Search {
     }
   }
 
+  // The file's pages under `b` (a span of the mapping), searched: back to
+  // the page cache, as in code().
+  void letGo(std::span<const uint8_t> b) const {
+    const ElfFile& elf = bin_.elf();
+    const auto file = elf.bytes();
+    if (b.empty() || b.data() < file.data() || b.data() + b.size() > file.data() + file.size()) return;
+    elf.releasePages(static_cast<size_t>(b.data() - file.data()), b.size());
+  }
+
  private:
+  static constexpr size_t kReleaseEvery = 4096;  // functions
+
   void sweep(const ZydisDecoder& zydis, const GoFunction& fn, std::span<const uint8_t> code, Findings& out) const {
     const uint8_t* p = code.data();
     size_t left = code.size();
@@ -258,19 +314,20 @@ class Search {
   std::unordered_map<uint64_t, CallSiteProof>& out_;
   std::unordered_map<uint32_t, uint64_t> textOffsets_;  // entry - text start -> entry
   uint64_t lo_ = UINT64_MAX, hi_ = 0;  // the lowest and highest entry asked
+  std::vector<uint64_t> isEntry_;      // bit (addr - lo_): addr is an entry asked
   uint32_t loOff_ = 0, hiOff_ = 0;     // the same as text offsets
 };
 
 }  // namespace
 
 CallSiteIndex CallSiteIndex::build(const GoBinary& bin, std::span<const uint64_t> entries,
-                                   const std::function<bool()>& keepGoing) {
+                                   const std::function<bool()>& keepGoing, const WholeCodeUser* user) {
   const auto t0 = std::chrono::steady_clock::now();
   CallSiteIndex idx;
   if (entries.empty()) return idx;
   const ZydisDecoder& zydis = zydisDecoder();
   Search search(bin, entries, idx.byEntry_);
-  if (!search.code(zydis, keepGoing)) {
+  if (!search.code(zydis, keepGoing, user)) {
     idx.interrupted_ = true;
     for (auto& [entry, proof] : idx.byEntry_) proof.refused = "the search for its call sites was interrupted";
     return idx;

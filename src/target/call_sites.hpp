@@ -47,14 +47,27 @@ struct CallSiteProof {
   std::optional<std::string> refused;  // the first other reference found, in words
 };
 
+// Another search that needs the whole analysis (FunctionCode) of some
+// functions (the inlined bodies', inline_sites.hpp): the call-site search
+// decodes every function anyway, so those it decodes once for both
+// (start-up, issue #14). Both are called on the worker thread that has
+// function i of the table, wantsCode(i) first, then, if it said yes,
+// withCode(i, its analysis, its bytes (nullopt: not in the file)).
+struct WholeCodeUser {
+  std::function<bool(size_t i)> wantsCode;
+  std::function<void(size_t i, const Result<FunctionCode>& code, std::optional<std::span<const uint8_t>> bytes)> withCode;
+};
+
 class CallSiteIndex {
  public:
   // One pass over the binary's code and data for all `entries` at once.
   // `keepGoing` is asked now and then (Ctrl-C: the Go compiler's 14,000
   // functions take about a second); when it says no, the search stops and
   // interrupted() is true (find() then proves nothing: every entry refused).
+  // `user`: another search fed by the same decode (nothing when entries is
+  // empty: no function is decoded then).
   static CallSiteIndex build(const GoBinary& bin, std::span<const uint64_t> entries,
-                             const std::function<bool()>& keepGoing = {});
+                             const std::function<bool()>& keepGoing = {}, const WholeCodeUser* user = nullptr);
   // An index of proofs found earlier (the analysis cache).
   static CallSiteIndex fromProofs(std::unordered_map<uint64_t, CallSiteProof> proofs);
   const std::unordered_map<uint64_t, CallSiteProof>& proofs() const { return byEntry_; }

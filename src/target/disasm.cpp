@@ -58,7 +58,8 @@ void setBit(std::vector<uint64_t>& bits, uint64_t off) {
 
 }  // namespace
 
-Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t entry, DecodeDepth depth) {
+Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t entry, DecodeDepth depth,
+                                     const InstructionHook* hook) {
   if (code.empty()) return fail(ErrorKind::Usage, "analyzeFunction: no code at " + hex(entry));
   if (entry + code.size() < entry)
     return fail(ErrorKind::Usage, "analyzeFunction: code at " + hex(entry) + " wraps around");
@@ -93,6 +94,7 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
       break;
     }
     const std::span<const uint8_t> bytes(p, in.length);
+    if (hook) (*hook)(at, bytes, in);
     p += in.length, left -= in.length, addr += in.length;
     setBit(fn.boundaryBits, at - entry);
     ++fn.instructionCount;

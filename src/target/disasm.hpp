@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,6 +18,8 @@
 #include "target/go_prologue.hpp"
 #include "target/uprobe_rules.hpp"
 #include "util/result.hpp"
+
+struct ZydisDecodedInstruction_;
 
 namespace goscope {
 
@@ -81,10 +84,17 @@ struct FunctionCode {
   std::vector<uint64_t> boundaryBits;
 };
 
+// Called with every instruction the sweep decodes: its address, its bytes
+// and Zydis's decoding (Zydis/Zydis.h). Another search that reads every
+// instruction (the call sites', call_sites.hpp) rides along on the same
+// decode instead of decoding the function again (start-up, issue #14).
+using InstructionHook =
+    std::function<void(uint64_t at, std::span<const uint8_t> bytes, const ZydisDecodedInstruction_& in)>;
+
 // Errors: Usage (empty code, address overflow). Bytes that do not decode are
 // not an error: the sweep stops there and FunctionCode::undecodable says where.
 Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t entry,
-                                     DecodeDepth depth = DecodeDepth::Whole);
+                                     DecodeDepth depth = DecodeDepth::Whole, const InstructionHook* hook = nullptr);
 
 // Why the RETs of this function are not known (nullopt: `returns` is
 // complete). The sweep stopped on bytes the decoder rejects before the end of

@@ -8,11 +8,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "target/call_sites.hpp"
 #include "target/go_binary.hpp"
 #include "target/inline_placement.hpp"
 
@@ -33,6 +37,41 @@ struct InlinedNames {
 std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::function<bool(std::string_view)>& wanted,
                                           const std::function<bool(size_t, size_t)>& progress = {},
                                           InlinedNames* names = nullptr);
+
+// The same search, fed function by function: searchAlone(i) decodes function
+// i itself; user() lets the call-site search (call_sites.hpp) decode each
+// function once for both. take() when every function has been seen (names
+// is complete only then), in the function table's order. Each i from one
+// thread at a time; different i from any threads.
+class InlinedSiteSearch {
+ public:
+  InlinedSiteSearch(const GoBinary& bin, std::function<bool(std::string_view)> wanted);
+  void searchAlone(size_t i);
+  WholeCodeUser user();
+  std::vector<InlinedSite> take(InlinedNames* names);
+
+ private:
+  bool wanted(std::string_view name);
+  bool wantsCode(size_t i);
+  void withCode(size_t i, const Result<FunctionCode>& code, std::optional<std::span<const uint8_t>> bytes);
+
+  struct Pending {  // a caller's calls, between wantsCode and withCode
+    std::vector<InlinedCall> calls;
+    std::vector<bool> want;
+  };
+  // Callee names by view, without a string made per lookup.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  const GoBinary& bin_;
+  std::function<bool(std::string_view)> wanted_;
+  std::vector<Pending> pending_;
+  std::vector<std::vector<InlinedSite>> perCaller_;
+  std::vector<char> seen_;  // not vector<bool>: set from several threads
+  std::mutex namesMutex_;
+  std::unordered_map<std::string, bool, NameHash, std::equal_to<>> names_;
+};
 
 // The inlined calls of one caller (all of them when wanted is empty).
 std::vector<InlinedSite> inlinedSitesIn(const GoBinary& bin, const GoFunction& caller,

@@ -261,8 +261,12 @@ std::optional<int32_t> Pclntab::spDelta(const GoFunction& fn, uint64_t pc) const
 }
 
 std::pair<std::string, int> Pclntab::fileLine(const GoFunction& fn, uint64_t pc) const {
-  auto fileno = pcln::pcValueAt(pcTable(funcField(fn.funcOff, 5)), fn.entry, pc, quantum_);
-  auto line = pcln::pcValueAt(pcTable(funcField(fn.funcOff, 6)), fn.entry, pc, quantum_);
+  return fileLineOf(fn, pcln::pcValueAt(pcTable(funcField(fn.funcOff, 5)), fn.entry, pc, quantum_),
+                    pcln::pcValueAt(pcTable(funcField(fn.funcOff, 6)), fn.entry, pc, quantum_));
+}
+
+std::pair<std::string, int> Pclntab::fileLineOf(const GoFunction& fn, std::optional<int32_t> fileno,
+                                                std::optional<int32_t> line) const {
   if (!fileno || !line || *fileno < 0) return {"?", 0};
   uint32_t cu = funcField(fn.funcOff, 8);
   uint32_t fileoff = u32(cuOff_ + 4 * (static_cast<uint64_t>(cu) + static_cast<uint64_t>(*fileno)));
@@ -342,15 +346,12 @@ std::vector<InlinedCall> Pclntab::inlinedCalls(const GoFunction& fn) const {
     auto e = readInlEntry(*elf_, format_, *tree, i, nameAt);
     if (!e) break;
     InlinedCall c;
-    c.callee = e->name;
+    c.callee = std::move(e->name);
     c.parentPc = fn.entry + static_cast<uint64_t>(static_cast<int64_t>(e->parentPc));
     if (format_ == PclnFormat::Go120) {
       // 1.20+ keeps only parentPc: the call site is that pc's position, the
       // parent is that pc's inline index (what the runtime's unwinder does).
-      c.parentIndex = pcdata(fn, kPcdataInlTreeIndex, c.parentPc).value_or(-1);
-      auto [file, line] = fileLine(fn, c.parentPc);
-      c.callFile = std::move(file);
-      c.callLine = line;
+      // Filled below, for every call in one walk of each table.
     } else {
       // Before 1.20 the compiler's own record, which stays right even when the
       // inlined body was optimized away and parentPc no longer points into it.
@@ -361,6 +362,22 @@ std::vector<InlinedCall> Pclntab::inlinedCalls(const GoFunction& fn) const {
       c.callLine = e->line;
     }
     calls.push_back(std::move(c));
+  }
+  if (format_ == PclnFormat::Go120 && !calls.empty()) {
+    // What pcdata() and fileLine() say at each call's parentPc, each table
+    // walked once for all the calls (a caller can have thousands).
+    std::vector<uint64_t> pcs;
+    pcs.reserve(calls.size());
+    for (const auto& c : calls) pcs.push_back(c.parentPc);
+    const auto parents = pcln::pcValuesAt(indexTable, fn.entry, pcs, quantum_);
+    const auto files = pcln::pcValuesAt(pcTable(funcField(fn.funcOff, 5)), fn.entry, pcs, quantum_);
+    const auto lines = pcln::pcValuesAt(pcTable(funcField(fn.funcOff, 6)), fn.entry, pcs, quantum_);
+    for (size_t i = 0; i < calls.size(); i++) {
+      calls[i].parentIndex = parents[i].value_or(-1);
+      auto [file, line] = fileLineOf(fn, files[i], lines[i]);
+      calls[i].callFile = std::move(file);
+      calls[i].callLine = line;
+    }
   }
   // Where each call is the innermost inlined frame.
   pcln::PcValueDecoder d(indexTable, fn.entry, quantum_);

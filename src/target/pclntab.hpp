@@ -121,6 +121,9 @@ class Pclntab {
   std::optional<int32_t> pcdata(const GoFunction& fn, uint32_t table, uint64_t pc) const;
   std::optional<uint64_t> funcdataAddress(const GoFunction& fn, uint8_t index) const;
   std::pair<std::string, int> fileLine(const GoFunction& fn, uint64_t pc) const;
+  // The same from the pcfile and pcln tables' values at the pc (nullopt: none there).
+  std::pair<std::string, int> fileLineOf(const GoFunction& fn, std::optional<int32_t> fileno,
+                                         std::optional<int32_t> line) const;
 
   std::shared_ptr<const ElfFile> elf_;  // keeps tab_ (mapped file bytes) alive
   std::span<const uint8_t> tab_;       // from the header to the table's end

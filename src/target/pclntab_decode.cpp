@@ -1,5 +1,7 @@
 #include "target/pclntab_decode.hpp"
 
+#include <algorithm>
+
 namespace goscope::pcln {
 
 std::optional<uint32_t> readUvarint(std::span<const uint8_t> buf, size_t& pos) {
@@ -45,6 +47,24 @@ std::optional<int32_t> pcValueAt(std::span<const uint8_t> table, uint64_t entry,
   for (PcValueRun r; d.next(r);)
     if (target < r.end) return r.value;
   return std::nullopt;
+}
+
+std::vector<std::optional<int32_t>> pcValuesAt(std::span<const uint8_t> table, uint64_t entry,
+                                               std::span<const uint64_t> targets, uint32_t quantum) {
+  std::vector<std::optional<int32_t>> out(targets.size());
+  // Targets in ascending order; a run's end never decreases (pc deltas are
+  // unsigned), so each target gets the first run that ends after it, as in
+  // pcValueAt.
+  std::vector<uint32_t> order;
+  order.reserve(targets.size());
+  for (size_t i = 0; i < targets.size(); i++)
+    if (targets[i] >= entry) order.push_back(static_cast<uint32_t>(i));
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return targets[a] < targets[b]; });
+  size_t k = 0;
+  PcValueDecoder d(table, entry, quantum);
+  for (PcValueRun r; k < order.size() && d.next(r);)
+    for (; k < order.size() && targets[order[k]] < r.end; k++) out[order[k]] = r.value;
+  return out;
 }
 
 std::optional<int32_t> pcValueMax(std::span<const uint8_t> table, uint64_t entry, uint32_t quantum) {

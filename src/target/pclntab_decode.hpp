@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 namespace goscope::pcln {
 
@@ -58,6 +59,13 @@ class PcValueDecoder {
 // when target lies outside the table or the table is malformed.
 std::optional<int32_t> pcValueAt(std::span<const uint8_t> table, uint64_t entry, uint64_t target,
                                  uint32_t quantum = 1);
+
+// pcValueAt for many targets in one walk of the table: out[i] is
+// pcValueAt(table, entry, targets[i], quantum). A function with hundreds of
+// inlined calls asks for each call's file, line and parent: one walk per
+// table instead of one per call (start-up, issue #14).
+std::vector<std::optional<int32_t>> pcValuesAt(std::span<const uint8_t> table, uint64_t entry,
+                                               std::span<const uint64_t> targets, uint32_t quantum = 1);
 
 // The largest value anywhere in the table (nullopt for an empty table): how many
 // entries an inline tree has is known only this way, since the tree itself has

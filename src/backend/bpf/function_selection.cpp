@@ -47,18 +47,7 @@ bool callEndsEmulated(const GoBinary& bin, std::span<const uint64_t> calls) {
 // Every inlined body of a matching name, as SiteKind::Inlined points: under
 // the function's own probe id when it also has a probed entry (one count per
 // name), else under a stand-in of its own.
-void addInlinedSites(const GoBinary& bin, const std::vector<Pattern>& patterns, std::vector<bool>& matched, Selection& sel,
-                     AnalysisCache& cache) {
-  auto wanted = [&](std::string_view name) {
-    bool any = false;
-    for (size_t i = 0; i < patterns.size(); i++)
-      if (patterns[i].matches(name)) any = matched[i] = true;
-    return any;
-  };
-  const InlinedSiteList sites = cachedInlinedSites(cache, bin, wanted, [](size_t done, size_t total) {
-    reportProgress("finding inlined bodies", done, total);
-    return !stopRequested();
-  });
+void addInlinedSites(const GoBinary& bin, const InlinedSiteList& sites, Selection& sel) {
   // Names by view: each GoFunction (the table's, or a stand-in's) outlives this.
   std::unordered_map<std::string_view, uint32_t> idOf;
   idOf.reserve(sel.functions.size() + sites.size() / 4);
@@ -135,6 +124,17 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
   };
   std::vector<Deferred> deferred;
   const bool wantCallSites = opt.callSites && !opt.plainEntry;
+  // The callee names of inlined bodies the patterns select (and which
+  // patterns matched something).
+  auto wantedInlined = [&](std::string_view name) {
+    bool any = false;
+    for (size_t i = 0; i < patterns.size(); i++)
+      if (patterns[i].matches(name)) any = matched[i] = true;
+    return any;
+  };
+  // Found with the call sites when both are searched (one decode of each
+  // function for both), else on their own below.
+  std::optional<InlinedSiteList> inlinedSites;
   for (size_t from = 0; from < chosen.size(); from += kBlock) {
     const std::span<const GoFunction* const> block(chosen.data() + from, std::min(kBlock, chosen.size() - from));
     auto codes = analyzeFunctions(
@@ -146,6 +146,11 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
         {.threadsUsed = &threads});
     if (codes.size() != block.size() || stopRequested())
       return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
+    // The block's code pages, read: they go back to the page cache until a
+    // search reads them again (it lets each go once read: peak RSS).
+    const GoFunction& last = *block.back();
+    if (auto lo = bin.fileOffset(block.front()->entry), hi = bin.fileOffset(last.entry); lo && hi && *lo <= *hi)
+      bin.elf().releasePages(*lo, *hi - *lo + (last.end > last.entry ? last.end - last.entry : 0));
     for (size_t k = 0; k < block.size(); k++) {
       const GoFunction& fn = *block[k];
       auto& code = codes[k];
@@ -201,7 +206,17 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
     std::vector<uint64_t> entries;
     for (const auto& d : deferred) entries.push_back(d.probe.address);
     // Found by an earlier run when the analysis cache has every entry.
-    const CallSiteIndex index = cachedCallSites(analysisCache(), bin, entries, [] { return !stopRequested(); });
+    const auto keepGoing = [] { return !stopRequested(); };
+    CallSiteIndex index;
+    if (opt.inlined) {
+      auto found = cachedStartupSearches(analysisCache(), bin, entries, wantedInlined, keepGoing);
+      if (found.interrupted || stopRequested())
+        return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
+      index = std::move(found.callSites);
+      inlinedSites = std::move(found.inlined);
+    } else {
+      index = cachedCallSites(analysisCache(), bin, entries, keepGoing);
+    }
     if (index.interrupted() || stopRequested())
       return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
     for (const auto& d : deferred) {
@@ -251,7 +266,12 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
                 threads, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
                 secondsSinceProcessStart() * 1000);
   if (opt.inlined) {
-    addInlinedSites(bin, patterns, matched, sel, analysisCache());
+    if (!inlinedSites)
+      inlinedSites = cachedInlinedSites(analysisCache(), bin, wantedInlined, [](size_t done, size_t total) {
+        reportProgress("finding inlined bodies", done, total);
+        return !stopRequested();
+      });
+    addInlinedSites(bin, *inlinedSites, sel);
     if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
     if (!opt.inlinedRefusal.empty()) {
       const auto inlinedPoint = [](const bpf::AttachPoint& p) { return bpf::isInlinedSite(p.site); };
@@ -264,13 +284,14 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
       }
     }
   }
-  if (cache) cache->save();  // what the searches found, for the next run
-  cache.reset();
   // What the analysis read and built is not needed while the probes run:
   // the file's pages go back to the page cache (a stack's symbols fault
-  // them in again) and the heap it freed back to the system (peak RSS,
-  // docs/disassembly.md "Start-up").
+  // them in again), before the record is written (its buffer is not added
+  // to them at the peak), and the heap it freed back to the system (peak
+  // RSS, docs/disassembly.md "Start-up").
   bin.elf().releasePages(0, bin.elf().bytes().size());
+  if (cache) cache->save();  // what the searches found, for the next run
+  cache.reset();
   ::malloc_trim(0);
   if (unsafeExample.empty() && sel.inlinedLeftOut) unsafeExample = sel.inlinedLeftOutExample;
   if (sel.functions.empty()) {
