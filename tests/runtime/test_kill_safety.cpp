@@ -229,8 +229,15 @@ void killRound(const Session& s, const Timing& t, PausableZoo& zoo, std::mt19937
   waitUntil([&] { return (diff = textDifference(zoo.pid(), zoo.elf())) == 0; }, 5s);
   // A difference left here stays for good (every later round would see it):
   // stop at the first one. dmesg tells whether the kernel leaked uprobes.
-  REQUIRE_MESSAGE(diff == 0, "zoo's .text differs from the file at 0x" << std::hex << diff
-                                 << " (dmesg: 'failed to unregister, leaking uprobe'?)");
+  if (diff != 0) {
+    // What is there now, and whether it goes given 10 s more.
+    const std::string scene = bpfSceneReport();
+    const uint64_t first = diff;
+    waitUntil([&] { return (diff = textDifference(zoo.pid(), zoo.elf())) == 0; }, 10s);
+    FAIL("zoo's .text differs from the file at 0x"
+         << std::hex << first << std::dec << " (after 10 s more: " << (diff ? "still" : "gone")
+         << "; dmesg: 'failed to unregister, leaking uprobe'?); " << scene);
+  }
   double lateMs = std::chrono::duration<double, std::milli>(Clock::now() - compared).count();
   if (lateMs > 20) {
     tally.lateText++;

@@ -278,4 +278,67 @@ inline std::vector<uint32_t> uprobeMultiLinksFor(pid_t target) {
   return out;
 }
 
+// For a failure's message: every uprobe_multi link on the machine (id,
+// the pid it filters on, how many offsets) and every process running the
+// CLI or named goscope (pid, parent, session, state, argv, the first lines
+// of its kernel stack). A leftover int3 with no link of the target's and no
+// goscope left was seen twice on 2026-11-25, once a kill at 49 ms; this is
+// what the next one must tell.
+inline std::string bpfSceneReport() {
+  std::ostringstream out;
+  constexpr uint32_t kUprobeMultiLinkType = 12;  // BPF_LINK_TYPE_UPROBE_MULTI
+  struct UprobeMultiLinkInfo {
+    uint32_t type, id, progId, pad;
+    uint64_t path, offsets, refCtrOffsets, cookies;
+    uint32_t pathSize, count, flags, pid;
+  };
+  out << "uprobe_multi links:";
+  uint32_t id = 0;
+  for (;;) {
+    union bpf_attr a;
+    std::memset(&a, 0, sizeof a);
+    a.start_id = id;
+    if (::syscall(SYS_bpf, BPF_LINK_GET_NEXT_ID, &a, sizeof a) != 0) break;
+    id = a.next_id;
+    std::memset(&a, 0, sizeof a);
+    a.link_id = id;
+    int fd = static_cast<int>(::syscall(SYS_bpf, BPF_LINK_GET_FD_BY_ID, &a, sizeof a));
+    if (fd < 0) continue;
+    UprobeMultiLinkInfo info{};
+    std::memset(&a, 0, sizeof a);
+    a.info.bpf_fd = static_cast<uint32_t>(fd);
+    a.info.info_len = sizeof info;
+    a.info.info = reinterpret_cast<uint64_t>(&info);
+    if (::syscall(SYS_bpf, BPF_OBJ_GET_INFO_BY_FD, &a, sizeof a) == 0 && info.type == kUprobeMultiLinkType)
+      out << " [id " << id << " pid " << info.pid << " offsets " << info.count << "]";
+    ::close(fd);
+  }
+  std::error_code ec;
+  auto cli = std::filesystem::canonical(cliPath(), ec);
+  out << "; goscope processes:";
+  std::unique_ptr<DIR, int (*)(DIR*)> proc(opendir("/proc"), closedir);
+  while (dirent* e = proc ? readdir(proc.get()) : nullptr) {
+    pid_t p = static_cast<pid_t>(std::atoi(e->d_name));
+    if (p <= 0 || p == ::getpid()) continue;
+    const std::string dir = "/proc/" + std::to_string(p);
+    std::ifstream comm(dir + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    auto exe = std::filesystem::read_symlink(dir + "/exe", ec);
+    if (name != "goscope" && (ec || exe != cli)) continue;
+    std::ifstream statf(dir + "/stat");
+    std::string stat;
+    std::getline(statf, stat);
+    const auto close = stat.rfind(')');
+    std::string argv;
+    for (const auto& a : cmdlineOf(p)) argv += " " + a;
+    std::ifstream stack(dir + "/stack");
+    std::string top, line;
+    for (int i = 0; i < 4 && std::getline(stack, line); i++) top += " | " + line;
+    out << " [" << p << (close != std::string::npos ? stat.substr(close + 1, 40) : std::string(" ?")) << " argv:" << argv
+        << " stack:" << top << "]";
+  }
+  return out.str();
+}
+
 }  // namespace goscope::test
