@@ -80,3 +80,15 @@ build_bench_go() {
       go build -o "$out" "./$name") >&2 || die "go build ./$name failed"
   echo "$out"
 }
+
+# `run_mode MODE ROUND` (the caller's) for every one of `modes` in each of
+# `rounds` rounds, the order rotated by one each round (A B C, B C A, ...):
+# side by side, no mode always first.
+run_rounds() {
+  local r i
+  for ((r = 1; r <= rounds; r++)); do
+    for ((i = 0; i < ${#modes[@]}; i++)); do
+      run_mode "${modes[(i + r - 1) % ${#modes[@]}]}" "$r"
+    done
+  done
+}

@@ -94,11 +94,7 @@ run_mode() {
 echo "stop_latency: $func in $feed ($goroutines goroutines), stdout a FIFO nobody reads; $rounds rounds; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 : >"$tmp/rows"
-for ((r = 1; r <= rounds; r++)); do
-  for ((i = 0; i < ${#modes[@]}; i++)); do
-    run_mode "${modes[(i + r - 1) % ${#modes[@]}]}" "$r"
-  done
-done
+run_rounds
 
 echo
 echo "Stop latency: trace -p PID $func, stdout a FIFO nobody reads; signal (or -d's end) to probes off; $rounds rounds, interleaved; median [min..max]"

@@ -167,11 +167,7 @@ run_mode() {
 echo "trace_throughput: $func in $feed ($goroutines goroutines, unthrottled${feed_args[*]:+, ${feed_args[*]}}), $rounds rounds x $secs s per mode, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 : >"$tmp/rows"
-for ((r = 1; r <= rounds; r++)); do
-  for ((i = 0; i < ${#modes[@]}; i++)); do
-    run_mode "${modes[(i + r - 1) % ${#modes[@]}]}" "$r"
-  done
-done
+run_rounds
 
 col() { awk -v m="$1" -v c="$2" '$1 == m { print $c }' "$tmp/rows" | stats; }
 fmt3() { read -r a b c <<<"$1"; printf '%s [%s..%s]' "$(fmt_si "$a")" "$(fmt_si "$b")" "$(fmt_si "$c")"; }

@@ -242,18 +242,21 @@ class KernelLog {
   int fd_;
 };
 
-// The uprobe_multi links in the whole system whose pid filter is `target`
-// (struct bpf_link_info's uprobe_multi member, Linux 6.8+, mirrored here
-// because Debian 12's linux/bpf.h predates it). Their ids; links of other
-// targets (other people's tests) are not ours to look at.
-inline std::vector<uint32_t> uprobeMultiLinksFor(pid_t target) {
+// Every uprobe_multi link on the machine, as the kernel tells it: its id,
+// the pid it filters on (0: any) and how many offsets it has (struct
+// bpf_link_info's uprobe_multi member, Linux 6.8+, mirrored here because
+// Debian 12's linux/bpf.h predates it).
+struct UprobeMultiLink {
+  uint32_t id = 0, pid = 0, offsets = 0;
+};
+inline std::vector<UprobeMultiLink> uprobeMultiLinks() {
   constexpr uint32_t kUprobeMultiLinkType = 12;  // BPF_LINK_TYPE_UPROBE_MULTI
   struct UprobeMultiLinkInfo {
     uint32_t type, id, progId, pad;
     uint64_t path, offsets, refCtrOffsets, cookies;
     uint32_t pathSize, count, flags, pid;
   };
-  std::vector<uint32_t> out;
+  std::vector<UprobeMultiLink> out;
   uint32_t id = 0;
   for (;;) {
     union bpf_attr a;
@@ -270,11 +273,19 @@ inline std::vector<uint32_t> uprobeMultiLinksFor(pid_t target) {
     a.info.bpf_fd = static_cast<uint32_t>(fd);
     a.info.info_len = sizeof info;
     a.info.info = reinterpret_cast<uint64_t>(&info);
-    if (::syscall(SYS_bpf, BPF_OBJ_GET_INFO_BY_FD, &a, sizeof a) == 0 && info.type == kUprobeMultiLinkType &&
-        info.pid == static_cast<uint32_t>(target))
-      out.push_back(id);
+    if (::syscall(SYS_bpf, BPF_OBJ_GET_INFO_BY_FD, &a, sizeof a) == 0 && info.type == kUprobeMultiLinkType)
+      out.push_back({id, info.pid, info.count});
     ::close(fd);
   }
+  return out;
+}
+
+// The ids of those whose pid filter is `target`; links of other targets
+// (other people's tests) are not ours to look at.
+inline std::vector<uint32_t> uprobeMultiLinksFor(pid_t target) {
+  std::vector<uint32_t> out;
+  for (const auto& l : uprobeMultiLinks())
+    if (l.pid == static_cast<uint32_t>(target)) out.push_back(l.id);
   return out;
 }
 
@@ -286,33 +297,8 @@ inline std::vector<uint32_t> uprobeMultiLinksFor(pid_t target) {
 // what the next one must tell.
 inline std::string bpfSceneReport() {
   std::ostringstream out;
-  constexpr uint32_t kUprobeMultiLinkType = 12;  // BPF_LINK_TYPE_UPROBE_MULTI
-  struct UprobeMultiLinkInfo {
-    uint32_t type, id, progId, pad;
-    uint64_t path, offsets, refCtrOffsets, cookies;
-    uint32_t pathSize, count, flags, pid;
-  };
   out << "uprobe_multi links:";
-  uint32_t id = 0;
-  for (;;) {
-    union bpf_attr a;
-    std::memset(&a, 0, sizeof a);
-    a.start_id = id;
-    if (::syscall(SYS_bpf, BPF_LINK_GET_NEXT_ID, &a, sizeof a) != 0) break;
-    id = a.next_id;
-    std::memset(&a, 0, sizeof a);
-    a.link_id = id;
-    int fd = static_cast<int>(::syscall(SYS_bpf, BPF_LINK_GET_FD_BY_ID, &a, sizeof a));
-    if (fd < 0) continue;
-    UprobeMultiLinkInfo info{};
-    std::memset(&a, 0, sizeof a);
-    a.info.bpf_fd = static_cast<uint32_t>(fd);
-    a.info.info_len = sizeof info;
-    a.info.info = reinterpret_cast<uint64_t>(&info);
-    if (::syscall(SYS_bpf, BPF_OBJ_GET_INFO_BY_FD, &a, sizeof a) == 0 && info.type == kUprobeMultiLinkType)
-      out << " [id " << id << " pid " << info.pid << " offsets " << info.count << "]";
-    ::close(fd);
-  }
+  for (const auto& l : uprobeMultiLinks()) out << " [id " << l.id << " pid " << l.pid << " offsets " << l.offsets << "]";
   std::error_code ec;
   auto cli = std::filesystem::canonical(cliPath(), ec);
   out << "; goscope processes:";
