@@ -108,7 +108,7 @@ int runList(const std::vector<std::string>& argv) {
   struct Item {
     const GoFunction* fn = nullptr;
     const InlinedSite* site = nullptr;
-    const std::string& name() const { return site ? site->callee : fn->name; }
+    const std::string& name() const { return site ? site->callee.str() : fn->name; }
     uint64_t at() const { return site ? (site->probes.empty() ? site->caller->entry : site->probes.front()) : fn->entry; }
   };
   std::vector<Item> matched;

@@ -116,7 +116,7 @@ std::optional<std::vector<const InlinedSite*>> AnalysisCache::inlined(
   std::vector<const InlinedSite*> out;
   out.reserve(every ? rec_.inlined.size() : 0);
   for (const InlinedSite& s : rec_.inlined)
-    if (every || want.contains(s.callee)) out.push_back(&s);
+    if (every || want.contains(s.callee.view())) out.push_back(&s);
   return out;
 }
 
@@ -146,7 +146,7 @@ void AnalysisCache::addInlined(std::vector<std::string> allNames, const std::vec
     rec_.inlined = std::move(sites);
   } else {
     for (auto& s : sites)
-      if (fresh.contains(s.callee)) rec_.inlined.push_back(std::move(s));
+      if (fresh.contains(s.callee.view())) rec_.inlined.push_back(std::move(s));
   }
   // A first search adds its bodies in this order already: no sort (and no
   // merge buffer of every body) then.
@@ -161,6 +161,7 @@ void AnalysisCache::addInlined(std::vector<std::string> allNames, const std::vec
 
 void AnalysisCache::save() const {
   if (!enabled() || !dirty_) return;
+  const auto t0 = std::chrono::steady_clock::now();
   const std::string bytes = serializeAnalysis(rec_, key_);
   const std::string tmp = path_ + "." + std::to_string(::getpid());
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
@@ -179,7 +180,8 @@ void AnalysisCache::save() const {
     spdlog::debug("analysis cache: writing {} failed", path_);
     return;
   }
-  spdlog::debug("analysis cache: {} written ({} bytes)", path_, bytes.size());
+  spdlog::debug("analysis cache: {} written ({} bytes) in {:.1f} ms", path_, bytes.size(),
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
 namespace {

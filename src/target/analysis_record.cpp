@@ -3,8 +3,9 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <unordered_map>
 #include <cstring>
+#include <optional>
+#include <unordered_map>
 
 
 namespace goscope {
@@ -111,6 +112,15 @@ class Reader {
   }
   size_t stringCount() const { return strings_.size(); }
   std::string_view stringAt(uint32_t i) const { return i < strings_.size() ? strings_[i] : std::string_view(); }
+  // The table's string i interned, once per index, not once per body that
+  // names it (a warm run reads ~300,000 of them for buf).
+  InternedString internedAt(uint32_t i) {
+    if (i >= strings_.size()) return {};
+    if (interned_.size() != strings_.size()) interned_.resize(strings_.size());
+    if (!interned_[i]) interned_[i] = InternedString(strings_[i]);
+    return *interned_[i];
+  }
+  InternedString internedStr() { return internedAt(strIndex()); }
   void raw(void* p, size_t n) {
     if (!ok_ || n > b_.size() - pos_) {
       ok_ = false;
@@ -125,6 +135,7 @@ class Reader {
   size_t pos_ = 0;
   bool ok_ = true;
   std::vector<std::string_view> strings_;  // into b_
+  std::vector<std::optional<InternedString>> interned_;
 };
 
 std::optional<AnalysisRecord> refuse(std::string* why, std::string text) {
@@ -254,10 +265,10 @@ std::optional<AnalysisRecord> parseAnalysis(std::span<const uint8_t> bytes, std:
   for (uint32_t i = 0; i < nSites && p.ok(); i++) {
     InlinedSite s;
     const uint32_t calleeAt = p.strIndex();
-    s.callee = p.stringAt(calleeAt);
+    s.callee = p.internedAt(calleeAt);
     const uint64_t callerEntry = p.u64();
     s.callIndex = p.u32();
-    s.callFile = p.str();
+    s.callFile = p.internedStr();
     s.callLine = p.i32();
     if (!p.ok()) break;
     s.caller = checks.functionAt(callerEntry);
@@ -270,7 +281,7 @@ std::optional<AnalysisRecord> parseAnalysis(std::span<const uint8_t> bytes, std:
         return refuse(why, "an inlined body's probe is outside its caller");
       s.probes.push_back(a);
     }
-    s.reason = p.str();
+    s.reason = p.internedStr();
     s.callerFrameless = p.u8() != 0;
     if (!r.inlined.empty()) {
       const InlinedSite& prev = r.inlined.back();

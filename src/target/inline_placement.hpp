@@ -13,20 +13,23 @@
 #include <vector>
 
 #include "target/disasm.hpp"
+#include "target/interned_string.hpp"
 #include "target/pclntab.hpp"
 
 namespace goscope {
 
+// The three strings are interned (interned_string.hpp): they repeat
+// thousands of times in a big binary, and a body is then a few pointers.
 struct InlinedSite {
-  std::string callee;                 // the inlined function, e.g. "main.square"
+  InternedString callee;              // the inlined function, e.g. "main.square"
   const GoFunction* caller = nullptr; // the physical function its body is in
-  std::string callFile;               // source position of the call
+  InternedString callFile;            // source position of the call
   int callLine = 0;
   // Where to probe (link-time addresses): usually one, the body's first
   // instruction; several when the compiler entered the body from several
   // places (each from outside it). Empty: left out, see reason.
   std::vector<uint64_t> probes;
-  std::string reason;  // why these instructions, or why none
+  InternedString reason;  // why these instructions, or why none
   // The caller has not moved SP there (a leaf without a frame): RBP is still
   // its caller's, so a stack walk needs [RSP], the return address, as at an
   // entry (pclntab's pcsp table says).

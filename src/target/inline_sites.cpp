@@ -51,6 +51,7 @@ std::vector<InlinedSite> placeCalls(const GoBinary& bin, const GoFunction& calle
                                     const std::vector<bool>& want, const Result<FunctionCode>& code,
                                     std::optional<std::span<const uint8_t>> bytes) {
   std::vector<InlinedSite> out;
+  out.reserve(static_cast<size_t>(std::count(want.begin(), want.end(), true)));  // no doubling: kept until take()
   std::optional<InlinePlacer> g;
   if (code && bytes) g.emplace(*code, *bytes);
   const auto bodies = bodiesOf(calls);

@@ -272,6 +272,8 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
         return !stopRequested();
       });
     addInlinedSites(bin, *inlinedSites, sel);
+    spdlog::debug("start-up: {} inlined bodies made probe points ({:.0f} ms after goscope started)", inlinedSites->size(),
+                  secondsSinceProcessStart() * 1000);
     if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted while choosing probe sites; nothing was attached");
     if (!opt.inlinedRefusal.empty()) {
       const auto inlinedPoint = [](const bpf::AttachPoint& p) { return bpf::isInlinedSite(p.site); };
@@ -293,6 +295,8 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
   if (cache) cache->save();  // what the searches found, for the next run
   cache.reset();
   ::malloc_trim(0);
+  spdlog::debug("start-up: the analysis's memory returned ({:.0f} ms after goscope started)",
+                secondsSinceProcessStart() * 1000);
   if (unsafeExample.empty() && sel.inlinedLeftOut) unsafeExample = sel.inlinedLeftOutExample;
   if (sel.functions.empty()) {
     std::string what;
