@@ -72,13 +72,22 @@ struct CodeGraph {
   std::vector<Successors> succ;
   std::vector<uint32_t> preds;  // number of predecessors of each node
   bool indirect = false;
-  // The dominator tree from the caller's entry, as DFS intervals: a
-  // reachable a dominates b iff domIn[a] <= domIn[b] && domOut[b] <= domOut[a].
-  // Unreachable nodes have domIn == 0 (every reachable one has >= 1).
+  // The basic block of each node: a run of nodes entered only at its first
+  // and left only from its last (each of the others has its predecessor as
+  // its one way in). Dominance is computed on the blocks (Go code has ~5
+  // instructions a block: start-up's graphs are that much smaller), and
+  // inside a block an earlier node dominates every later one.
+  std::vector<uint32_t> blockOf;
+  // The blocks' dominator tree from the caller's entry, as DFS intervals: a
+  // reachable block A dominates B iff domIn[A] <= domIn[B] && domOut[B] <= domOut[A].
+  // Unreachable blocks have domIn == 0 (every reachable one has >= 1).
   std::vector<uint32_t> domIn, domOut;
   bool dominates(size_t a, size_t b) const {
-    if (domIn[b] == 0) return true;  // nothing reaches b from the entry: no way into the body there
-    return domIn[a] != 0 && domIn[a] <= domIn[b] && domOut[b] <= domOut[a];
+    const uint32_t A = blockOf[a], B = blockOf[b];
+    if (domIn[B] == 0) return true;  // nothing reaches b from the entry: no way into the body there
+    if (domIn[A] == 0) return false;
+    if (A == B) return a <= b;
+    return domIn[A] <= domIn[B] && domOut[B] <= domOut[A];
   }
   size_t indexOf(uint64_t addr) const {  // nodes.size() when addr starts no instruction
     auto it = std::lower_bound(nodes.begin(), nodes.end(), addr, [](const Node& n, uint64_t a) { return n.addr < a; });
@@ -86,15 +95,15 @@ struct CodeGraph {
   }
 };
 
-// Dominators of every node from node 0, computed once per caller so that
-// each of its (often hundreds of) inlined bodies costs only its own size:
-// the iterative algorithm of Cooper, Harvey and Kennedy ("A Simple, Fast
-// Dominance Algorithm", 2001) on the reverse postorder, then the tree's
-// DFS intervals for O(1) queries (docs/go-runtime.md, "Inlined calls").
-void computeDominators(CodeGraph& g) {
-  const size_t n = g.nodes.size();
-  g.domIn.assign(n, 0);
-  g.domOut.assign(n, 0);
+// Dominators of every node of a graph from node 0: the iterative algorithm
+// of Cooper, Harvey and Kennedy ("A Simple, Fast Dominance Algorithm", 2001)
+// on the reverse postorder, then the tree's DFS intervals for O(1) queries
+// (docs/go-runtime.md, "Inlined calls").
+void dominatorIntervals(const std::vector<CodeGraph::Successors>& succ, std::vector<uint32_t>& domIn,
+                        std::vector<uint32_t>& domOut) {
+  const size_t n = succ.size();
+  domIn.assign(n, 0);
+  domOut.assign(n, 0);
   if (n == 0) return;
   constexpr uint32_t kNone = UINT32_MAX;
   std::vector<uint32_t> post(n, kNone), order;  // postorder number, nodes in postorder
@@ -105,8 +114,8 @@ void computeDominators(CodeGraph& g) {
     onPath[0] = true;
     while (!stack.empty()) {
       auto& [v, i] = stack.back();
-      if (i < g.succ[v].size()) {
-        size_t s = g.succ[v][i++];
+      if (i < succ[v].size()) {
+        size_t s = succ[v][i++];
         if (!onPath[s]) { onPath[s] = true; stack.push_back({s, 0}); }
       } else {
         post[v] = static_cast<uint32_t>(order.size());
@@ -119,14 +128,14 @@ void computeDominators(CodeGraph& g) {
   std::vector<uint32_t> predStart(n + 1, 0), predList;
   for (size_t v = 0; v < n; v++)
     if (post[v] != kNone)
-      for (uint32_t s : g.succ[v]) predStart[s + 1]++;
+      for (uint32_t s : succ[v]) predStart[s + 1]++;
   for (size_t v = 0; v < n; v++) predStart[v + 1] += predStart[v];
   predList.resize(predStart[n]);
   {
     std::vector<uint32_t> fill(predStart.begin(), predStart.end() - 1);
     for (size_t v = 0; v < n; v++)
       if (post[v] != kNone)
-        for (uint32_t s : g.succ[v]) predList[fill[s]++] = static_cast<uint32_t>(v);
+        for (uint32_t s : succ[v]) predList[fill[s]++] = static_cast<uint32_t>(v);
   }
   std::vector<uint32_t> idom(n, kNone);
   idom[0] = 0;
@@ -163,18 +172,39 @@ void computeDominators(CodeGraph& g) {
   }
   uint32_t clock = 1;
   std::vector<std::pair<uint32_t, uint32_t>> stack{{0, kidStart[0]}};  // node, next child index
-  g.domIn[0] = clock++;
+  domIn[0] = clock++;
   while (!stack.empty()) {
     auto& [v, i] = stack.back();
     if (i < kidStart[v + 1]) {
       uint32_t c = kidList[i++];
-      g.domIn[c] = clock++;
+      domIn[c] = clock++;
       stack.push_back({c, kidStart[c]});
     } else {
-      g.domOut[v] = clock++;
+      domOut[v] = clock++;
       stack.pop_back();
     }
   }
+}
+
+// Dominators of every node from the caller's entry (node 0), computed once
+// per caller so that each of its (often hundreds of) inlined bodies costs
+// only its own size; on the basic blocks (CodeGraph::blockOf).
+void computeDominators(CodeGraph& g) {
+  const size_t n = g.nodes.size();
+  g.blockOf.assign(n, 0);
+  std::vector<uint32_t> last;  // the last node of each block
+  for (size_t i = 0; i < n; i++) {
+    // Node i goes on with i-1's block when i-1's one way out is i and i's
+    // one way in is i-1.
+    const bool continues = i > 0 && g.succ[i - 1].size() == 1 && g.succ[i - 1][0] == i && g.preds[i] == 1;
+    if (!continues && i > 0) last.push_back(static_cast<uint32_t>(i - 1));
+    g.blockOf[i] = continues ? g.blockOf[i - 1] : static_cast<uint32_t>(last.size());
+  }
+  if (n > 0) last.push_back(static_cast<uint32_t>(n - 1));
+  std::vector<CodeGraph::Successors> blockSucc(last.size());
+  for (size_t b = 0; b < last.size(); b++)
+    for (uint32_t s : g.succ[last[b]]) blockSucc[b].push_back(g.blockOf[s]);
+  dominatorIntervals(blockSucc, g.domIn, g.domOut);
 }
 
 CodeGraph buildGraph(const FunctionCode& code, std::span<const uint8_t> bytes) {
