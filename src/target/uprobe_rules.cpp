@@ -41,7 +41,12 @@ bool isKernelNop(std::span<const uint8_t> b) {
       {0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00},
       {0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00},
       {0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00}};
-  return b.size() <= 8 && std::memcmp(b.data(), nops[b.size()], b.size()) == 0;
+  // Every one starts 90, 66 or 0f: most instructions are told apart by their
+  // first byte, without a call to memcmp (every instruction of every function
+  // is classified at start-up: 2.7% of a cold `count -b buf '*'`).
+  if (b.size() > 8) return false;
+  if (!b.empty() && b[0] != 0x90 && b[0] != 0x66 && b[0] != 0x0f) return false;
+  return std::memcmp(b.data(), nops[b.size()], b.size()) == 0;
 }
 
 bool isCondJumpOpcode(uint8_t op) { return op >= 0x70 && op <= 0x7f; }
