@@ -89,9 +89,21 @@ struct CodeGraph {
     if (A == B) return a <= b;
     return domIn[A] <= domIn[B] && domOut[B] <= domOut[A];
   }
+  // The nodes are the instruction starts of the analysis's boundary bits, in
+  // order: a node's index is the number of bits set before its own (a
+  // count per 64-bit word, then one popcount), not a binary search per
+  // branch target.
+  uint64_t entry = 0, span = 0;
+  const std::vector<uint64_t>* bits = nullptr;
+  std::vector<uint32_t> setBefore;  // bits set in the words before each word
   size_t indexOf(uint64_t addr) const {  // nodes.size() when addr starts no instruction
-    auto it = std::lower_bound(nodes.begin(), nodes.end(), addr, [](const Node& n, uint64_t a) { return n.addr < a; });
-    return it != nodes.end() && it->addr == addr ? static_cast<size_t>(it - nodes.begin()) : nodes.size();
+    if (addr < entry || addr - entry >= span) return nodes.size();
+    const uint64_t off = addr - entry;
+    if (off / 64 >= bits->size()) return nodes.size();
+    const uint64_t word = (*bits)[off / 64], bit = uint64_t{1} << (off % 64);
+    if (!(word & bit)) return nodes.size();
+    const size_t i = setBefore[off / 64] + static_cast<size_t>(std::popcount(word & (bit - 1)));
+    return i < nodes.size() ? i : nodes.size();
   }
 };
 
@@ -217,6 +229,14 @@ CodeGraph buildGraph(const FunctionCode& code, std::span<const uint8_t> bytes) {
       uint64_t off = w * 64 + static_cast<uint64_t>(std::countr_zero(bits));
       if (off < span) starts.push_back(code.entry + off);
     }
+  g.entry = code.entry;
+  g.span = span;
+  g.bits = &code.boundaryBits;
+  g.setBefore.resize(code.boundaryBits.size());
+  for (size_t w = 0, n = 0; w < code.boundaryBits.size(); w++) {
+    g.setBefore[w] = static_cast<uint32_t>(n);
+    n += static_cast<size_t>(std::popcount(code.boundaryBits[w]));
+  }
   g.nodes.reserve(starts.size());
   for (size_t i = 0; i < starts.size(); i++) {
     uint64_t end = i + 1 < starts.size() ? starts[i + 1] : code.bodyEnd;
