@@ -159,28 +159,45 @@ void AnalysisCache::addInlined(std::vector<std::string> allNames, const std::vec
   dirty_ = true;
 }
 
+namespace {
+
+// All of `bytes` at `offset` (pwrite), or false.
+bool writeAllAt(int fd, std::string_view bytes, off_t offset) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), offset);
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+    offset += n;
+  }
+  return true;
+}
+
+}  // namespace
+
 void AnalysisCache::save() const {
   if (!enabled() || !dirty_) return;
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string bytes = serializeAnalysis(rec_, key_);
   const std::string tmp = path_ + "." + std::to_string(::getpid());
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd.valid()) {
     spdlog::debug("analysis cache: cannot write {}", tmp);
     return;
   }
-  size_t put = 0;
-  while (put < bytes.size()) {
-    ssize_t n = ::write(fd.get(), bytes.data() + put, bytes.size() - put);
-    if (n <= 0) break;
-    put += static_cast<size_t>(n);
-  }
-  if (put != bytes.size() || ::rename(tmp.c_str(), path_.c_str()) != 0) {
+  // The record in pieces after room for its header, the header (with the
+  // payload's checksum) last: no buffer of the whole record (peak RSS).
+  bool ok = true;
+  off_t at = static_cast<off_t>(kAnalysisHeaderSize);
+  const auto header = streamAnalysis(rec_, key_, [&](std::string_view piece) {
+    ok = ok && writeAllAt(fd.get(), piece, at);
+    at += static_cast<off_t>(piece.size());
+  });
+  ok = ok && writeAllAt(fd.get(), std::string_view(reinterpret_cast<const char*>(header.data()), header.size()), 0);
+  if (!ok || ::rename(tmp.c_str(), path_.c_str()) != 0) {
     ::unlink(tmp.c_str());
     spdlog::debug("analysis cache: writing {} failed", path_);
     return;
   }
-  spdlog::debug("analysis cache: {} written ({} bytes) in {:.1f} ms", path_, bytes.size(),
+  spdlog::debug("analysis cache: {} written ({} bytes) in {:.1f} ms", path_, static_cast<uint64_t>(at),
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 

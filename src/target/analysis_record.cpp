@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
@@ -32,44 +33,125 @@ constexpr uint32_t kMaxString = 64 * 1024;
 constexpr uint32_t kMaxCount = 1u << 24;
 
 
-class Writer {
+// The payload is written in two passes over the record (streamAnalysis):
+// the first numbers the strings (the table comes first in the file) and
+// counts the bytes, the second writes them in pieces. No buffer of the
+// whole record is held (buf's is 8.9 MB, and the two buffers it was built
+// in were the peak RSS of a cold start; issue #14).
+//
+// A string is its index in the record's string table: a reason, a file
+// name or a callee repeats thousands of times in a big binary.
+
+// Pass one: each string's index, in the order strings are met, and the
+// body's size. The strings must outlive it (the record's own are kept by
+// view: no copy of each of ~500,000 strings to look it up).
+class StringNumbering {
  public:
-  void u8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void u32(uint32_t v) { raw(&v, 4); }
-  void i32(int32_t v) { raw(&v, 4); }
-  void u64(uint64_t v) { raw(&v, 8); }
-  // A string is its index in the record's string table: a reason, a file
-  // name or a callee repeats thousands of times in a big binary.
-  // The string must outlive this writer (the record's own are kept by view:
-  // no copy of each of ~500,000 strings to look it up).
+  void u8(uint8_t) { size_ += 1; }
+  void u32(uint32_t) { size_ += 4; }
+  void i32(int32_t) { size_ += 4; }
+  void u64(uint64_t) { size_ += 8; }
   void str(std::string_view s) {
     s = s.substr(0, kMaxString);
     auto [it, fresh] = index_.try_emplace(s, static_cast<uint32_t>(strings_.size()));
     if (fresh) strings_.push_back(s);
-    u32(it->second);
+    order_.push_back(it->second);
+    size_ += 4;
   }
-  void raw(const void* p, size_t n) { out_.append(static_cast<const char*>(p), n); }
-  std::string& bytes() { return out_; }
-  // The string table, then what was written, appended to `to`.
-  void appendWithStrings(Writer& to) const {
-    to.u32(static_cast<uint32_t>(strings_.size()));
-    for (std::string_view s : strings_) {
-      to.u32(static_cast<uint32_t>(s.size()));
-      to.out_.append(s);
+  // An interned string is looked up by its address first: the same text is
+  // the same address, and most of a record's strings are the bodies' own.
+  void str(const InternedString& s) {
+    auto [it, fresh] = byAddress_.try_emplace(s.data(), 0);
+    if (fresh) {
+      str(s.view());
+      it->second = order_.back();
+    } else {
+      order_.push_back(it->second);
+      size_ += 4;
     }
-    to.out_ += out_;
   }
-  size_t sizeWithStrings() const {
-    size_t n = 4 + out_.size();
+  size_t payloadSize() const {
+    size_t n = 4 + size_;
     for (std::string_view s : strings_) n += 4 + s.size();
     return n;
   }
+  const std::vector<std::string_view>& strings() const { return strings_; }
+  const std::vector<uint32_t>& order() const { return order_; }
 
  private:
-  std::string out_;
+  size_t size_ = 0;
   std::unordered_map<std::string_view, uint32_t> index_;
+  std::unordered_map<const char*, uint32_t> byAddress_;
   std::vector<std::string_view> strings_;
+  std::vector<uint32_t> order_;  // the index of every string written, in order
 };
+
+// Pass two: the bytes, handed to `put` in pieces of about kPiece, hashed on
+// the way.
+class PayloadWriter {
+ public:
+  PayloadWriter(const std::vector<uint32_t>& order, const std::function<void(std::string_view)>& put)
+      : order_(order), put_(put) {
+    XXH3_64bits_reset(hash_);
+    buf_.reserve(kPiece + kMaxString + 8);
+  }
+  ~PayloadWriter() { XXH3_freeState(hash_); }
+  PayloadWriter(const PayloadWriter&) = delete;
+  void u8(uint8_t v) { raw(&v, 1); }
+  void u32(uint32_t v) { raw(&v, 4); }
+  void i32(int32_t v) { raw(&v, 4); }
+  void u64(uint64_t v) { raw(&v, 8); }
+  void str(std::string_view) { u32(order_[next_++]); }
+  void raw(const void* p, size_t n) {
+    buf_.append(static_cast<const char*>(p), n);
+    if (buf_.size() >= kPiece) flush();
+  }
+  void flush() {
+    if (buf_.empty()) return;
+    XXH3_64bits_update(hash_, buf_.data(), buf_.size());
+    put_(buf_);
+    buf_.clear();
+  }
+  uint64_t hash() const { return XXH3_64bits_digest(hash_); }
+
+ private:
+  static constexpr size_t kPiece = 1 << 20;
+  const std::vector<uint32_t>& order_;
+  size_t next_ = 0;
+  const std::function<void(std::string_view)>& put_;
+  std::string buf_;
+  XXH3_state_t* hash_ = XXH3_createState();
+};
+
+// The body after the string table, the same for both passes.
+template <class Out>
+void writeBody(const AnalysisRecord& r, const std::vector<uint64_t>& entries, Out& p) {
+  p.u32(static_cast<uint32_t>(entries.size()));
+  for (uint64_t e : entries) {
+    const CallSiteProof& proof = r.callSites.at(e);
+    p.u64(e);
+    p.u32(static_cast<uint32_t>(proof.sites.size()));
+    for (uint64_t s : proof.sites) p.u64(s);
+    p.u8(proof.refused ? 1 : 0);
+    if (proof.refused) p.str(std::string_view(*proof.refused));
+  }
+  p.u32(static_cast<uint32_t>(r.inlinedNames.size()));
+  for (const auto& n : r.inlinedNames) p.str(std::string_view(n));
+  p.u32(static_cast<uint32_t>(r.inlinedSearched.size()));
+  for (const auto& n : r.inlinedSearched) p.str(std::string_view(n));
+  p.u32(static_cast<uint32_t>(r.inlined.size()));
+  for (const InlinedSite& s : r.inlined) {
+    p.str(s.callee);
+    p.u64(s.caller ? s.caller->entry : 0);
+    p.u32(s.callIndex);
+    p.str(s.callFile);
+    p.i32(s.callLine);
+    p.u32(static_cast<uint32_t>(s.probes.size()));
+    for (uint64_t a : s.probes) p.u64(a);
+    p.str(s.reason);
+    p.u8(s.callerFrameless ? 1 : 0);
+  }
+}
 
 // Every read checks what is left; the first failure sticks.
 class Reader {
@@ -158,54 +240,38 @@ bool isCallTo(const AnalysisChecks& c, uint64_t site, uint64_t entry) {
 
 }  // namespace
 
-std::string serializeAnalysis(const AnalysisRecord& r, std::span<const uint8_t, 16> key) {
-  Writer p;
-  p.bytes().reserve(r.callSites.size() * 32 + r.inlined.size() * 48);  // about what it takes: no doubling
+std::array<uint8_t, kAnalysisHeaderSize> streamAnalysis(const AnalysisRecord& r, std::span<const uint8_t, 16> key,
+                                                        const std::function<void(std::string_view)>& put) {
   std::vector<uint64_t> entries;
+  entries.reserve(r.callSites.size());
   for (const auto& [e, _] : r.callSites) entries.push_back(e);
   std::sort(entries.begin(), entries.end());  // the same record, the same bytes
-  p.u32(static_cast<uint32_t>(entries.size()));
-  for (uint64_t e : entries) {
-    const CallSiteProof& proof = r.callSites.at(e);
-    p.u64(e);
-    p.u32(static_cast<uint32_t>(proof.sites.size()));
-    for (uint64_t s : proof.sites) p.u64(s);
-    p.u8(proof.refused ? 1 : 0);
-    if (proof.refused) p.str(*proof.refused);
+  StringNumbering numbering;
+  writeBody(r, entries, numbering);
+  PayloadWriter p(numbering.order(), put);
+  p.u32(static_cast<uint32_t>(numbering.strings().size()));
+  for (std::string_view s : numbering.strings()) {
+    p.u32(static_cast<uint32_t>(s.size()));
+    p.raw(s.data(), s.size());
   }
-  p.u32(static_cast<uint32_t>(r.inlinedNames.size()));
-  for (const auto& n : r.inlinedNames) p.str(n);
-  p.u32(static_cast<uint32_t>(r.inlinedSearched.size()));
-  for (const auto& n : r.inlinedSearched) p.str(n);
-  p.u32(static_cast<uint32_t>(r.inlined.size()));
-  for (const InlinedSite& s : r.inlined) {
-    p.str(s.callee);
-    p.u64(s.caller ? s.caller->entry : 0);
-    p.u32(s.callIndex);
-    p.str(s.callFile);
-    p.i32(s.callLine);
-    p.u32(static_cast<uint32_t>(s.probes.size()));
-    for (uint64_t a : s.probes) p.u64(a);
-    p.str(s.reason);
-    p.u8(s.callerFrameless ? 1 : 0);
-  }
-  // Assembled in one buffer of the final size (kubectl's record is 8 MB: no
-  // copies of the payload beside it; peak RSS, issue #14), the checksum
-  // written into its place afterwards.
-  Writer out;
-  const size_t payloadSize = p.sizeWithStrings();
-  out.bytes().reserve(kHeader + payloadSize);
-  out.raw(kMagic, sizeof kMagic);
-  out.u32(kVersion);
-  out.raw(key.data(), key.size());
-  out.u64(payloadSize);
-  const size_t hashAt = out.bytes().size();
-  out.u64(0);
-  p.appendWithStrings(out);
-  std::string& bytes = out.bytes();
-  const uint64_t hash = XXH3_64bits(bytes.data() + kHeader, bytes.size() - kHeader);
-  std::memcpy(bytes.data() + hashAt, &hash, sizeof hash);
-  return std::move(bytes);
+  writeBody(r, entries, p);
+  p.flush();
+  std::array<uint8_t, kAnalysisHeaderSize> h{};
+  const uint64_t payloadSize = numbering.payloadSize(), hash = p.hash();
+  static_assert(kHeader == kAnalysisHeaderSize);
+  std::memcpy(h.data(), kMagic, sizeof kMagic);
+  std::memcpy(h.data() + 8, &kVersion, 4);
+  std::memcpy(h.data() + 12, key.data(), key.size());
+  std::memcpy(h.data() + 28, &payloadSize, 8);
+  std::memcpy(h.data() + 36, &hash, 8);
+  return h;
+}
+
+std::string serializeAnalysis(const AnalysisRecord& r, std::span<const uint8_t, 16> key) {
+  std::string out(kAnalysisHeaderSize, '\0');
+  const auto header = streamAnalysis(r, key, [&](std::string_view piece) { out.append(piece); });
+  std::memcpy(out.data(), header.data(), header.size());
+  return out;
 }
 
 std::optional<AnalysisRecord> parseAnalysis(std::span<const uint8_t> bytes, std::span<const uint8_t, 16> key,

@@ -4,12 +4,14 @@
 // whole against the binary it claims to describe (docs/analysis-cache.md).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -39,6 +41,13 @@ struct AnalysisChecks {
 // The file format, pure: bytes <-> record (fuzzed: tests/fuzz/analysis_cache).
 // A record is accepted whole or not at all; `why` says what was wrong.
 std::string serializeAnalysis(const AnalysisRecord& r, std::span<const uint8_t, 16> key);
+// The same bytes without a buffer of them all: `put` gets the payload in
+// pieces of about 1 MiB; the header (whose checksum covers the payload)
+// comes back at the end, to be put in front (a file: written at offset 0
+// afterwards). serializeAnalysis is this into one string.
+constexpr size_t kAnalysisHeaderSize = 44;
+std::array<uint8_t, kAnalysisHeaderSize> streamAnalysis(const AnalysisRecord& r, std::span<const uint8_t, 16> key,
+                                                        const std::function<void(std::string_view)>& put);
 std::optional<AnalysisRecord> parseAnalysis(std::span<const uint8_t> bytes, std::span<const uint8_t, 16> key,
                                             const AnalysisChecks& checks, std::string* why = nullptr);
 
