@@ -99,14 +99,14 @@ bool InlinedSiteSearch::wantsCode(size_t i) {
   auto calls = bin_.pclntab().inlinedCalls(fn);
   auto want = wantedCalls(calls, [this](std::string_view n) { return wanted(n); });
   if (want.empty()) return false;
-  pending_[i] = Pending{std::move(calls), std::move(want)};
+  pending_[i] = std::make_unique<Pending>(Pending{std::move(calls), std::move(want)});
   return true;
 }
 
 void InlinedSiteSearch::withCode(size_t i, const Result<FunctionCode>& code, std::optional<std::span<const uint8_t>> bytes) {
-  Pending p = std::move(pending_[i]);
-  pending_[i] = {};
-  perCaller_[i] = placeCalls(bin_, bin_.pclntab().functions()[i], p.calls, p.want, code, bytes);
+  const std::unique_ptr<Pending> p = std::move(pending_[i]);
+  if (!p) return;  // wantsCode(i) said no
+  perCaller_[i] = placeCalls(bin_, bin_.pclntab().functions()[i], p->calls, p->want, code, bytes);
 }
 
 WholeCodeUser InlinedSiteSearch::user() {
