@@ -49,6 +49,7 @@ class AnalysisCache {
   // Writes the record when something was added (atomically: a temporary
   // file renamed over the old one). Failures are logged, never fatal.
   void save() const;
+  bool dirty() const { return enabled() && dirty_; }  // save() has something to write
 
  private:
   const GoBinary* bin_ = nullptr;

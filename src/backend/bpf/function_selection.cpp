@@ -292,6 +292,9 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
   // to them at the peak), and the heap it freed back to the system (peak
   // RSS, docs/disassembly.md "Start-up").
   bin.elf().releasePages(0, bin.elf().bytes().size());
+  // The heap the searches freed goes back first: the record's buffers are
+  // then not added on top of it (buf: the peak RSS of a cold start).
+  if (cache && cache->dirty()) ::malloc_trim(0);
   if (cache) cache->save();  // what the searches found, for the next run
   cache.reset();
   ::malloc_trim(0);
