@@ -230,7 +230,7 @@ class Search {
   }
 
  private:
-  static constexpr size_t kReleaseEvery = 4096;  // functions
+  static constexpr size_t kReleaseEvery = 1024;  // functions
 
   void sweep(const ZydisDecoder& zydis, const GoFunction& fn, std::span<const uint8_t> code, Findings& out) const {
     const uint8_t* p = code.data();
