@@ -107,7 +107,7 @@ class Search {
       covered = std::max(covered, fns[i].end);
     }
     std::vector<Findings> found(fns.size());
-    // Every few thousand functions, the file's pages read so far go back to
+    // Every thousand functions, the file's pages read so far go back to
     // the page cache (a later read faults them in again): the code, its
     // pc tables and inline trees, read once each here, are not all kept in
     // goscope's RSS (buf: ~30 MB of its file; issue #14 asks < 100 MB in
