@@ -16,13 +16,17 @@ namespace {
 // One instruction of the caller as a node of its control-flow graph. Calls
 // fall through (a call that never returns only adds an edge: the checks
 // below can then only refuse more, never accept wrongly).
+// 24 bytes (a graph has a node per instruction of every caller of an
+// inlined body: start-up builds millions of them for a big binary).
 struct Node {
   uint64_t addr = 0;
+  uint64_t targetAddr = 0;    // with hasTarget: a direct branch's target
   uint32_t len = 0;
   bool fallsThrough = true;
   bool indirectJump = false;  // jmp *reg / *mem: its targets are unknown (a jump table)
   bool isNop = false;         // 90 or 0f 1f: what an inline mark assembles to
-  std::optional<uint64_t> target;
+  bool hasTarget = false;
+  void setTarget(uint64_t a) { targetAddr = a, hasTarget = true; }
 };
 
 Node decodeNode(uint64_t addr, std::span<const uint8_t> bytes) {
@@ -39,16 +43,16 @@ Node decodeNode(uint64_t addr, std::span<const uint8_t> bytes) {
   };
   const uint8_t op = v->opcode;
   if (v->map == x86::OpMap::Primary) {
-    if (op == 0xeb) { n.target = rel8(); n.fallsThrough = false; }
-    else if (op == 0xe9) { n.target = rel32(); n.fallsThrough = false; }
-    else if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3)) n.target = rel8();
+    if (op == 0xeb) { n.setTarget(rel8()); n.fallsThrough = false; }
+    else if (op == 0xe9) { n.setTarget(rel32()); n.fallsThrough = false; }
+    else if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3)) n.setTarget(rel8());
     else if (op == 0xc3 || op == 0xc2 || op == 0xcb || op == 0xca || op == 0xcc) n.fallsThrough = false;
     else if (op == 0xff) {
       auto m = v->modrm();
       if (m && (m->reg & 7) >= 4 && (m->reg & 7) <= 5) { n.indirectJump = true; n.fallsThrough = false; }
     } else if (op == 0x90 && !v->rexB()) n.isNop = true;
   } else if (v->map == x86::OpMap::Map0F) {
-    if (op >= 0x80 && op <= 0x8f) n.target = rel32();
+    if (op >= 0x80 && op <= 0x8f) n.setTarget(rel32());
     else if (op == 0x0b) n.fallsThrough = false;  // ud2
     else if (op == 0x1f) n.isNop = true;
   }
@@ -221,14 +225,7 @@ void computeDominators(CodeGraph& g) {
 
 CodeGraph buildGraph(const FunctionCode& code, std::span<const uint8_t> bytes) {
   CodeGraph g;
-  std::vector<uint64_t> starts;
-  starts.reserve(code.instructionCount);
   const uint64_t span = code.bodyEnd > code.entry ? code.bodyEnd - code.entry : 0;
-  for (size_t w = 0; w < code.boundaryBits.size(); w++)
-    for (uint64_t bits = code.boundaryBits[w]; bits != 0; bits &= bits - 1) {
-      uint64_t off = w * 64 + static_cast<uint64_t>(std::countr_zero(bits));
-      if (off < span) starts.push_back(code.entry + off);
-    }
   g.entry = code.entry;
   g.span = span;
   g.bits = &code.boundaryBits;
@@ -237,20 +234,34 @@ CodeGraph buildGraph(const FunctionCode& code, std::span<const uint8_t> bytes) {
     g.setBefore[w] = static_cast<uint32_t>(n);
     n += static_cast<size_t>(std::popcount(code.boundaryBits[w]));
   }
-  g.nodes.reserve(starts.size());
-  for (size_t i = 0; i < starts.size(); i++) {
-    uint64_t end = i + 1 < starts.size() ? starts[i + 1] : code.bodyEnd;
-    uint64_t off = starts[i] - code.entry;
-    if (end - code.entry > bytes.size()) break;
-    g.nodes.push_back(decodeNode(starts[i], bytes.subspan(off, end - starts[i])));
+  // A node per instruction start in [entry, bodyEnd), from it to the next
+  // start (the last to bodyEnd), read off the boundary bits in order; the
+  // first that does not fit in `bytes` ends the nodes.
+  g.nodes.reserve(code.instructionCount);
+  bool fits = true;
+  std::optional<uint64_t> start;  // offset of the instruction whose end is not known yet
+  const auto node = [&](uint64_t endOff) {
+    if (endOff > bytes.size()) {
+      fits = false;
+      return;
+    }
+    g.nodes.push_back(decodeNode(code.entry + *start, bytes.subspan(*start, endOff - *start)));
     g.indirect = g.indirect || g.nodes.back().indirectJump;
-  }
+  };
+  for (size_t w = 0; w < code.boundaryBits.size() && fits; w++)
+    for (uint64_t word = code.boundaryBits[w]; word != 0 && fits; word &= word - 1) {
+      const uint64_t off = w * 64 + static_cast<uint64_t>(std::countr_zero(word));
+      if (off >= span) break;
+      if (start) node(off);
+      start = off;
+    }
+  if (start && fits) node(code.bodyEnd - code.entry);
   g.succ.resize(g.nodes.size());
   g.preds.assign(g.nodes.size(), 0);
   for (size_t i = 0; i < g.nodes.size(); i++) {
     if (g.nodes[i].fallsThrough && i + 1 < g.nodes.size()) g.succ[i].push_back(i + 1);
-    if (g.nodes[i].target) {
-      size_t t = g.indexOf(*g.nodes[i].target);
+    if (g.nodes[i].hasTarget) {
+      size_t t = g.indexOf(g.nodes[i].targetAddr);
       if (t < g.nodes.size()) g.succ[i].push_back(t);
     }
     for (size_t s : g.succ[i]) g.preds[s]++;
@@ -344,7 +355,7 @@ void placeOnGraph(const CodeGraph& g, const FunctionCode& code, const std::vecto
     if (h == Hazard::None) break;
     if (skipped.empty()) skipped = std::string(describe(h));
     size_t next = p + 1;
-    if (!g.nodes[p].fallsThrough || g.nodes[p].target || next >= g.nodes.size() || g.preds[next] != 1 ||
+    if (!g.nodes[p].fallsThrough || g.nodes[p].hasTarget || next >= g.nodes.size() || g.preds[next] != 1 ||
         g.nodes[next].addr >= spanEnd) {
       site.reason = "left out: the body's first instruction " + hex(g.nodes[e].addr) + " is unsafe to probe (" + skipped +
                     ") and no later instruction runs exactly once per call";
