@@ -1,6 +1,7 @@
 #include "support/run.hpp"
 
 #include <fcntl.h>
+#include <cerrno>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,6 +60,11 @@ std::vector<std::string> splitLines(const std::string& s) {
 Child::Child(const std::vector<std::string>& argv, bool captureStdout) {
   int fds[2] = {-1, -1};
   if (captureStdout && pipe2(fds, O_CLOEXEC) != 0) return;
+  // Returns once the child has exec'd (its end of this pipe closes then):
+  // a test that hands pid() to goscope at once must not find the test
+  // binary itself there ("not a Go program"), as one did under load.
+  int execFds[2] = {-1, -1};
+  if (pipe2(execFds, O_CLOEXEC) != 0) return;
   pid_ = fork();
   if (pid_ == 0) {
     if (captureStdout) dup2(fds[1], 1);
@@ -71,6 +77,13 @@ Child::Child(const std::vector<std::string>& argv, bool captureStdout) {
     execv(args[0], args.data());
     _exit(127);
   }
+  close(execFds[1]);
+  if (pid_ > 0) {
+    char c;
+    while (read(execFds[0], &c, 1) < 0 && errno == EINTR) {
+    }
+  }
+  close(execFds[0]);
   if (captureStdout) {
     close(fds[1]);
     outFd_ = fds[0];
