@@ -45,6 +45,9 @@ struct StopCase {
   double durationS;  // -d, when signal == 0
   const char* endLine;
   bool namedFifo = false;  // stdout a FIFO opened by name (`> fifo`), not pipe(2)'s
+  // After the probes are off, nobody reads still, and a SIGINT comes: goscope
+  // drops what it holds and ends (it waited for ever before).
+  bool neverRead = false;
 };
 
 // Polls `cond` every millisecond (waitUntil polls every 10: too coarse for
@@ -139,6 +142,28 @@ void stopUnderBacklog(const StopCase& c) {
   const auto gone = firstTime([&] { return uprobeMultiLinksFor(target).empty(); }, 15s);
   const int backlog = inPipe();
 
+  if (c.neverRead && gone) {
+    // The probes are off; goscope waits for the reader, says so after a
+    // second, and a SIGINT then ends it without one byte read.
+    const bool said = waitUntil([&] { return slurpFile(errPath).find("wait for stdout's reader") != std::string::npos; }, 10s);
+    CHECK_MESSAGE(said, "no notice that held lines wait for the reader; stderr: " << slurpFile(errPath));
+    const auto againAt = Clock::now();
+    ::kill(g, SIGINT);
+    const auto ended = firstTime([&] { return ::waitpid(g, &status, WNOHANG) == g; }, 10s);
+    reaped = ended.has_value();
+    const std::string err = slurpFile(errPath);
+    INFO("stderr: " << err);
+    REQUIRE_MESSAGE(ended, "goscope still waited for a reader 10 s after the second SIGINT");
+    MESSAGE(name << ": second SIGINT to exit " << secondsBetween(againAt, *ended) * 1000 << " ms");
+    CHECK(secondsBetween(againAt, *ended) < 2.0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(err.find(c.endLine) != std::string::npos);
+    CHECK(err.find("held line") != std::string::npos);
+    CHECK(err.find("dropped at the stop signal that came after the probes were off") != std::string::npos);
+    CHECK(counter.alive());
+  }
+
   // Now read: goscope writes what it held and exits.
   std::string stdoutText;
   const bool exited = waitUntil(
@@ -164,6 +189,7 @@ void stopUnderBacklog(const StopCase& c) {
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(err.find(c.endLine) != std::string::npos);
   CHECK(counter.alive());
+  if (c.neverRead) return;  // what the pipe held before the stop is all there is
   CHECK(stdoutText.find("main.doWork(") != std::string::npos);  // what was held went out after the detach
 }
 
@@ -187,4 +213,12 @@ TEST_CASE("stop latency: SIGINT with stdout a full named FIFO takes the probes o
 
 TEST_CASE("stop latency: -d with stdout a full named FIFO takes the probes off within 1 s of its end") {
   stopUnderBacklog({"-d 2, named FIFO", 0, 2.0, "goscope: duration reached", true});
+}
+
+TEST_CASE("stop latency: with a full named FIFO nobody reads, a second SIGINT after the probes are off ends goscope") {
+  stopUnderBacklog({"SIGINT twice, named FIFO", SIGINT, 0, "goscope: interrupted", true, true});
+}
+
+TEST_CASE("stop latency: with a full pipe nobody reads, a SIGINT after -d's end ends goscope") {
+  stopUnderBacklog({"-d 2 then SIGINT", 0, 2.0, "goscope: duration reached", false, true});
 }
