@@ -1,5 +1,7 @@
 #include "support/run.hpp"
 
+#include "target/proc_stat.hpp"
+
 #include <fcntl.h>
 #include <cerrno>
 #include <poll.h>
@@ -158,18 +160,9 @@ pid_t spawnCli(const std::vector<std::string>& args, int outFd, int errFd, bool 
 }
 
 double cpuSeconds(pid_t pid) {
-  const std::string stat = slurpFile("/proc/" + std::to_string(pid) + "/stat");
-  const auto close = stat.rfind(')');  // the name may hold anything
-  if (close == std::string::npos) return -1;
-  std::istringstream rest(stat.substr(close + 1));
-  std::string field;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; i++) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
-  }
-  if (!rest) return -1;
-  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const auto stat = goscope::readProcStat(pid);
+  if (!stat || stat->field(15).empty()) return -1;
+  return static_cast<double>(stat->number(14) + stat->number(15)) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 std::string slurpFile(const std::string& path) {
