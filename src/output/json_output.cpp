@@ -227,6 +227,8 @@ class JsonOutput final : public Output {
     // -i); the final one, the whole session.
     if (rep.interval) o["interval_ms"] = std::llround(rep.interval->lengthS * 1000);
     if (rep.probeCostNs > 0) o["probe_cost_ns"] = std::llround(rep.probeCostNs);
+    // The range's bottom, when probe_cost_ns is only its top (mixed call ends).
+    if (rep.probeCostLowNs > 0) o["probe_cost_min_ns"] = std::llround(rep.probeCostLowNs);
     if (rep.final) o["final"] = true;
     std::cout << jsonText(o) << '\n';
   }

@@ -430,7 +430,7 @@ std::optional<std::string> callReturnRefusal(const GoBinary& bin, std::span<cons
 
 CallEnds callEnds(const GoBinary& bin, std::span<const uint64_t> sites) {
   const ZydisDecoder& zydis = zydisDecoder();
-  bool emulated = true;
+  size_t emulatedEnds = 0;
   // Sites are few per function; a caller with several is decoded once each
   // time (simple, and only for functions placed at call sites).
   for (uint64_t c : sites) {
@@ -466,17 +466,15 @@ CallEnds callEnds(const GoBinary& bin, std::span<const uint64_t> sites) {
         return {"the address after the call at " + at + " is referred to at " + caller->name + "+" +
                 hex(from - caller->entry) + ": it could be reached without the call"};
     // What the end costs: the instruction at r, from the bytes read above.
-    if (emulated) {
-      const auto tail = bytes->subspan(r - caller->entry);
-      ZydisDecodedInstruction in;
-      std::optional<x86::InsnView> view;
-      if (ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&zydis, nullptr, tail.data(), tail.size(), &in)))
-        view = x86::parseInsn(tail.first(in.length));
-      const auto v = view ? std::optional(classifyForUprobe(*view)) : std::nullopt;
-      emulated = v && v->safe() && v->exec == UprobeExec::Emulated;
-    }
+    const auto tail = bytes->subspan(r - caller->entry);
+    ZydisDecodedInstruction in;
+    std::optional<x86::InsnView> view;
+    if (ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&zydis, nullptr, tail.data(), tail.size(), &in)))
+      view = x86::parseInsn(tail.first(in.length));
+    const auto v = view ? std::optional(classifyForUprobe(*view)) : std::nullopt;
+    if (v && v->safe() && v->exec == UprobeExec::Emulated) emulatedEnds++;
   }
-  return {std::nullopt, emulated && !sites.empty()};
+  return {std::nullopt, !sites.empty() && emulatedEnds == sites.size(), emulatedEnds > 0};
 }
 
 std::vector<uint64_t> steppedEntries(std::span<const FunctionCode* const> codes) {

@@ -202,10 +202,11 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
       // Latency and results: each call ends at the instruction after it
       // (call_sites.hpp, callReturnRefusal); where one cannot, the entry and
       // its RETs are used, and -v says why.
-      bool endsEmulated = false;
+      bool endsEmulated = false, endsMixed = false;
       if (probe.kind == ProbeSite::Kind::CallSites && opt.returns) {
         const CallEnds ends = callEnds(bin, probe.callSites);
         endsEmulated = ends.emulated;
+        endsMixed = ends.someEmulated && !ends.emulated;
         if (ends.refusal) {
           probe = d.probe;
           probe.callSitesRefused = *ends.refusal;
@@ -229,6 +230,7 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
           f.probeAddress = probe.address;
           f.callSites = probe.callSites.size();
           f.callEndsEmulated = endsEmulated;
+          f.callEndsMixed = endsMixed;
           placed = true;
           spdlog::debug("{}: {}{}", f.fn->name, probe.reason,
                         opt.returns ? "; each call ends at the instruction after it (its return address)" : "");
