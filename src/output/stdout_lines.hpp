@@ -55,6 +55,7 @@ class StdoutLines {
   // once.
   void flush();
   bool closed() const { return closed_; }
+  bool holding() const { return !buf_.empty(); }  // lines a flush could not write yet
   uint64_t droppedLines() const { return dropped_; }
 
  private:

@@ -48,6 +48,10 @@ struct StopCase {
   // After the probes are off, nobody reads still, and a SIGINT comes: goscope
   // drops what it holds and ends (it waited for ever before).
   bool neverRead = false;
+  // --json: the stream still ends with its one session_cost record, after
+  // every line held at the stop (records written while lines are held go
+  // behind them: output/json_output.cpp, record).
+  bool json = false;
 };
 
 // Polls `cond` every millisecond (waitUntil polls every 10: too coarse for
@@ -90,6 +94,7 @@ void stopUnderBacklog(const StopCase& c) {
   const int errFd = mkstemp(errPath);
   REQUIRE(errFd >= 0);
   std::vector<std::string> args{"trace", "--strategy", "bpf", "-p", std::to_string(target), "main.doWork"};
+  if (c.json) args.push_back("--json");
   if (c.signal == 0) {
     args.push_back("-d");
     args.push_back(std::to_string(c.durationS));
@@ -190,7 +195,17 @@ void stopUnderBacklog(const StopCase& c) {
   CHECK(err.find(c.endLine) != std::string::npos);
   CHECK(counter.alive());
   if (c.neverRead) return;  // what the pipe held before the stop is all there is
-  CHECK(stdoutText.find("main.doWork(") != std::string::npos);  // what was held went out after the detach
+  CHECK(stdoutText.find(c.json ? "\"main.doWork\"" : "main.doWork(") != std::string::npos);  // what was held went out after the detach
+  if (c.json) {
+    const auto lines = splitLines(stdoutText);
+    std::string last;
+    for (const auto& l : lines)
+      if (!l.empty()) last = l;
+    CHECK_MESSAGE(last.rfind("{\"session_cost\"", 0) == 0, "the last line: " << last);
+    size_t costs = 0;
+    for (const auto& l : lines) costs += l.rfind("{\"session_cost\"", 0) == 0;
+    CHECK(costs == 1);
+  }
 }
 
 }  // namespace
@@ -221,4 +236,10 @@ TEST_CASE("stop latency: with a full named FIFO nobody reads, a second SIGINT af
 
 TEST_CASE("stop latency: with a full pipe nobody reads, a SIGINT after -d's end ends goscope") {
   stopUnderBacklog({"-d 2 then SIGINT", 0, 2.0, "goscope: duration reached", false, true});
+}
+
+TEST_CASE("stop latency: SIGINT with --json and a full pipe: the probes off within 1 s, session_cost still last") {
+  StopCase c{"SIGINT, --json", SIGINT, 0, "goscope: interrupted"};
+  c.json = true;
+  stopUnderBacklog(c);
 }
