@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 #include <map>
 
+#include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "support/zoo_status.hpp"
 
@@ -62,19 +63,15 @@ TEST_CASE("latency: the probes' own cost per call is said beside the histogram")
   CHECK(text.out.find("part of it is inside each time here") != std::string::npos);
   auto json = runCli("latency --json -c '" + fixture("zoo") + " --rounds 1' main.sleepWork");
   REQUIRE_MESSAGE(json.exitCode == 0, json.err);
-  bool seen = false;
-  for (const auto& l : splitLines(json.out)) {
-    if (l.empty() || l[0] != '{') continue;
-    auto o = boost::json::parse(l).as_object();
-    if (!o.contains("func")) continue;
+  const auto rows = functionObjects(json.out);
+  CHECK(!rows.empty());
+  for (auto o : rows) {
     // An entry trap and a RET trap: more than the cheapest placement alone
     // (0.35 us by default), less than a millisecond.
     REQUIRE(o.contains("probe_cost_ns"));
     CHECK(o["probe_cost_ns"].as_int64() > 350);
     CHECK(o["probe_cost_ns"].as_int64() < 1000000);
-    seen = true;
   }
-  CHECK(seen);
 }
 
 // The counter's main.doWork is timed at its two call sites: after one the
@@ -95,17 +92,13 @@ TEST_CASE("latency: a function whose calls end at emulated and at stepped instru
         std::string::npos);
   auto json = runCli("latency --json -p " + pid + " main.doWork -d 1");
   REQUIRE_MESSAGE(json.exitCode == 0, json.err);
-  bool seen = false;
-  for (const auto& l : splitLines(json.out)) {
-    if (l.empty() || l[0] != '{') continue;
-    auto o = boost::json::parse(l).as_object();
-    if (!o.contains("func")) continue;
+  const auto rows = functionObjects(json.out);
+  CHECK(!rows.empty());
+  for (auto o : rows) {
     REQUIRE(o.contains("probe_cost_min_ns"));
     CHECK(o["probe_cost_min_ns"].as_int64() > 0);
     CHECK(o["probe_cost_min_ns"].as_int64() < o["probe_cost_ns"].as_int64());
-    seen = true;
   }
-  CHECK(seen);
   CHECK(counter.alive());
   auto zoo = runCli("latency --json -c '" + fixture("zoo") + " --rounds 1' main.sleepWork");
   REQUIRE_MESSAGE(zoo.exitCode == 0, zoo.err);
