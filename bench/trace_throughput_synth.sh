@@ -122,17 +122,19 @@ run_rounds
 
 col() { awk -v m="$1" -v c="$2" '$1 == m { print $c }' "$tmp/rows" | stats; }
 fmt3() { read -r a b c <<<"$1"; printf '%s [%s..%s]' "$(fmt_si "$a")" "$(fmt_si "$b")" "$(fmt_si "$c")"; }
+offer="$rate records a second"
+[[ $rate == 0 ]] && offer="unthrottled"
 echo
-echo "Trace throughput, synthetic producer (bench/synth_ring: copies of a real main.emit call written into goscope's ring in the kernel, ${rate/#0/as fast as the ring takes them} records/s, $threads thread(s), wake-ups: $wakeup${pin_reader:+, goscope on CPU 0, the producer on CPU 1}), stdout to /dev/null; $rounds rounds x $secs s per mode, interleaved; median [min..max]"
+echo "Trace throughput, synthetic producer (bench/synth_ring: copies of a real main.emit call written into goscope's ring in the kernel, $offer, $threads thread(s), wake-ups: $wakeup${pin_reader:+, goscope on CPU 0, the producer on CPU 1}), stdout to /dev/null; $rounds rounds x $secs s per mode, interleaved; median [min..max]"
 echo "machine: $(nproc) vCPUs, Linux $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'); load average $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after"
 printf '%-22s %-26s %-22s %-22s %-26s %-30s %s\n' mode "events delivered/s" "goscope CPU s/s" "ns CPU per event" \
-  "events per CPU-second" "lost = refused (per run)" "offered/s by the producer"
+  "events per CPU-second" "lost/refused (per run)" "offered/s by the producer"
 for m in "${modes[@]}"; do
   read -r c4 lo4 hi4 < <(col "$m" 4)
   read -r c5 lo5 hi5 < <(col "$m" 5)
   printf '%-22s %-26s %-22s %-22s %-26s %-30s %s\n' "${label[$m]}" "$(fmt3 "$(col "$m" 3)")" \
     "$(printf '%.2f [%.2f..%.2f]' "$c4" "$lo4" "$hi4")" "$(printf '%.0f [%.0f..%.0f]' "$c5" "$lo5" "$hi5")" \
-    "$(fmt3 "$(col "$m" 6)")" "$(awk -v m="$m" '$1 == m { printf "%s%s", (n++ ? "," : ""), ($9 == $8 ? $9 : $9 "/" $8) }' "$tmp/rows")" \
+    "$(fmt3 "$(col "$m" 6)")" "$(awk -v m="$m" '$1 == m { printf "%s%s/%s", (n++ ? "," : ""), $9, $8 }' "$tmp/rows")" \
     "$(fmt3 "$(col "$m" 10)")"
 done
 verdict=MET
