@@ -225,7 +225,8 @@ static void map_ring(const struct session* s, struct ring_view* v) {
   const long page = sysconf(_SC_PAGESIZE);
   // The consumer page, the producer page, the data twice (the kernel maps
   // it so that a record never wraps); read-only from offset 0 is allowed
-  // (only a writable mapping is restricted to the consumer page).
+  // (only a writable mapping is restricted to the consumer page;
+  // docs/kernel.md, "A synthetic producer").
   size_t len = 2 * (size_t)page + 2 * (size_t)s->ring_bytes;
   uint8_t* base = mmap(NULL, len, PROT_READ, MAP_SHARED, s->events_fd, 0);
   if (base == MAP_FAILED) die("mmap of the ring (%u bytes): %s", s->ring_bytes, strerror(errno));
