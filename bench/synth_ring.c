@@ -30,9 +30,13 @@
 //
 //   build: bench/synth_ring_build.sh OUTDIR [VMLINUX_H]  (OUTDIR/synth_ring, OUTDIR/synth_ring.bpf.o)
 //   usage: synth_ring [--reader PID] [--secs S] [--threads N] [--rate R] [--pairs N]
-//                     [--mark V] [--wait S] [--batch N] [--wakeup emit_event|crossing] [--obj PATH]
+//                     [--mark V] [--wait S] [--batch N] [--wakeup emit_event|crossing]
+//                     [--cont-reader-after N] [--obj PATH]
 //   --mark V: RAX of both records (the first integer argument and the first
 //   result) set to V, so that the synthetic calls can be told from real ones.
+//   --cont-reader-after N: SIGCONT the --reader once the first thread has
+//   offered N calls (a test stops goscope first, so that the ring certainly
+//   fills before goscope reads again).
 // Output (stdout, one line): "synth_ring: key=value ...". Exit 0, 1 on error.
 #define _GNU_SOURCE
 #include <bpf/bpf.h>
@@ -41,6 +45,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -302,6 +307,8 @@ struct worker {
   double deadline;
   uint64_t wakeup_bytes;
   uint32_t crossing;
+  pid_t cont_pid;          // SIGCONT this process once cont_after pairs were offered (0: no)
+  uint64_t cont_after;
   uint64_t written[2], refused[2], runs;
   int err;
 };
@@ -338,6 +345,10 @@ static void* produce(void* arg) {
     }
     pairs += c.pairs;
     w->runs++;
+    if (w->cont_pid > 0 && pairs >= w->cont_after) {
+      kill(w->cont_pid, SIGCONT);
+      w->cont_pid = 0;
+    }
   }
   return NULL;
 }
@@ -370,6 +381,7 @@ int main(int argc, char** argv) {
   int have_mark = 0;
   uint32_t batch = 256;
   int crossing = 0;
+  uint64_t cont_after = 0;
   char obj_path[4096];
   snprintf(obj_path, sizeof obj_path, "%s.bpf.o", argv[0]);
   for (int i = 1; i < argc; i++) {
@@ -383,6 +395,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(a, "--pairs")) max_pairs = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--mark")) mark = atoll(v), have_mark = 1;
     else if (!strcmp(a, "--wait")) wait_s = atof(v);
+    else if (!strcmp(a, "--cont-reader-after")) cont_after = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--batch")) batch = (uint32_t)atoi(v);
     else if (!strcmp(a, "--wakeup")) {
       if (strcmp(v, "emit_event") && strcmp(v, "crossing")) die("--wakeup is emit_event or crossing");
@@ -448,6 +461,10 @@ int main(int argc, char** argv) {
     ws[t].deadline = t0 + secs;
     ws[t].wakeup_bytes = s.wakeup_bytes;
     ws[t].crossing = (uint32_t)crossing;
+    if (t == 0 && cont_after && reader > 0) {
+      ws[t].cont_pid = reader;
+      ws[t].cont_after = cont_after;
+    }
     if (pthread_create(&ws[t].th, NULL, produce, &ws[t])) die("pthread_create failed");
   }
   uint64_t written[2] = {0, 0}, refused[2] = {0, 0}, runs = 0;
