@@ -38,7 +38,7 @@
 #      WAKEUP (emit_event), PIN (1), TARGET (1000000 delivered events a second)
 # Exit: 0 goscope's json and text medians delivered >= TARGET a second;
 #       3 measured but not; 1 error.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154,SC2317  # globals and functions of common.sh and trace_throughput.sh; run_mode is called by run_rounds
 
 threads=${THREADS:-1}
 rate=${RATE:-0}
@@ -60,7 +60,7 @@ need cc; need clang
 synth=$tmp/synth/synth_ring
 vmlinux=$build/bpf/vmlinux.h
 [[ -r $vmlinux ]] || vmlinux=
-bash "$root/bench/synth_ring_build.sh" "$tmp/synth" $vmlinux >&2 || die "building bench/synth_ring failed"
+bash "$root/bench/synth_ring_build.sh" "$tmp/synth" ${vmlinux:+"$vmlinux"} >&2 || die "building bench/synth_ring failed"
 
 feed=$(build_bench_go tracefeed)
 "$feed" --goroutines 2 --rate "$feed_rate" --out "$tmp/feed.report" >/dev/null 2>&1 &
@@ -91,7 +91,7 @@ run_mode() {
     ((++waited < 600)) || { cat "$log" >&2; die "$mode (round $round): not attached after 60 s"; }
     kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; die "$mode (round $round): goscope exited before attaching"; }
   done
-  tool=$(cat "/proc/$pid/task/$pid/children" 2>/dev/null | awk '{ print $1 }')  # timeout's child: goscope
+  tool=$(awk '{ print $1 }' "/proc/$pid/task/$pid/children" 2>/dev/null)  # timeout's child: goscope
   [[ -n $tool ]] || die "$mode (round $round): no goscope process under timeout ($pid)"
   # synth_ring waits for a call of the target in the ring (10 a second).
   line=$("${pin_producer[@]}" "$synth" --reader "$tool" --secs "$secs" --threads "$threads" --rate "$rate" --mark "$mark" \
