@@ -67,8 +67,9 @@ med() { awk -v c="$2" '$c != "nan" { print $c }' "$1" | stats | awk '{ print $1 
 # A number with a k/M/G suffix, 3 significant digits.
 fmt_si() {
   awk -v x="$1" 'BEGIN {
-    if (x >= 1e9) printf "%.3gG", x / 1e9; else if (x >= 1e6) printf "%.3gM", x / 1e6;
-    else if (x >= 1e3) printf "%.3gk", x / 1e3; else printf "%.3g", x }'
+    # (999,960 is 1M, not "1e+03k": the unit is chosen after rounding)
+    if (x >= 999.5e6) printf "%.3gG", x / 1e9; else if (x >= 999.5e3) printf "%.3gM", x / 1e6;
+    else if (x >= 999.5) printf "%.3gk", x / 1e3; else printf "%.3g", x }'
 }
 
 # Builds a program under bench/go into $tmp (the Go build cache lives in $build).

@@ -42,8 +42,14 @@
 # uprobes (what `printf` of the same values takes there). The table then
 # also says whether goscope delivered TARGET events a second of wall time.
 #
+# SYNTH=1: no uprobe traps feed the ring but bench/synth_ring, an in-kernel
+# synthetic producer writing copies of a real call's records into goscope's
+# own ring (bench/trace_throughput_synth.sh says how, and its env): the
+# events goscope DELIVERS a second of wall time when the producer is not
+# the limit, against TARGET a second; no bpftrace mode.
+#
 # Usage (root): bench/trace_throughput.sh   env: ROUNDS (3), SECS (6), GOROUTINES (2),
-#               TARGET (1000000 events per CPU-second), SITES (0), GOSCOPE_BASE
+#               TARGET (1000000 events per CPU-second), SITES (0), SYNTH (0), GOSCOPE_BASE
 # Exit: 0 measured and goscope's json and text decode >= TARGET events per
 #       CPU-second (median) with CPU/event <= bpftrace's; 3 measured but not; 1 error.
 set -euo pipefail
@@ -59,6 +65,10 @@ func=main.emit
 feed_args=()
 [[ $sites == 1 ]] && { func=main.emitLeaf; feed_args=(--sites); }
 hz=$(getconf CLK_TCK)
+if [[ ${SYNTH:-0} == 1 ]]; then
+  source "$root/bench/trace_throughput_synth.sh"
+  exit
+fi
 
 feed=$(build_bench_go tracefeed)
 "$feed" --goroutines "$goroutines" "${feed_args[@]}" --out "$tmp/feed.report" >/dev/null 2>&1 &

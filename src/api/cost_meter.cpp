@@ -180,8 +180,11 @@ std::string CostMeter::warning() const {
   std::string where;
   if (top) {
     char w[256];
-    std::snprintf(w, sizeof w, " (most in %s: %.0f calls/s x ~%s)", probes_[top->first].func.c_str(), top->second,
-                  describeNs(probes_[top->first].perCallNs).c_str());
+    const Probe& p = probes_[top->first];
+    const std::string each = p.perCallLowNs > 0 ? "~" + describeNs(p.perCallLowNs) + " to ~" + describeNs(p.perCallNs) +
+                                                      " (calls end at emulated and at stepped instructions)"
+                                                : "~" + describeNs(p.perCallNs);
+    std::snprintf(w, sizeof w, " (most in %s: %.0f calls/s x %s)", p.func.c_str(), top->second, each.c_str());
     where = w;
   }
   std::snprintf(buf, sizeof buf,

@@ -34,6 +34,11 @@ class CostMeter {
   struct Probe {
     std::string func;
     double perCallNs = 0;  // what one call costs the target: its entry placement, plus a RET when RETs are probed
+    // When a call's end is emulated at some of the function's call sites and
+    // stepped at others (SelectedFunction::callEndsMixed), the cost is only
+    // known as a range: perCallNs is its top, this its bottom; 0 otherwise.
+    // The hit counts are per function, not per site, so which ran is unknown.
+    double perCallLowNs = 0;
   };
   // `probes` by probe id.
   CostMeter(std::vector<Probe> probes, const HostCosts& costs, double budgetPct, bool enforce);
@@ -55,6 +60,8 @@ class CostMeter {
   std::optional<std::pair<uint32_t, double>> dearest() const;
   // What one call of probe `id` costs in traps alone (its placement).
   double perCallNs(uint32_t id) const { return id < probes_.size() ? probes_[id].perCallNs : 0; }
+  // The bottom of the range when the figure above is only its top; 0 when it is the figure.
+  double perCallLowNs(uint32_t id) const { return id < probes_.size() ? probes_[id].perCallLowNs : 0; }
   // The probes run in this process only (-p, -c): every sample also reads
   // its CPU clock, and no window's estimate, nor the total, exceeds what
   // that clock advanced (docs/overhead.md, "An upper bound from the

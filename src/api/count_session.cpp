@@ -252,7 +252,8 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
     const HostCosts costs = hostCosts();
     std::vector<CostMeter::Probe> probes;
     for (const auto& f : s->selection_.functions)
-      probes.push_back({f.fn->name, perCallNs(costs, f.probeKind, latency, f.callEndsEmulated)});
+      probes.push_back({f.fn->name, perCallNs(costs, f.probeKind, latency, f.callEndsEmulated),
+                        f.callEndsMixed && latency ? perCallNs(costs, f.probeKind, latency, true) : 0});
     s->meter_ = std::make_unique<CostMeter>(std::move(probes), costs, r.maxOverheadPct, r.maxOverheadExplicit);
     if (!s->target_.isBinaryWide()) s->meter_->watchTarget(s->target_.pidFilter());
     s->enforce_ = r.maxOverheadExplicit;
@@ -293,14 +294,17 @@ Result<CountSnapshot> AggregateSession::snapshot() const {
   // buffers of 66,875 rows (buf '*') were the whole run's peak RSS at exit.
   snap.functions.reserve(impl_->selection_.functions.size());
   for (const auto& f : impl_->selection_.functions) {
-    FunctionCount fc{f.fn->name, f.probeId < counts->size() ? (*counts)[f.probeId] : 0, std::nullopt, 0, std::nullopt};
+    FunctionCount fc{f.fn->name, f.probeId < counts->size() ? (*counts)[f.probeId] : 0, std::nullopt, 0, 0, std::nullopt};
     if (f.probeId < impl_->droppedAt_.size() && impl_->droppedAt_[f.probeId]) {
       fc.droppedAtS = impl_->droppedAt_[f.probeId];
       fc.count = impl_->droppedCount_[f.probeId];
     }
     if (impl_->latency_) {
       if (auto l = impl_->engine_->latency(f.probeId)) fc.latency = std::move(*l);
-      if (impl_->meter_) fc.probeCostNs = impl_->meter_->perCallNs(f.probeId);
+      if (impl_->meter_) {
+        fc.probeCostNs = impl_->meter_->perCallNs(f.probeId);
+        fc.probeCostLowNs = impl_->meter_->perCallLowNs(f.probeId);
+      }
     }
     snap.functions.push_back(std::move(fc));
   }

@@ -107,6 +107,9 @@ struct FunctionCount {
   // entry's trap and a RET's), estimated from the host's per-hit figures
   // (docs/overhead.md); 0 when unknown.
   double probeCostNs = 0;
+  // When the figure above is only the top of a range (some calls end at an
+  // emulated instruction, some at a stepped one): its bottom; else 0.
+  double probeCostLowNs = 0;
   // The overhead bound removed its probe this many seconds in: `count` is
   // what it had counted by then.
   std::optional<double> droppedAtS;

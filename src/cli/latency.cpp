@@ -37,7 +37,7 @@ class LatencyReporter {
       LatencyStats mine = f.latency->since(last_[i]);
       last_[i] = *f.latency;
       if (mine.count == 0 && mine.mismatches == 0 && snap.functions.size() > 1) continue;
-      out_.latency(f.func, mine, {false, snap.elapsedS, in, unit_, f.probeCostNs, snap.costFigures});
+      out_.latency(f.func, mine, {false, snap.elapsedS, in, unit_, f.probeCostNs, f.probeCostLowNs, snap.costFigures});
     }
     lastT_ = snap.elapsedS;
     out_.flush();
@@ -48,7 +48,8 @@ class LatencyReporter {
     for (const auto& f : snap.functions) {
       if (!f.latency) continue;
       if (f.latency->count == 0 && f.latency->mismatches == 0 && snap.functions.size() > 1) continue;
-      out_.latency(f.func, *f.latency, {true, snap.elapsedS, std::nullopt, unit_, f.probeCostNs, snap.costFigures});
+      out_.latency(f.func, *f.latency,
+                   {true, snap.elapsedS, std::nullopt, unit_, f.probeCostNs, f.probeCostLowNs, snap.costFigures});
     }
     out_.flush();
   }

@@ -158,6 +158,20 @@ class JsonOutput final : public Output {
     if (omitted) printOmitted(omitted, std::nullopt, true);
   }
 
+  // A record after the trace lines (bound actions, the session cost): in
+  // order behind any lines the flush before it had to hold (a full pipe at
+  // the session's end: output/stdout_lines.hpp), else through std::cout as
+  // count's and latency's records.
+  void record(const std::string& json) {
+    if (lines_.holding()) {
+      lines_.buffer() += json;
+      lines_.buffer() += '\n';
+      lines_.lineDone();
+    } else {
+      std::cout << json << '\n';
+    }
+  }
+
   void bound(const api::BoundAction& a) override {
     lines_.flush();  // the trace lines before it go first
     std::fprintf(stderr, "goscope: %s\n", a.text.c_str());
@@ -169,7 +183,7 @@ class JsonOutput final : public Output {
     if (!a.func.empty()) o["func"] = a.func;
     if (a.kind == api::BoundAction::Kind::Dropped) o["count"] = a.count;
     if (a.kind == api::BoundAction::Kind::Sampled) o["sample_every"] = a.sampleEvery;
-    std::cout << jsonText(boost::json::object{{"overhead_bound", o}}) << '\n';
+    record(jsonText(boost::json::object{{"overhead_bound", o}}));
   }
 
   void sessionCost(const api::SessionCost& c) override {
@@ -197,7 +211,7 @@ class JsonOutput final : public Output {
     boost::json::array actions;
     for (const auto& a : c.actions) actions.push_back(boost::json::value(a));
     o["bound_actions"] = std::move(actions);
-    std::cout << jsonText(boost::json::object{{"session_cost", o}}) << '\n';
+    record(jsonText(boost::json::object{{"session_cost", o}}));
   }
 
   void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate,
@@ -227,6 +241,8 @@ class JsonOutput final : public Output {
     // -i); the final one, the whole session.
     if (rep.interval) o["interval_ms"] = std::llround(rep.interval->lengthS * 1000);
     if (rep.probeCostNs > 0) o["probe_cost_ns"] = std::llround(rep.probeCostNs);
+    // The range's bottom, when probe_cost_ns is only its top (mixed call ends).
+    if (rep.probeCostLowNs > 0) o["probe_cost_min_ns"] = std::llround(rep.probeCostLowNs);
     if (rep.final) o["final"] = true;
     std::cout << jsonText(o) << '\n';
   }

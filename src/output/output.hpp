@@ -90,6 +90,7 @@ class Output {
     // What the probes add to each measured call (estimated; 0: unknown) and
     // where the figures come from: said beside the histogram (issue #17).
     double probeCostNs = 0;
+    double probeCostLowNs = 0;  // > 0: probeCostNs is the top of a range, this its bottom
     std::string costFigures;
   };
   virtual void latency(const std::string& func, const LatencyStats& stats, const LatencyReport& report) = 0;

@@ -6,7 +6,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <chrono>
 #include <iostream>
 
 #include "util/stop_signals.hpp"
@@ -45,6 +48,9 @@ StdoutLines::StdoutLines() {
 }
 
 StdoutLines::~StdoutLines() {
+  if (dropped_ > droppedSaid_)
+    std::fprintf(stderr, "goscope: %llu held line%s dropped in all (stdout's reader did not read)\n",
+                 static_cast<unsigned long long>(dropped_), dropped_ == 1 ? "" : "s");
   if (fd_ != STDOUT_FILENO) ::close(fd_);
 }
 
@@ -60,12 +66,13 @@ ssize_t StdoutLines::writeSome(const char* data, size_t len) {
 
 void StdoutLines::flush() {
   if (buf_.empty()) return;
-  std::cout.flush();  // records written through std::cout before these lines
+  if (!dropping_) std::cout.flush();  // records written through std::cout before these lines
   size_t done = 0;
   while (!closed_ && done < buf_.size()) {
     const ssize_t n = writeSome(buf_.data() + done, buf_.size() - done);
     if (n > 0) {
       done += static_cast<size_t>(n);
+      waitSince_ = {};
       // A blocking write that a stop signal cut returns what it wrote, not
       // EINTR: the end is looked at here too.
       if (done < buf_.size() && endPending()) break;
@@ -82,7 +89,14 @@ void StdoutLines::flush() {
     // the target paying for every call meanwhile (issue #14 goal 6): the
     // rest is held and written once the probes are off.
     if (endPending()) break;
+    // The probes are off and a stop signal came since: the user will not
+    // wait for this reader (util/stop_signals.hpp, dropHeldOutput).
+    if (dropping_ || dropHeldOutput()) {
+      dropRest(done);
+      break;
+    }
     if (err == EAGAIN) {  // RWF_NOWAIT, or a non-blocking stdout someone else set up: wait for room
+      noticeWait(done);
       pollfd p{fd_, POLLOUT, 0};
       ::poll(&p, 1, kWaitSliceMs);
     }
@@ -92,4 +106,38 @@ void StdoutLines::flush() {
   flushAt_ = buf_.size() + kChunk;
 }
 
+void StdoutLines::noticeWait(size_t done) {
+  if (waitNoticed_ || endPending()) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (waitSince_ == std::chrono::steady_clock::time_point{}) {
+    waitSince_ = now;
+    return;
+  }
+  if (now - waitSince_ < std::chrono::seconds(1)) return;
+  // Only once the session is over: during it a slow reader only slows the
+  // lines down, and the probes stay on as long as asked.
+  if (!probesCameOff()) return;
+  waitNoticed_ = true;
+  const auto lines = std::count(buf_.begin() + static_cast<std::ptrdiff_t>(done), buf_.end(), '\n');
+  std::fprintf(stderr,
+               "goscope: the probes are off; %td held line%s wait for stdout's reader (Ctrl-C again drops them)\n",
+               lines, lines == 1 ? "" : "s");
+}
+
+void StdoutLines::dropRest(size_t done) {
+  const auto lines = std::count(buf_.begin() + static_cast<std::ptrdiff_t>(done), buf_.end(), '\n');
+  dropped_ += static_cast<uint64_t>(lines);
+  if (dropping_) return;  // the total is said at the end (~StdoutLines)
+  dropping_ = true;
+  droppedSaid_ = dropped_;
+  std::fprintf(stderr,
+               "goscope: stdout's reader did not read: %td held line%s dropped at the stop signal that came after the "
+               "probes were off\n",
+               lines, lines == 1 ? "" : "s");
+  // What goes through std::cout or stdio (the session_cost record) would
+  // wait in a blocking write to the same reader: stdout becomes goscope's
+  // own non-blocking description of the pipe, so such a write fails at once
+  // (the shell's description keeps its flags).
+  if (fd_ != STDOUT_FILENO) ::dup2(fd_, STDOUT_FILENO);
+}
 }  // namespace goscope::output

@@ -22,7 +22,9 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace goscope::output {
@@ -45,17 +47,32 @@ class StdoutLines {
   // While a session's probes are on and its end is due (util/stop_signals.hpp,
   // endPending), a write that would wait for the reader is left for later:
   // what was not written stays held, the next flush writes it first.
+  //
+  // Once the probes are off, flush waits for the reader as long as it
+  // takes, and says so on stderr after a second; a stop signal that comes
+  // then (util/stop_signals.hpp, dropHeldOutput) drops what is held, counted
+  // and said on stderr, and every later flush drops what it cannot write at
+  // once.
   void flush();
   bool closed() const { return closed_; }
+  bool holding() const { return !buf_.empty(); }  // lines a flush could not write yet
+  uint64_t droppedLines() const { return dropped_; }
 
  private:
   ssize_t writeSome(const char* data, size_t len);
+  void noticeWait(size_t done);
+  void dropRest(size_t done);
 
   std::string buf_;
   size_t flushAt_ = kChunk;  // lineDone flushes when this much is held
   int fd_ = 1;               // stdout, or goscope's own non-blocking description of its pipe
   bool nowait_ = false;      // a socket (or a pipe not reopened): RWF_NOWAIT writes
   bool closed_ = false;
+  bool dropping_ = false;  // a stop signal after the probes came off: nothing waits any more
+  uint64_t dropped_ = 0;   // lines dropped so far
+  uint64_t droppedSaid_ = 0;  // of them, said on stderr when the dropping began
+  bool waitNoticed_ = false;
+  std::chrono::steady_clock::time_point waitSince_{};  // since when no byte went out (zero: it is going)
 };
 
 }  // namespace goscope::output

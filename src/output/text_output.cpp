@@ -171,7 +171,13 @@ class TextOutput final : public Output {
     if (s.mismatches)
       std::printf("  %llu returns without a seen entry (calls in flight when probes were attached)\n",
                   static_cast<unsigned long long>(s.mismatches));
-    if (rep.probeCostNs > 0)
+    if (rep.probeCostNs > 0 && rep.probeCostLowNs > 0)
+      std::printf(
+          "  the probes cost ~%s to ~%s a call (entry and return: some calls end at an emulated instruction, some at a "
+          "stepped one, %s); part of it is inside each time here\n",
+          humanDuration(static_cast<uint64_t>(rep.probeCostLowNs)).c_str(),
+          humanDuration(static_cast<uint64_t>(rep.probeCostNs)).c_str(), rep.costFigures.c_str());
+    else if (rep.probeCostNs > 0)
       std::printf("  the probes cost ~%s a call (entry and return, %s); part of it is inside each time here\n",
                   humanDuration(static_cast<uint64_t>(rep.probeCostNs)).c_str(), rep.costFigures.c_str());
     std::fputs(renderLog2Histogram(s.log2Buckets(rep.unit), histogramUnitName(rep.unit)).c_str(), stdout);

@@ -425,42 +425,56 @@ CallerScan scanCaller(const ZydisDecoder& zydis, uint64_t entry, std::span<const
 }  // namespace
 
 std::optional<std::string> callReturnRefusal(const GoBinary& bin, std::span<const uint64_t> sites) {
+  return callEnds(bin, sites).refusal;
+}
+
+CallEnds callEnds(const GoBinary& bin, std::span<const uint64_t> sites) {
   const ZydisDecoder& zydis = zydisDecoder();
+  size_t emulatedEnds = 0;
   // Sites are few per function; a caller with several is decoded once each
   // time (simple, and only for functions placed at call sites).
   for (uint64_t c : sites) {
     const GoFunction* caller = bin.pclntab().functionAt(c);
     const std::string at = caller ? caller->name + "+" + hex(c - caller->entry) : hex(c);
-    if (!caller) return "the call at " + at + " is in no function";
+    if (!caller) return {"the call at " + at + " is in no function"};
     auto code = bin.analyze(*caller, DecodeDepth::Whole);
-    if (!code) return "the caller of the call at " + at + " does not decode";
+    if (!code) return {"the caller of the call at " + at + " does not decode"};
     auto head = bin.elf().readVaddr(c, 5);
-    if (!head || (*head)[0] != 0xe8) return "the call at " + at + " is not a plain 5-byte call";
+    if (!head || (*head)[0] != 0xe8) return {"the call at " + at + " is not a plain 5-byte call"};
     const uint64_t r = c + 5;
     // Two calls back to back (`call f; call f`, no arguments to load): one
     // address would both end a call and start the next, in no fixed order.
     if (std::find(sites.begin(), sites.end(), r) != sites.end())
-      return "the instruction after the call at " + at + " is another call of it (back-to-back calls)";
-    if (r >= code->bodyEnd) return "the instruction after the call at " + at + " is outside its caller's decoded body";
+      return {"the instruction after the call at " + at + " is another call of it (back-to-back calls)"};
+    if (r >= code->bodyEnd)
+      return {"the instruction after the call at " + at + " is outside its caller's decoded body"};
     if (Hazard h = hazardAt(*code, r); h != Hazard::None)
-      return "the instruction after the call at " + at + " cannot be probed (" + std::string(describe(h)) + ")";
+      return {"the instruction after the call at " + at + " cannot be probed (" + std::string(describe(h)) + ")"};
     auto bytes = bin.elf().readVaddr(caller->entry, code->bodyEnd - caller->entry);
-    if (!bytes) return "the caller of the call at " + at + " cannot be read";
+    if (!bytes) return {"the caller of the call at " + at + " cannot be read"};
     const CallerScan scan = scanCaller(zydis, caller->entry, *bytes);
     if (scan.indirectJump)
-      return "the caller of the call at " + at + " jumps through a register or memory at " + caller->name + "+" +
-             hex(*scan.indirectJump - caller->entry) +
-             " (a jump table): the instruction after the call could be reached without it";
+      return {"the caller of the call at " + at + " jumps through a register or memory at " + caller->name + "+" +
+              hex(*scan.indirectJump - caller->entry) +
+              " (a jump table): the instruction after the call could be reached without it"};
     for (const auto& [target, from] : scan.branchTargets)
       if (target == r)
-        return "the instruction after the call at " + at + " is the target of a jump at " + caller->name + "+" +
-               hex(from - caller->entry) + ": it is reached without the call";
+        return {"the instruction after the call at " + at + " is the target of a jump at " + caller->name + "+" +
+                hex(from - caller->entry) + ": it is reached without the call"};
     for (const auto& [addr, from] : scan.references)
       if (addr == r)
-        return "the address after the call at " + at + " is referred to at " + caller->name + "+" +
-               hex(from - caller->entry) + ": it could be reached without the call";
+        return {"the address after the call at " + at + " is referred to at " + caller->name + "+" +
+                hex(from - caller->entry) + ": it could be reached without the call"};
+    // What the end costs: the instruction at r, from the bytes read above.
+    const auto tail = bytes->subspan(r - caller->entry);
+    ZydisDecodedInstruction in;
+    std::optional<x86::InsnView> view;
+    if (ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&zydis, nullptr, tail.data(), tail.size(), &in)))
+      view = x86::parseInsn(tail.first(in.length));
+    const auto v = view ? std::optional(classifyForUprobe(*view)) : std::nullopt;
+    if (v && v->safe() && v->exec == UprobeExec::Emulated) emulatedEnds++;
   }
-  return std::nullopt;
+  return {std::nullopt, !sites.empty() && emulatedEnds == sites.size(), emulatedEnds > 0};
 }
 
 std::vector<uint64_t> steppedEntries(std::span<const FunctionCode* const> codes) {

@@ -105,6 +105,19 @@ std::vector<ProbeSite> countPlacements(const GoBinary& bin, std::span<const GoFu
 // docs/disassembly.md, "Call-site placement", says why each matters.
 std::optional<std::string> callReturnRefusal(const GoBinary& bin, std::span<const uint64_t> sites);
 
+// The same decision, and what each call's end then costs: `emulated` when
+// the kernel emulates the instruction after every one of `sites` (a loop's
+// back-edge `jmp`, a `nop`): each end is then an emulated hit, not a
+// single-step (docs/overhead.md, "Call sites"). `someEmulated` when at
+// least one is: with `emulated` false the ends are mixed, and what a call
+// costs depends on which site ran. Both false when refused.
+struct CallEnds {
+  std::optional<std::string> refusal;
+  bool emulated = false;
+  bool someEmulated = false;
+};
+CallEnds callEnds(const GoBinary& bin, std::span<const uint64_t> sites);
+
 // The entries of `codes` whose probe is a SteppedEntry: what build() needs.
 std::vector<uint64_t> steppedEntries(std::span<const FunctionCode* const> codes);
 

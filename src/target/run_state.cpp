@@ -1,18 +1,16 @@
 #include "target/run_state.hpp"
 
-#include <fstream>
+#include "target/proc_stat.hpp"
 
 namespace goscope {
 
 RunState runStateOf(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return RunState::Gone;
-  auto close = stat.rfind(')');  // the name in parentheses may hold anything
-  if (close == std::string::npos || close + 2 >= stat.size()) return RunState::Gone;
-  switch (stat[close + 2]) {
+  const auto stat = readProcStat(pid);
+  if (!stat) return RunState::Gone;
+  switch (stat->state()) {
     case 'T': return RunState::Stopped;
     case 't': return RunState::Traced;
+    case '?':
     case 'Z':
     case 'X': return RunState::Gone;
     default: return RunState::Running;

@@ -17,12 +17,17 @@ std::atomic<bool> g_stop{false};
 // with a stale argument.
 std::atomic<StopHook> g_hook{nullptr};
 std::atomic<void*> g_hookArg{nullptr};
-static_assert(std::atomic<StopHook>::is_always_lock_free && std::atomic<void*>::is_always_lock_free);
+static_assert(std::atomic<StopHook>::is_always_lock_free && std::atomic<void*>::is_always_lock_free &&
+              std::atomic<unsigned>::is_always_lock_free);
 std::atomic<bool> g_probesOn{false};
 std::atomic<double> g_deadline{0};  // CLOCK_MONOTONIC seconds; 0 = none
+std::atomic<unsigned> g_signals{0};      // stop signals received
+std::atomic<unsigned> g_signalsAtOff{0};  // of them, received before the probes went off
+std::atomic<bool> g_probesWentOff{false};
 
 void onSignal(int sig) {
   g_signal.store(sig);
+  g_signals.fetch_add(1);
   g_stop.store(true);
   if (StopHook hook = g_hook.load()) hook(g_hookArg.load());
 }
@@ -49,8 +54,16 @@ void setProbesOn(double deadlineS) {
 }
 
 void setProbesOff() {
+  g_signalsAtOff.store(g_signals.load());
   g_probesOn.store(false);
+  g_probesWentOff.store(true);
   g_deadline.store(0);
+}
+
+bool probesCameOff() { return g_probesWentOff.load() && !g_probesOn.load(); }
+
+bool dropHeldOutput() {
+  return g_probesWentOff.load() && !g_probesOn.load() && g_signals.load() > g_signalsAtOff.load();
 }
 
 bool endPending() {

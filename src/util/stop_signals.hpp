@@ -24,6 +24,14 @@ void setProbesOn(double deadlineS);
 void setProbesOff();
 bool endPending();
 
+// Once the probes are off, what the session still holds is written out
+// (everything that happened is shown), waiting for the reader as long as it
+// takes. A stop signal that comes after the probes went off (a second Ctrl-C
+// after the first one, or the first after -d's end) says the user will not
+// wait: the writer drops what it holds, counted and said, and goscope ends.
+bool dropHeldOutput();
+bool probesCameOff();  // a session's probes were on and are off now
+
 // Puts the probes-on state for its scope (the session's loop) and takes it
 // off when the scope ends, an exception included.
 class ProbesOnScope {

@@ -45,6 +45,13 @@ struct StopCase {
   double durationS;  // -d, when signal == 0
   const char* endLine;
   bool namedFifo = false;  // stdout a FIFO opened by name (`> fifo`), not pipe(2)'s
+  // After the probes are off, nobody reads still, and a SIGINT comes: goscope
+  // drops what it holds and ends (it waited for ever before).
+  bool neverRead = false;
+  // --json: the stream still ends with its one session_cost record, after
+  // every line held at the stop (records written while lines are held go
+  // behind them: output/json_output.cpp, record).
+  bool json = false;
 };
 
 // Polls `cond` every millisecond (waitUntil polls every 10: too coarse for
@@ -87,6 +94,7 @@ void stopUnderBacklog(const StopCase& c) {
   const int errFd = mkstemp(errPath);
   REQUIRE(errFd >= 0);
   std::vector<std::string> args{"trace", "--strategy", "bpf", "-p", std::to_string(target), "main.doWork"};
+  if (c.json) args.push_back("--json");
   if (c.signal == 0) {
     args.push_back("-d");
     args.push_back(std::to_string(c.durationS));
@@ -139,6 +147,28 @@ void stopUnderBacklog(const StopCase& c) {
   const auto gone = firstTime([&] { return uprobeMultiLinksFor(target).empty(); }, 15s);
   const int backlog = inPipe();
 
+  if (c.neverRead && gone) {
+    // The probes are off; goscope waits for the reader, says so after a
+    // second, and a SIGINT then ends it without one byte read.
+    const bool said = waitUntil([&] { return slurpFile(errPath).find("wait for stdout's reader") != std::string::npos; }, 10s);
+    CHECK_MESSAGE(said, "no notice that held lines wait for the reader; stderr: " << slurpFile(errPath));
+    const auto againAt = Clock::now();
+    ::kill(g, SIGINT);
+    const auto ended = firstTime([&] { return ::waitpid(g, &status, WNOHANG) == g; }, 10s);
+    reaped = ended.has_value();
+    const std::string err = slurpFile(errPath);
+    INFO("stderr: " << err);
+    REQUIRE_MESSAGE(ended, "goscope still waited for a reader 10 s after the second SIGINT");
+    MESSAGE(name << ": second SIGINT to exit " << secondsBetween(againAt, *ended) * 1000 << " ms");
+    CHECK(secondsBetween(againAt, *ended) < 2.0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(err.find(c.endLine) != std::string::npos);
+    CHECK(err.find("held line") != std::string::npos);
+    CHECK(err.find("dropped at the stop signal that came after the probes were off") != std::string::npos);
+    CHECK(counter.alive());
+  }
+
   // Now read: goscope writes what it held and exits.
   std::string stdoutText;
   const bool exited = waitUntil(
@@ -164,7 +194,18 @@ void stopUnderBacklog(const StopCase& c) {
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(err.find(c.endLine) != std::string::npos);
   CHECK(counter.alive());
-  CHECK(stdoutText.find("main.doWork(") != std::string::npos);  // what was held went out after the detach
+  if (c.neverRead) return;  // what the pipe held before the stop is all there is
+  CHECK(stdoutText.find(c.json ? "\"main.doWork\"" : "main.doWork(") != std::string::npos);  // what was held went out after the detach
+  if (c.json) {
+    const auto lines = splitLines(stdoutText);
+    std::string last;
+    for (const auto& l : lines)
+      if (!l.empty()) last = l;
+    CHECK_MESSAGE(last.rfind("{\"session_cost\"", 0) == 0, "the last line: " << last);
+    size_t costs = 0;
+    for (const auto& l : lines) costs += l.rfind("{\"session_cost\"", 0) == 0;
+    CHECK(costs == 1);
+  }
 }
 
 }  // namespace
@@ -187,4 +228,18 @@ TEST_CASE("stop latency: SIGINT with stdout a full named FIFO takes the probes o
 
 TEST_CASE("stop latency: -d with stdout a full named FIFO takes the probes off within 1 s of its end") {
   stopUnderBacklog({"-d 2, named FIFO", 0, 2.0, "goscope: duration reached", true});
+}
+
+TEST_CASE("stop latency: with a full named FIFO nobody reads, a second SIGINT after the probes are off ends goscope") {
+  stopUnderBacklog({"SIGINT twice, named FIFO", SIGINT, 0, "goscope: interrupted", true, true});
+}
+
+TEST_CASE("stop latency: with a full pipe nobody reads, a SIGINT after -d's end ends goscope") {
+  stopUnderBacklog({"-d 2 then SIGINT", 0, 2.0, "goscope: duration reached", false, true});
+}
+
+TEST_CASE("stop latency: SIGINT with --json and a full pipe: the probes off within 1 s, session_cost still last") {
+  StopCase c{"SIGINT, --json", SIGINT, 0, "goscope: interrupted"};
+  c.json = true;
+  stopUnderBacklog(c);
 }

@@ -24,6 +24,14 @@ inline std::vector<boost::json::object> jsonObjects(const std::string& out) {
   return v;
 }
 
+// The objects of one function each (count's and latency's rows: they have "func").
+inline std::vector<boost::json::object> functionObjects(const std::string& out) {
+  std::vector<boost::json::object> v;
+  for (auto& o : jsonObjects(out))
+    if (o.contains("func")) v.push_back(std::move(o));
+  return v;
+}
+
 inline bool isSessionNote(const boost::json::object& o) {
   return o.contains("session_cost") || o.contains("overhead_bound");
 }

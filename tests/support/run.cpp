@@ -1,6 +1,9 @@
 #include "support/run.hpp"
 
+#include "target/proc_stat.hpp"
+
 #include <fcntl.h>
+#include <cerrno>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,6 +62,11 @@ std::vector<std::string> splitLines(const std::string& s) {
 Child::Child(const std::vector<std::string>& argv, bool captureStdout) {
   int fds[2] = {-1, -1};
   if (captureStdout && pipe2(fds, O_CLOEXEC) != 0) return;
+  // Returns once the child has exec'd (its end of this pipe closes then):
+  // a test that hands pid() to goscope at once must not find the test
+  // binary itself there ("not a Go program"), as one did under load.
+  int execFds[2] = {-1, -1};
+  if (pipe2(execFds, O_CLOEXEC) != 0) return;
   pid_ = fork();
   if (pid_ == 0) {
     if (captureStdout) dup2(fds[1], 1);
@@ -71,6 +79,13 @@ Child::Child(const std::vector<std::string>& argv, bool captureStdout) {
     execv(args[0], args.data());
     _exit(127);
   }
+  close(execFds[1]);
+  if (pid_ > 0) {
+    char c;
+    while (read(execFds[0], &c, 1) < 0 && errno == EINTR) {
+    }
+  }
+  close(execFds[0]);
   if (captureStdout) {
     close(fds[1]);
     outFd_ = fds[0];
@@ -145,18 +160,9 @@ pid_t spawnCli(const std::vector<std::string>& args, int outFd, int errFd, bool 
 }
 
 double cpuSeconds(pid_t pid) {
-  const std::string stat = slurpFile("/proc/" + std::to_string(pid) + "/stat");
-  const auto close = stat.rfind(')');  // the name may hold anything
-  if (close == std::string::npos) return -1;
-  std::istringstream rest(stat.substr(close + 1));
-  std::string field;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; i++) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
-  }
-  if (!rest) return -1;
-  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const auto stat = goscope::readProcStat(pid);
+  if (!stat || stat->field(15).empty()) return -1;
+  return static_cast<double>(stat->number(14) + stat->number(15)) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 std::string slurpFile(const std::string& path) {

@@ -14,35 +14,12 @@
 #include "target/call_sites.hpp"
 #include "target/inline_sites.hpp"
 #include "target/parallel_analysis.hpp"
-#include "target/uprobe_rules.hpp"
-#include "target/x86_insn.hpp"
-#include "target/zydis_decoder.hpp"
 #include "util/progress.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope {
 
 namespace {
-
-// Whether the kernel emulates the instruction after every one of `calls`
-// (a loop's back-edge `jmp`, a `nop`): each call's end then costs an
-// emulated hit, not a single-step (docs/overhead.md, "Call sites").
-bool callEndsEmulated(const GoBinary& bin, std::span<const uint64_t> calls) {
-  for (uint64_t c : calls) {
-    const uint64_t after = c + 5;  // a plain e8 rel32 (callReturnRefusal checked it)
-    std::optional<std::span<const uint8_t>> bytes;
-    for (size_t len = 15; len > 0 && !bytes; len--) bytes = bin.elf().readVaddr(after, len);
-    if (!bytes) return false;
-    ZydisDecodedInstruction in;
-    if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&zydisDecoder(), nullptr, bytes->data(), bytes->size(), &in)))
-      return false;
-    auto view = x86::parseInsn(bytes->first(in.length));
-    if (!view) return false;
-    const UprobeVerdict v = classifyForUprobe(*view);
-    if (!v.safe() || v.exec != UprobeExec::Emulated) return false;
-  }
-  return true;
-}
 
 // Every inlined body of a matching name, as SiteKind::Inlined points: under
 // the function's own probe id when it also has a probed entry (one count per
@@ -225,12 +202,17 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
       // Latency and results: each call ends at the instruction after it
       // (call_sites.hpp, callReturnRefusal); where one cannot, the entry and
       // its RETs are used, and -v says why.
-      if (probe.kind == ProbeSite::Kind::CallSites && opt.returns)
-        if (auto why = callReturnRefusal(bin, probe.callSites)) {
+      bool endsEmulated = false, endsMixed = false;
+      if (probe.kind == ProbeSite::Kind::CallSites && opt.returns) {
+        const CallEnds ends = callEnds(bin, probe.callSites);
+        endsEmulated = ends.emulated;
+        endsMixed = ends.someEmulated && !ends.emulated;
+        if (ends.refusal) {
           probe = d.probe;
-          probe.callSitesRefused = *why;
-          probe.reason += "; its call sites are not used: " + *why;
+          probe.callSitesRefused = *ends.refusal;
+          probe.reason += "; its call sites are not used: " + *ends.refusal;
         }
+      }
       bool placed = false;
       if (probe.kind == ProbeSite::Kind::CallSites) {
         std::vector<bpf::AttachPoint> sites;
@@ -247,7 +229,8 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
           f.probeKind = ProbeSite::Kind::CallSites;
           f.probeAddress = probe.address;
           f.callSites = probe.callSites.size();
-          f.callEndsEmulated = opt.returns && callEndsEmulated(bin, probe.callSites);
+          f.callEndsEmulated = endsEmulated;
+          f.callEndsMixed = endsMixed;
           placed = true;
           spdlog::debug("{}: {}{}", f.fn->name, probe.reason,
                         opt.returns ? "; each call ends at the instruction after it (its return address)" : "");

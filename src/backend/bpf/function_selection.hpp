@@ -33,6 +33,9 @@ struct SelectedFunction {
   // CallSites with returns: the kernel emulates the instruction after every
   // call, so a call's end costs an emulated hit, not a stepped RET.
   bool callEndsEmulated = false;
+  // Some calls end at an emulated instruction and some at a stepped one: a
+  // call costs between the two prices (cost_meter.hpp, CallCost).
+  bool callEndsMixed = false;
 };
 
 struct Selection {

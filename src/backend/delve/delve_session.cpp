@@ -18,6 +18,7 @@
 
 #include "backend/delve/dlv_startup.hpp"
 #include "backend/delve/pending_signals.hpp"
+#include "target/proc_stat.hpp"
 
 namespace goscope::delve {
 
@@ -41,16 +42,9 @@ std::string imageIdentity(pid_t pid) {
   const std::string dir = "/proc/" + std::to_string(pid);
   struct stat st{};
   if (::stat((dir + "/exe").c_str(), &st) != 0) return {};
-  std::ifstream in(dir + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return {};
-  auto rp = line.rfind(')');
-  if (rp == std::string::npos) return {};
-  std::istringstream fields(line.substr(rp + 2));  // field 3 (state) onwards
-  std::string f, startcode;
-  for (int n = 3; n <= 26 && fields >> f; ++n)
-    if (n == 26) startcode = f;
-  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + startcode;
+  const auto stat = readProcStat(pid);
+  if (!stat) return {};
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + stat->field(26);
 }
 
 // One byte of the target's memory, through /proc/PID/mem.
@@ -271,11 +265,8 @@ Result<void> DelveSession::abandon() {
   // A halt of ours may have left a SIGSTOP for the kernel to deliver once
   // the tracer is gone: the new program must not stay stopped because of us.
   for (int i = 0; i < 50 && processIsAlive(pid_); ++i) {
-    std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
-    std::string line;
-    std::getline(in, line);
-    auto rp = line.rfind(')');
-    char st = rp != std::string::npos && rp + 2 < line.size() ? line[rp + 2] : '?';
+    const auto stat = readProcStat(pid_);
+    const char st = stat ? stat->state() : '?';
     if (st == 'T' || st == 't') {
       ::kill(pid_, SIGCONT);
       break;
