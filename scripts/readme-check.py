@@ -177,11 +177,11 @@ SHAPES = [
     # has measured before, not with goscope's version: the cost line's peak
     # (printed once a rate was sampled), where a Delve hit's cost comes from
     # (~/.cache/goscope/host-costs.json), the GNU build-id's directory.
-    (re.compile(r", peak [\d.]+ hits/s(?: in \S+)?"), ""),
+    (re.compile(r", peak [\d.]+ hits/s(?: in [^\s;]+)?"), ""),   # (the name ends before a "; capped ...")
     (re.compile(r" \([\d.]+ hits/s\)(?=;)"), ""),   # break's rate: said once it ran 1 s
     # The cap on the cost estimate: said or not as this host's per-hit
     # figures price the probes above the target's own CPU clock or not.
-    (re.compile(r"; capped at the target's own CPU time: the host's per-hit figures priced [\d.]+ ms, more than it used"), ""),
+    (re.compile(r"; capped at the target's own CPU time: the host's per-hit figures priced [\d.,]+ ms, more than it used"), ""),
     # (and whether the clock was read to the end: not when a -c program
     # exited before the session's last sample)
     (re.compile(r',"target_cpu_ms":[\d.eE+-]+,"capped":(?:true|false)(?:,"estimate_cpu_ms":[\d.eE+-]+)?'), ''),
