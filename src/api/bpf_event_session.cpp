@@ -214,9 +214,7 @@ class BpfEventSession final : public EventSession {
     {
       const HostCosts costs = hostCosts();
       std::vector<CostMeter::Probe> probes;
-      for (const auto& f : sel_.functions)
-        probes.push_back({f.fn->name, perCallNs(costs, f.probeKind, !isBreak, f.callEndsEmulated),
-                          f.callEndsMixed ? perCallNs(costs, f.probeKind, !isBreak, true) : 0});
+      for (const auto& f : sel_.functions) probes.push_back(meteredProbe(costs, f, !isBreak));
       meter_ = std::make_unique<CostMeter>(std::move(probes), costs, request_.maxOverheadPct, request_.maxOverheadExplicit);
       if (!target_.isBinaryWide()) meter_->watchTarget(target_.pidFilter());
       sampleEvery_.assign(sel_.functions.size(), 0);

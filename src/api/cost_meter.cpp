@@ -1,6 +1,7 @@
 #include "api/cost_meter.hpp"
 
 #include "backend/bpf/bpf_engine.hpp"
+#include "backend/bpf/function_selection.hpp"
 #include "target/process_cpu.hpp"
 
 #include <algorithm>
@@ -30,6 +31,11 @@ double perCallNs(const HostCosts& costs, ProbeSite::Kind entry, bool returns, bo
   const Placement p = entry == ProbeSite::Kind::SteppedEntry ? Placement::Stepped : Placement::Emulated;
   const double end = endsEmulated ? costs.perHitNs(Placement::Emulated) : costs.returnNs;
   return costs.perHitNs(p) + (returns ? end : 0);
+}
+
+CostMeter::Probe meteredProbe(const HostCosts& costs, const SelectedFunction& f, bool returns) {
+  return {f.fn->name, perCallNs(costs, f.probeKind, returns, f.callEndsEmulated),
+          returns && f.callEndsMixed ? perCallNs(costs, f.probeKind, returns, true) : 0};
 }
 
 std::string describe(const SessionCost& c) {

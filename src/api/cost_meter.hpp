@@ -20,6 +20,9 @@
 namespace goscope::bpf {
 class Engine;
 }
+namespace goscope {
+struct SelectedFunction;
+}
 
 namespace goscope::api {
 
@@ -102,6 +105,12 @@ class CostMeter {
   std::string peakFunc_;
   std::vector<std::string> actions_;
 };
+
+// A selected function as the meter prices it: its name and its call's cost,
+// a range when its calls end at emulated and at stepped instructions
+// (SelectedFunction::callEndsMixed). The one place count, latency, trace and
+// break price a function.
+CostMeter::Probe meteredProbe(const HostCosts& costs, const SelectedFunction& f, bool returns);
 
 // Reads `engine`'s hit counts and its programs' run time into `meter` at
 // `nowS`, at most every 250 ms (`force`: now, e.g. before detaching). True

@@ -251,9 +251,7 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   {
     const HostCosts costs = hostCosts();
     std::vector<CostMeter::Probe> probes;
-    for (const auto& f : s->selection_.functions)
-      probes.push_back({f.fn->name, perCallNs(costs, f.probeKind, latency, f.callEndsEmulated),
-                        f.callEndsMixed && latency ? perCallNs(costs, f.probeKind, latency, true) : 0});
+    for (const auto& f : s->selection_.functions) probes.push_back(meteredProbe(costs, f, latency));
     s->meter_ = std::make_unique<CostMeter>(std::move(probes), costs, r.maxOverheadPct, r.maxOverheadExplicit);
     if (!s->target_.isBinaryWide()) s->meter_->watchTarget(s->target_.pidFilter());
     s->enforce_ = r.maxOverheadExplicit;

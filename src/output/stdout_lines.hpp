@@ -56,7 +56,6 @@ class StdoutLines {
   void flush();
   bool closed() const { return closed_; }
   bool holding() const { return !buf_.empty(); }  // lines a flush could not write yet
-  uint64_t droppedLines() const { return dropped_; }
 
  private:
   ssize_t writeSome(const char* data, size_t len);
