@@ -694,7 +694,7 @@ Result<std::vector<RefusedPoint>> scanHazards(const std::string& path, std::span
     std::string why = uprobeHazard({window.data() + at, n});
     if (!why.empty()) refused.push_back({i, std::move(why)});
   }
-  // In the order the points were given, as before.
+  // In the order of `points` (the attach's: ascending file offset).
   std::sort(refused.begin(), refused.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<RefusedPoint> out;
   out.reserve(refused.size());
@@ -724,6 +724,12 @@ Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::span
   if (auto r = I.flushPendingCfgs(); !r) return fail(r.error());
   AttachStats stats;
   std::vector<AttachPoint> points(pointsIn.begin(), pointsIn.end());
+  // In ascending file offset: the kernel inserts each uprobe into one tree
+  // keyed by (inode, offset), and in order its path stays in the CPU's
+  // caches. 222,679 offsets of buf: 95-199 ms sorted against 262-308 ms
+  // shuffled (docs/kernel.md, "The order of a uprobe_multi link's offsets").
+  std::stable_sort(points.begin(), points.end(),
+                   [](const AttachPoint& a, const AttachPoint& b) { return a.fileOffset < b.fileOffset; });
   I.mapsPristine = false;  // from here on programs may run (even if this attach fails half-way)
 
   // Leaves out `refused` (or fails, without skipRefused).

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <thread>
 
 #include <algorithm>
 #include <map>
@@ -275,10 +276,22 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
   // to them at the peak), and the heap it freed back to the system (peak
   // RSS, docs/disassembly.md "Start-up").
   bin.elf().releasePages(0, bin.elf().bytes().size());
-  // The heap the searches freed goes back first: the record's buffers are
-  // then not added on top of it (buf: the peak RSS of a cold start).
-  if (cache && cache->dirty()) ::malloc_trim(0);
-  if (cache) cache->save();  // what the searches found, for the next run
+  if (cache && cache->dirty()) {
+    // The heap the searches freed goes back first: the record's buffers are
+    // then not added on top of it (buf: the peak RSS of a cold start).
+    ::malloc_trim(0);
+    // What the searches found, for the next run: written on a thread of its
+    // own while the probes are configured and attached (the attach is the
+    // kernel's work, in the link holder), not before them: buf's 8.9 MB
+    // record took 50-66 ms of a cold start (issue #14). The record points
+    // into the binary's function table: the caller keeps the binary alive
+    // until the Selection, which joins the thread, is gone.
+    sel.analysisSave = std::jthread([c = std::make_unique<AnalysisCache>(std::move(*cache))]() mutable {
+      c->save();
+      c.reset();
+      ::malloc_trim(0);
+    });
+  }
   cache.reset();
   ::malloc_trim(0);
   spdlog::debug("start-up: the analysis's memory returned ({:.0f} ms after goscope started)",

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/bpf/probe_config.hpp"
@@ -52,6 +53,10 @@ struct Selection {
   std::string inlinedLeftOutExample;
   // The stand-in GoFunctions of inlinedOnly functions (stable addresses).
   std::vector<std::unique_ptr<GoFunction>> standIns;
+  // Writes the analysis cache's record beside the attach, when a search
+  // added to it; joined when the Selection goes. It reads the binary: keep
+  // the GoBinary alive longer than the Selection.
+  std::jthread analysisSave;
 };
 
 // SelectionOptions::inlinedRefusal for a --filter: why its inlined bodies are left out.
