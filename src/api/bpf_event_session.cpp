@@ -207,7 +207,9 @@ class BpfEventSession final : public EventSession {
     }
     if (kept.empty()) {
       if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; nothing was attached");
-      auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), sel_.points);
+      // Handed over (the engine keeps them; no copy at the peak RSS).
+      auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), std::move(sel_.points));
+      sel_.points.clear();
       if (!stats) return stats.failure();
       attach_ = std::move(*stats);
     }

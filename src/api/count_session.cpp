@@ -243,9 +243,13 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   if (read && !readAfterStart)
     if (auto c = configureRead(); !c) return fail(c.error());
   if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; nothing was attached");
-  reportProgress("placing probes", 0, s->selection_.points.size());
-  auto stats = s->engine_->attach(s->target_.attachPath(), s->target_.pidFilter(), s->selection_.points);
-  reportProgress("placing probes", s->selection_.points.size(), s->selection_.points.size());
+  const size_t points = s->selection_.points.size();
+  reportProgress("placing probes", 0, points);
+  // Handed over: the engine keeps them, and a copy here is 5 MB of buf's
+  // peak RSS (issue #14).
+  auto stats = s->engine_->attach(s->target_.attachPath(), s->target_.pidFilter(), std::move(s->selection_.points));
+  s->selection_.points.clear();
+  reportProgress("placing probes", points, points);
   if (!stats) return fail(stats.error());
   s->attach_ = std::move(*stats);
   {

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "api/goscope.hpp"
 #include "backend/bpf/engine_fit.hpp"
 
 #include <exception>
@@ -14,6 +15,7 @@ EngineAhead::EngineAhead(const bpf::EngineOptions& guess) : guess_(guess) {
     thread_ = std::thread([this] {
       try {
         loaded_.emplace(bpf::Engine::load(guess_));
+        preloadHostCosts();  // the session prices its probes right after the attach
       } catch (const std::exception& e) {
         loaded_.emplace(fail(ErrorKind::Internal, std::string("loading the BPF programs: ") + e.what()));
       }

@@ -66,6 +66,11 @@ std::string hiddenCallsLine(uint64_t calls);
 // $XDG_CACHE_HOME/goscope/host-costs.json; the documented defaults (saying
 // so in `source`) without BPF privileges or with GOSCOPE_NO_CALIBRATION set.
 HostCosts hostCosts();
+// Reads the cached figures now, if there are any (never calibrates): on a
+// thread beside the analysis, so that hostCosts() after the attach does not
+// read /proc/cpuinfo and the cache then (~10 ms before the attach line of
+// `count -b buf '*'`, issue #14).
+void preloadHostCosts();
 // Measures the probe placements again now (the machine's load changed, a
 // cache taken under load) and rewrites the cache; the last measured Delve
 // stop is kept. Fails without BPF privileges or when the measure is refused.

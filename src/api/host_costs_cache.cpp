@@ -164,6 +164,16 @@ HostCosts hostCosts() {
   return s.costs;
 }
 
+void preloadHostCosts() {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  if (s.loaded) return;
+  if (auto cached = loadCache(hostIdentity())) {
+    s.costs = *cached;
+    s.loaded = true;
+  }
+}
+
 Result<HostCosts> recalibrate() {
   (void)hostCosts();  // the Delve figure a session cached stays
   if (auto ok = bpf::checkPrivileges(); !ok) return ok.failure();
