@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <optional>
 #include <unordered_map>
 
 #include "api/cost_meter.hpp"
+#include "api/engine_ahead.hpp"
 #include "api/event_sessions.hpp"
 #include "api/prepared_engine.hpp"
 #include "api/goscope.hpp"
@@ -93,6 +95,20 @@ class BpfEventSession final : public EventSession {
     if (std::string why = stackAbiRefusal(bin); !why.empty())
       return fail(ErrorKind::BadTarget, std::string(actionName(request_.action)) + ": " + target_.describe() + " was " + why,
                   "goscope count works on it (counts need neither)");
+    // The programs loaded beside the analysis (engine_ahead.hpp), as count
+    // does, when neither the rate probe's engine nor a rate (which sizes the
+    // ring from the capture plan, known only after the selection) is there:
+    // sized from the functions the patterns name, a quarter more for names
+    // whose every call was inlined, and the ring a trace without a rate gets.
+    // A guess that does not serve is loaded again at the take.
+    std::optional<EngineAhead> ahead;
+    if (!ratePerS_ && (!prepared_ || !prepared_->engine)) {
+      size_t named = 0;
+      for (const auto& fn : bin.pclntab().functions())
+        named += std::any_of(patterns->begin(), patterns->end(), [&](const Pattern& p) { return p.matches(fn.name); });
+      if (isBreak || named <= kMaxTracedFunctions)  // more fails below: nothing to load for
+        ahead.emplace(eventEngineOptions(request_, bin, named + named / 4 + 64, bpf::kRingDefaultBytes));
+    }
     // Where the probes go: eventSelectionOptions (prepared_engine.hpp), the
     // rate probe's choice too.
     auto sel = selectFunctions(bin, *patterns, eventSelectionOptions(request_), target_.describe());
@@ -187,7 +203,7 @@ class BpfEventSession final : public EventSession {
         spdlog::debug("bpf: the rate probe's probes kept attached ({} kept: no detach, no re-attach)", kept.size());
       }
     } else {
-      auto engine = bpf::Engine::load(eo);
+      auto engine = ahead ? ahead->take(eo) : bpf::Engine::load(eo);
       if (!engine) return engine.failure();
       engine_ = std::move(*engine);
     }

@@ -5,7 +5,9 @@
 // spends about a quarter of its start-up there). The options are a guess
 // made before the selection; take() hands the engine over when the guess
 // covers what the session needs (bpf::whyEngineDoesNotFit), else loads again
-// (docs/disassembly.md, "Start-up").
+// (docs/disassembly.md, "Start-up"). count and latency use it; trace and
+// break when neither the rate probe's engine nor a rate is there (a rate
+// sizes the ring from the capture plan, known after the selection).
 #pragma once
 
 #include <memory>

@@ -217,3 +217,23 @@ TEST_CASE("trace and count end as soon as their output pipe closes") {
   }
   checkUnharmed(c, before);
 }
+
+TEST_CASE("trace: the BPF programs load beside the analysis unless a rate sizes the ring, and either way the calls are right") {
+  const std::string prog = fixture("functions", "default") + " --repeat 2";
+  // No rate known: loaded on another thread while the binary is read
+  // (engine_ahead.hpp), then taken as they are.
+  auto ahead = runCli("-v trace --json --strategy bpf -c '" + prog + "' main.add");
+  REQUIRE_MESSAGE(ahead.exitCode == 0, ahead.err);
+  CHECK(ahead.err.find("programs loaded during the analysis") != std::string::npos);
+  // A rate sizes the ring from the capture plan, known only after the
+  // selection: loaded then, once.
+  auto sized = runCli("-v trace --json --strategy bpf --expect-rate 1000 -c '" + prog + "' main.add");
+  REQUIRE_MESSAGE(sized.exitCode == 0, sized.err);
+  CHECK(sized.err.find("programs loaded during the analysis") == std::string::npos);
+  CHECK(sized.err.find("ring buffer") != std::string::npos);
+  for (const auto* r : {&ahead, &sized}) {
+    auto calls = callObjects(r->out);
+    REQUIRE(calls.size() == 2);
+    for (auto& o : calls) CHECK(o["results"].as_array()[0].as_int64() == 55);
+  }
+}
