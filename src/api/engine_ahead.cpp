@@ -4,6 +4,7 @@
 
 #include "api/goscope.hpp"
 #include "backend/bpf/engine_fit.hpp"
+#include "util/stop_signals.hpp"
 
 #include <exception>
 #include <system_error>
@@ -12,6 +13,9 @@ namespace goscope::api {
 
 EngineAhead::EngineAhead(const bpf::EngineOptions& guess) : guess_(guess) {
   try {
+    // The loader takes no stop signal: they belong to the session's thread
+    // (util/stop_signals.hpp); it inherits the mask held here.
+    const StopSignalsHeld held;
     thread_ = std::thread([this] {
       try {
         loaded_.emplace(bpf::Engine::load(guess_));

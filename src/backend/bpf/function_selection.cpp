@@ -286,6 +286,9 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
     // record took 50-66 ms of a cold start (issue #14). The record points
     // into the binary's function table: the caller keeps the binary alive
     // until the Selection, which joins the thread, is gone.
+    // The writer takes no stop signal (they belong to the session's thread,
+    // whose blocking calls they must interrupt); it inherits this mask.
+    const StopSignalsHeld held;
     sel.analysisSave = std::jthread([c = std::make_unique<AnalysisCache>(std::move(*cache))]() mutable {
       c->save();
       c.reset();
