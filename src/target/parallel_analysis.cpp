@@ -7,6 +7,8 @@
 #include <system_error>
 #include <thread>
 
+#include "util/stop_signals.hpp"
+
 namespace goscope {
 
 unsigned usableCpus() {
@@ -43,11 +45,17 @@ bool forEachInParallel(size_t count, const std::function<void(size_t)>& each, co
   threads = static_cast<unsigned>(std::min<size_t>(threads, 1 + count / 256));
   std::vector<std::thread> pool;
   pool.reserve(threads - 1);
-  for (unsigned t = 1; t < threads; ++t) {
-    try {
-      pool.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had (RLIMIT_NPROC): fewer do the same work
+  {
+    // The workers take no stop signal (they inherit the mask held only while
+    // they are made): Ctrl-C and SIGTERM belong to the calling thread, which
+    // polls them between chunks.
+    const StopSignalsHeld held;
+    for (unsigned t = 1; t < threads; ++t) {
+      try {
+        pool.emplace_back(work);
+      } catch (const std::system_error&) {
+        break;  // no more threads to be had (RLIMIT_NPROC): fewer do the same work
+      }
     }
   }
   // This thread works too, and between chunks reports progress (the hook is
