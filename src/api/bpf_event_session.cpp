@@ -98,16 +98,14 @@ class BpfEventSession final : public EventSession {
     // The programs loaded beside the analysis (engine_ahead.hpp), as count
     // does, when neither the rate probe's engine nor a rate (which sizes the
     // ring from the capture plan, known only after the selection) is there:
-    // sized from the functions the patterns name, a quarter more for names
-    // whose every call was inlined, and the ring a trace without a rate gets.
+    // sized from the functions the patterns name (probesGuess), and the ring
+    // a trace without a rate gets.
     // A guess that does not serve is loaded again at the take.
     std::optional<EngineAhead> ahead;
     if (!ratePerS_ && (!prepared_ || !prepared_->engine)) {
-      size_t named = 0;
-      for (const auto& fn : bin.pclntab().functions())
-        named += std::any_of(patterns->begin(), patterns->end(), [&](const Pattern& p) { return p.matches(fn.name); });
+      const size_t named = namedFunctions(bin, *patterns);
       if (isBreak || named <= kMaxTracedFunctions)  // more fails below: nothing to load for
-        ahead.emplace(eventEngineOptions(request_, bin, named + named / 4 + 64, bpf::kRingDefaultBytes));
+        ahead.emplace(eventEngineOptions(request_, bin, probesGuess(named), bpf::kRingDefaultBytes));
     }
     // Where the probes go: eventSelectionOptions (prepared_engine.hpp), the
     // rate probe's choice too.

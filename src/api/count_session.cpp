@@ -172,13 +172,8 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
     return eo;
   };
   // Loaded beside the analysis (engine_ahead.hpp), sized before the
-  // selection from the functions the patterns name, and a quarter more for
-  // inlined bodies of names that have no entry of their own (Go's compiler,
-  // '*': 14,045 functions and 2,027 such names).
-  size_t named = 0;
-  for (const auto& fn : bin.pclntab().functions())
-    named += std::any_of(patterns.begin(), patterns.end(), [&](const Pattern& p) { return p.matches(fn.name); });
-  EngineAhead ahead(engineOptions(named + named / 4 + 64));
+  // selection from the functions the patterns name.
+  EngineAhead ahead(engineOptions(probesGuess(namedFunctions(bin, patterns))));
   auto sel = selectFunctions(bin, patterns, {.returns = latency, .plainEntry = r.plainEntry, .ignoreMissing = r.ignoreMissing,
                                              .inlined = !latency,
                                              // a filter reads arguments: an inlined body has none in registers

@@ -6,10 +6,18 @@
 #include "backend/bpf/engine_fit.hpp"
 #include "util/stop_signals.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <system_error>
 
 namespace goscope::api {
+
+size_t namedFunctions(const GoBinary& bin, const std::vector<Pattern>& patterns) {
+  size_t named = 0;
+  for (const auto& fn : bin.pclntab().functions())
+    named += std::any_of(patterns.begin(), patterns.end(), [&](const Pattern& p) { return p.matches(fn.name); });
+  return named;
+}
 
 EngineAhead::EngineAhead(const bpf::EngineOptions& guess) : guess_(guess) {
   try {

@@ -13,11 +13,22 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "backend/bpf/bpf_engine.hpp"
+#include "probe/pattern.hpp"
+#include "target/go_binary.hpp"
 #include "util/result.hpp"
 
 namespace goscope::api {
+
+// How many functions of `bin` the patterns name: what the guess is sized
+// from, before the selection knows.
+size_t namedFunctions(const GoBinary& bin, const std::vector<Pattern>& patterns);
+// The probe tables' guess for `named` functions: a quarter more for names
+// whose every call was inlined (stand-ins of their own; Go's compiler, '*':
+// 14,045 functions and 2,027 such names), and a few.
+inline size_t probesGuess(size_t named) { return named + named / 4 + 64; }
 
 class EngineAhead {
  public:

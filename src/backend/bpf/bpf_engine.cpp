@@ -662,19 +662,11 @@ Result<std::vector<RefusedPoint>> scanHazards(const std::string& path, std::span
     return fail(ErrorKind::BadTarget, "attach: " + path + " is empty or unreadable");
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   constexpr uint64_t kWindow = 1 << 20, kInsnMax = 16;
-  // Engine::attach gives them sorted: then no index of 8 bytes a point.
-  const auto byOffset = [](const AttachPoint& a, const AttachPoint& b) { return a.fileOffset < b.fileOffset; };
-  std::vector<size_t> order;
-  if (!std::is_sorted(points.begin(), points.end(), byOffset)) {
-    order.resize(points.size());
-    for (size_t i = 0; i < order.size(); i++) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return byOffset(points[a], points[b]); });
-  }
+  // Ascending: its one caller, Engine::attach, sorts them first.
   std::vector<uint8_t> window;
   uint64_t winStart = 0;
   std::vector<std::pair<size_t, std::string>> refused;  // (index into points, why)
-  for (size_t k = 0; k < points.size(); k++) {
-    const size_t i = order.empty() ? k : order[k];
+  for (size_t i = 0; i < points.size(); i++) {
     const AttachPoint& p = points[i];
     if (p.fileOffset >= size) {
       refused.push_back({i, "offset " + hex(p.fileOffset) + " is past the end of the file"});
@@ -701,8 +693,6 @@ Result<std::vector<RefusedPoint>> scanHazards(const std::string& path, std::span
     std::string why = uprobeHazard({window.data() + at, n});
     if (!why.empty()) refused.push_back({i, std::move(why)});
   }
-  // In the order of `points` (the attach's: ascending file offset).
-  std::sort(refused.begin(), refused.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<RefusedPoint> out;
   out.reserve(refused.size());
   for (auto& [i, why] : refused) out.push_back({points[i], std::move(why)});
