@@ -187,6 +187,7 @@ SHAPES = [
     # (~/.cache/goscope/host-costs.json), the GNU build-id's directory.
     (re.compile(r", peak [\d.]+ hits/s(?: in [^\s;]+)?"), ""),   # (the name ends before a "; capped ...")
     (re.compile(r" \([\d.]+ hits/s\)(?=;)"), ""),   # break's rate: said once it ran 1 s
+    (re.compile(r',"peak_func":"[^"]*"'), ""),   # JSON's peak: named once a rate was sampled, as the text's
     # The cap on the cost estimate: said or not as this host's per-hit
     # figures price the probes above the target's own CPU clock or not.
     (re.compile(r"; capped at the target's own CPU time: the host's per-hit figures priced [\d.,]+ ms, more than it used"), ""),
