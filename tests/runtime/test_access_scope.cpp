@@ -372,9 +372,10 @@ void killSetcapSessions(long rounds) {
         break;
       }
     g.waitExit(20'000);
+    const std::string aimed = aims[aim], killed = sets[static_cast<int>(set)];
     CAPTURE(r);
-    CAPTURE(aims[aim]);
-    CAPTURE(sets[static_cast<int>(set)]);
+    CAPTURE(aimed);
+    CAPTURE(killed);
     CAPTURE(delayMs);
     CAPTURE(phase);
     CHECK(waitUntil([&] { return copiesRunning(box.goscope).empty(); }, 20s));
@@ -382,8 +383,7 @@ void killSetcapSessions(long rounds) {
     uint64_t diff = 0;
     waitUntil([&] { return (diff = textDifference(rootLoop.pid(), **elf)) == 0; }, 5s);
     if (std::chrono::steady_clock::now() - compared > 20ms) textWaits++;
-    REQUIRE_MESSAGE(diff == 0, "root's process's .text differs from the file at 0x"
-                                   << std::hex << diff << std::dec << ": " << describeTextDifference(rootLoop.pid(), **elf)
+    REQUIRE_MESSAGE(diff == 0, "root's process's .text differs from the file: " << describeTextDifference(rootLoop.pid(), **elf)
                                    << "; " << bpfSceneReport());
     // No uprobe leaked by a process of this copy's (the kernel names the task
     // that failed to unregister: docs/kernel.md, "Which task leaks a
