@@ -245,14 +245,15 @@ struct Holder {
   // the holder leaves it to finish, find nobody to answer and release the
   // link by exiting. Only a SIGKILL aimed at the fork itself can still land
   // inside the create; the holder then sweeps (sweepAfterKilledCreate).
-  // With a bpffs the fork pins the link and exits. Without one the fork
+  // With a bpffs the fork pins the link and exits (a trial's pin is
+  // unlinked at once). Without one the fork
   // keeps the link's only fd and waits on its socket: the holder closing its
   // end (detach), or dying, makes it exit, and its exit drops the link's last
-  // reference. No link fd is ever sent over a socket or closed with close(2)
-  // by any process of goscope's: the task that drops the last reference of
-  // a link is always one that exits, the only release a SIGKILL cannot
-  // interrupt (docs/kernel.md, "Who drops a uprobe_multi link's last
-  // reference").
+  // reference. No link fd is ever sent over a socket, nor closed with
+  // close(2) while it may be the last reference, by any process of
+  // goscope's: the last reference of a link goes in a process's exit, or
+  // from a kworker for a pin, the releases a SIGKILL cannot interrupt
+  // (docs/kernel.md, "Who drops a uprobe_multi link's last reference").
   int create(const Request& r, int progFd, int dataFd) {
     if (r.cnt == 0 || progFd < 0 || dataFd < 0) return -EINVAL;
     struct stat st{};
@@ -296,11 +297,18 @@ struct Holder {
       keepOnly(sv[1], progFd);  // (the mapped offsets and path stay)
       int fd = rawUprobeMultiCreate(progFd, path, offsets.data(), cookies.data(), r.cnt, 0, r.pid);
       int res = fd < 0 ? fd : 0;
-      if (fd >= 0 && pins && r.keep) {
+      if (fd >= 0 && pins) {
         res = pinObject(fd, pin.c_str());
         if (res == 0) {
+          // The pin holds a reference until an RCU grace period after its
+          // unlink, so this close is never the last one. A trial's pin goes
+          // at once and its link is freed later, from a kworker: the
+          // holder's answer, and the search for refused offsets that sends
+          // hundreds of trials, need not wait for the unregister.
+          ::close(fd);
+          if (!r.keep) ::unlink(pin.c_str());
           sendFds(sv[1], &res, sizeof res, -1, -1);
-          ::_exit(0);  // the pin holds the link; this exit drops the fd
+          ::_exit(0);
         }
       }
       sendFds(sv[1], &res, sizeof res, -1, -1);
