@@ -12,9 +12,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -119,6 +121,36 @@ inline uint64_t textDifference(pid_t pid, const ElfFile& elf) {
   if (mem.size() != file.size()) return 1;
   auto [a, b] = std::mismatch(mem.begin(), mem.end(), file.begin());
   return a == mem.end() ? 0 : text->addr + static_cast<uint64_t>(a - mem.begin());
+}
+
+// For a failure's message: how many bytes of the process's .text differ
+// from the file, and the first few (address, function+offset, byte in
+// memory, byte in the file): an uprobe's or a breakpoint's int3 reads 0xcc.
+// Says so when the process's memory cannot be read (it died).
+inline std::string describeTextDifference(pid_t pid, const ElfFile& elf) {
+  const auto* text = elf.section(".text");
+  if (!text) return "no .text in the file";
+  auto file = elf.sectionBytes(*text);
+  auto mem = readMem(pid, text->addr, file.size());
+  if (mem.size() != file.size())
+    return "the process's .text could not be read (" + std::string(alive(pid) ? "alive" : "dead") + ")";
+  std::vector<const ElfFile::Symbol*> funcs;
+  for (const auto& s : elf.symbols())
+    if (s.type == 2 /* STT_FUNC */ && s.size) funcs.push_back(&s);
+  std::ostringstream out;
+  size_t n = 0;
+  for (size_t i = 0; i < mem.size(); i++) {
+    if (mem[i] == file[i]) continue;
+    if (n++ >= 8) continue;
+    const uint64_t addr = text->addr + i;
+    std::string where = "?";
+    for (const auto* f : funcs)
+      if (addr >= f->value && addr < f->value + f->size) where = f->name + "+" + std::to_string(addr - f->value);
+    char bytes[32];
+    std::snprintf(bytes, sizeof bytes, " %02x (file %02x)", mem[i], file[i]);
+    out << " [0x" << std::hex << addr << std::dec << " " << where << bytes << "]";
+  }
+  return std::to_string(n) + " byte(s) differ:" + out.str();
 }
 
 inline ElfFile::Symbol symbolOf(const ElfFile& elf, const std::string& name) {

@@ -859,7 +859,7 @@ void closeAttachment(Attachment& a) {
 // tests/runtime/test_kill_safety.cpp). So the last reference is dropped by a
 // short-lived child that goscope's SIGKILL does not reach: it holds copies of
 // the link fds, goscope closes its own (which only drops references), then
-// the child closes its copies and exits while goscope waits for it. A killed
+// the child exits, which drops its copies, while goscope waits for it. A killed
 // goscope exiting with its links open is safe by itself: the kernel clears
 // the pending SIGKILL before exit closes the fds. Async-signal-safe in the
 // child (fork of a possibly threaded process): system calls only.
@@ -881,8 +881,7 @@ void closeAttachmentsOffProcess(std::map<AttachmentId, Attachment>& attachments,
     char c;
     while (::read(go[0], &c, 1) < 0 && errno == EINTR) {
     }  // EOF: goscope closed its copies (or died)
-    for (int fd : linkFds) ::close(fd);
-    ::_exit(0);
+    ::_exit(0);  // the last references go in this exit, never in a close(2) (docs/kernel.md)
   }
   for (auto id : ids)
     if (auto it = attachments.find(id); it != attachments.end()) closeAttachment(it->second);

@@ -125,8 +125,35 @@ struct Held {  // what a held link is on
   std::string path;
   pid_t pid = 0;
   std::vector<uint64_t> offsets;
-  int fd = -1;  // without a bpffs: the link's fd (else it is pinned)
+  // Without a bpffs: the process that keeps the link's only fd (the fork
+  // that created it) and the holder's end of its socket; closing that end
+  // tells it to exit. With a bpffs the link is pinned: -1 both.
+  pid_t keeper = -1;
+  int keeperSock = -1;
 };
+
+// In a fork of the holder: closes every fd but `a` and `b` (-1: none), so
+// that the fork holds nothing of the holder's. The holder's sockets matter:
+// a fork that kept a copy of goscope's socket, or of another keeper's,
+// would keep its peer from seeing EOF when the holder dies.
+void keepOnly(int a, int b) {
+  if (a > b) std::swap(a, b);
+  unsigned next = 0;
+  for (int fd : {a, b}) {
+    if (fd < 0) continue;
+    if (static_cast<unsigned>(fd) > next) ::syscall(SYS_close_range, next, static_cast<unsigned>(fd) - 1, 0);
+    next = static_cast<unsigned>(fd) + 1;
+  }
+  ::syscall(SYS_close_range, next, ~0U, 0);
+}
+
+// Waits for a child of the holder, retrying EINTR; its status.
+int reap(pid_t child) {
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
 
 // The pages of a link's target that hold its probes: the target's address
 // of each, the file's bytes there, and which bytes in it are probed. Only
@@ -201,12 +228,9 @@ int waitRestored(pid_t pid, std::vector<ProbedPage> pages, int timeoutMs) {
 struct Holder {
   int sock;
   // The private bpffs; empty when the holder could not have one (no
-  // CAP_SYS_ADMIN: a setcap copy of goscope). It then keeps each link's fd
-  // itself: a process that dies holding a link's fd releases it in its exit,
-  // after the kernel has dequeued the SIGKILL and while it ignores any other
-  // one (a group exit), so the unregister is not interrupted (docs/kernel.md,
-  // "Who drops a uprobe_multi link's last reference": 0 leaks in the "exit"
-  // rounds).
+  // CAP_SYS_ADMIN: a setcap copy of goscope). Each link then stays with the
+  // fork that created it (its keeper), and the holder never has a link's fd
+  // in its own table: see create().
   std::string dir;
   uint32_t nextId = 1;
   std::map<uint32_t, Held> ids;
@@ -216,12 +240,20 @@ struct Holder {
   // Creates the link in a fork of the holder (the holder may be SIGKILLed at
   // any moment; a task SIGKILLed inside BPF_LINK_CREATE leaks the uprobes it
   // had placed: docs/kernel.md, "Which task leaks a uprobe (Linux 6.18)").
-  // The fork pins it (or sends its fd back) and answers through a socket.
-  // It runs in a session and process group of its own, so that a kill of
-  // the holder's group (or of goscope's) does not reach it: killed alone,
+  // The fork runs in a session and process group of its own, so that a kill
+  // of the holder's group (or of goscope's) does not reach it: killed alone,
   // the holder leaves it to finish, find nobody to answer and release the
   // link by exiting. Only a SIGKILL aimed at the fork itself can still land
   // inside the create; the holder then sweeps (sweepAfterKilledCreate).
+  // With a bpffs the fork pins the link and exits (a trial's pin is
+  // unlinked at once). Without one the fork
+  // keeps the link's only fd and waits on its socket: the holder closing its
+  // end (detach), or dying, makes it exit, and its exit drops the link's last
+  // reference. No link fd is ever sent over a socket, nor closed with
+  // close(2) while it may be the last reference, by any process of
+  // goscope's: the last reference of a link goes in a process's exit, or
+  // from a kworker for a pin, the releases a SIGKILL cannot interrupt
+  // (docs/kernel.md, "Who drops a uprobe_multi link's last reference").
   int create(const Request& r, int progFd, int dataFd) {
     if (r.cnt == 0 || progFd < 0 || dataFd < 0) return -EINVAL;
     struct stat st{};
@@ -248,58 +280,72 @@ struct Holder {
     uint32_t id = nextId++;
     std::string pin = pinPath(id);
     const bool pins = !dir.empty();
-    // A socket rather than a pipe: without a bpffs the fork sends the link's
-    // fd back with its answer.
-    int pipeFds[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pipeFds) != 0) return -errno;
+    // A socket rather than a pipe: without a bpffs it stays the holder's
+    // line to the keeper, whose read sees EOF when the holder closes its end
+    // or dies.
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return -errno;
     pid_t child = ::fork();
     if (child < 0) {
       int e = errno;
-      ::close(pipeFds[0]);
-      ::close(pipeFds[1]);
+      ::close(sv[0]);
+      ::close(sv[1]);
       return -e;
     }
     if (child == 0) {
       ::setsid();
-      ::close(pipeFds[0]);  // the holder's end: with the holder gone, the answer fails
+      keepOnly(sv[1], progFd);  // (the mapped offsets and path stay)
       int fd = rawUprobeMultiCreate(progFd, path, offsets.data(), cookies.data(), r.cnt, 0, r.pid);
-      int res = fd;
+      int res = fd < 0 ? fd : 0;
       if (fd >= 0 && pins) {
         res = pinObject(fd, pin.c_str());
-        ::close(fd);  // with the pin, not the last reference
-        if (res == 0 && !r.keep) ::unlink(pin.c_str());
-      } else if (fd >= 0) {
-        res = 0;
-        // A trial's fd is not sent: this fork's exit releases the link
-        // (never a close(2) a SIGKILL could interrupt).
-        if (r.keep) {
-          sendFds(pipeFds[1], &res, sizeof res, fd, -1);
+        if (res == 0) {
+          // The pin holds a reference until an RCU grace period after its
+          // unlink, so this close is never the last one. A trial's pin goes
+          // at once and its link is freed later, from a kworker: the
+          // holder's answer, and the search for refused offsets that sends
+          // hundreds of trials, need not wait for the unregister.
+          ::close(fd);
+          if (!r.keep) ::unlink(pin.c_str());
+          sendFds(sv[1], &res, sizeof res, -1, -1);
           ::_exit(0);
         }
       }
-      sendFds(pipeFds[1], &res, sizeof res, -1, -1);
-      ::_exit(0);
+      sendFds(sv[1], &res, sizeof res, -1, -1);
+      if (res == 0 && !pins && r.keep) {
+        // The keeper: its fd is the link's only reference until this exit.
+        // A failed read other than EINTR (none is expected) ends it too.
+        char c;
+        while (::read(sv[1], &c, 1) < 0 && errno == EINTR) {
+        }
+      }
+      ::_exit(0);  // a trial's link, or a kept one, is released here
     }
-    ::close(pipeFds[1]);
+    ::close(sv[1]);
     int res = -EIO;
-    int linkFds[2];
-    if (recvFds(pipeFds[0], &res, sizeof res, linkFds) != static_cast<ssize_t>(sizeof res)) res = -EIO;
-    ::close(pipeFds[0]);
-    if (linkFds[1] >= 0) ::close(linkFds[1]);  // (never sent)
-    const int linkFd = linkFds[0];  // fd mode only; close-on-exec (MSG_CMSG_CLOEXEC)
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (res == -EIO && WIFSIGNALED(status)) {
-      sweepAfterKilledCreate(progFd, path, offsets, cookies, r.pid);
-      return -EINTR;
+    int fds[2];
+    if (recvFds(sv[0], &res, sizeof res, fds) != static_cast<ssize_t>(sizeof res)) res = -EIO;
+    for (int fd : fds)
+      if (fd >= 0) ::close(fd);  // (none is sent)
+    const bool kept = res >= 0 && !pins && r.keep;
+    if (!kept) {
+      ::close(sv[0]);
+      const int status = reap(child);
+      if (res == -EIO && WIFSIGNALED(status)) {
+        sweepAfterKilledCreate(progFd, path, offsets, cookies, r.pid);
+        return -EINTR;
+      }
     }
     if (res < 0) return res;
     if (!r.keep) return static_cast<int>(id);
-    if (!pins && linkFd < 0) return -EIO;
-    std::vector<uint64_t> kept(offsets.begin(), offsets.end());
-    std::sort(kept.begin(), kept.end());  // detach() searches them (goscope sends them sorted: cheap)
-    ids[id] = Held{path, r.pid, std::move(kept), linkFd};
+    std::vector<uint64_t> sorted(offsets.begin(), offsets.end());
+    std::sort(sorted.begin(), sorted.end());  // detach() searches them (goscope sends them sorted: cheap)
+    Held h{path, r.pid, std::move(sorted)};
+    if (kept) {
+      h.keeper = child;
+      h.keeperSock = sv[0];
+    }
+    ids[id] = std::move(h);
     return static_cast<int>(id);
   }
 
@@ -317,27 +363,27 @@ struct Holder {
     pid_t child = ::fork();
     if (child == 0) {
       ::setsid();
+      keepOnly(progFd, -1);
       rawUprobeMultiCreate(progFd, path, offsets.data(), cookies.data(), static_cast<uint32_t>(offsets.size()), 0,
                            pid);
       ::_exit(0);  // the release, in this exit (docs/kernel.md: an exiting task has no SIGKILL pending)
     }
-    if (child < 0) return;
-    int status;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
+    if (child > 0) reap(child);
   }
 
-  // Drops the link's last reference in a fork of the holder, which closes
-  // it synchronously (the probes are off when the answer comes):
-  //   - unlinking the pin alone would free the link later, from a kworker,
-  //     after an RCU grace period: 20 ms to 1.9 s measured here before the
-  //     target's bytes were back (docs/kernel.md);
-  //   - closing it in the holder would leak its uprobes if the holder were
-  //     SIGKILLed during that close.
-  // The holder gets an fd from the pin, unlinks the pin, forks, closes its
-  // own copy, then lets the fork close the last one. Killed anywhere in
-  // between, the holder only ever drops a reference that is not the last
-  // (or its exit closes it, which is safe: docs/kernel.md).
+  // Drops the link's last reference in a process that exits, never in the
+  // holder, and waits until the probes are off:
+  //   - without a bpffs: the holder closes its end of the keeper's socket;
+  //     the keeper sees EOF and exits, and its exit releases the link before
+  //     the holder's waitpid returns;
+  //   - with a bpffs: a fork of the holder in a session of its own takes an
+  //     fd from the pin, unlinks the pin and exits. Unlinking the pin alone
+  //     would free the link later, from a kworker, after an RCU grace period
+  //     (20 ms to 1.9 s measured here before the target's bytes were back:
+  //     docs/kernel.md); the fork's exit is the last put unless that grace
+  //     period ended first.
+  // A SIGKILL of the holder (or of its process group) anywhere in here finds
+  // no link fd in it: the keeper or the fork finishes on its own.
   int detach(uint32_t id, int* waitedMs) {
     auto it = ids.find(id);
     if (it == ids.end()) return -ENOENT;
@@ -352,56 +398,63 @@ struct Holder {
           return std::binary_search(other.offsets.begin(), other.offsets.end(), off);
         });
     auto pages = probedPages(held);
-    int fd = held.fd;
-    if (fd < 0) {  // pinned: take an fd from the pin and unlink it
-    std::string pin = pinPath(id);
-    union bpf_attr a;
-    std::memset(&a, 0, sizeof a);
-    a.pathname = reinterpret_cast<uint64_t>(pin.c_str());
-    a.file_flags = 0;
-    fd = static_cast<int>(::syscall(SYS_bpf, BPF_OBJ_GET, &a, sizeof a));
-    if (fd < 0) {
-      if (::unlink(pin.c_str()) != 0) return -errno;
-      *waitedMs = waitRestored(held.pid, std::move(pages), 5000);  // released from a kworker
-      return 0;
-    }
-    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    ::unlink(pin.c_str());
-    }
-    int go[2];
-    if (::pipe2(go, O_CLOEXEC) != 0) {
-      ::close(fd);
-      return 0;
-    }
-    pid_t child = ::fork();
-    if (child == 0) {
-      ::close(go[1]);
-      char c;
-      while (::read(go[0], &c, 1) < 0 && errno == EINTR) {
-      }  // EOF: the holder closed its copy (or died)
-      // The last reference goes in this exit, not in a close(2): a SIGKILL
-      // cannot interrupt it there (docs/kernel.md). The kernel removes the
-      // probes before the holder's waitpid returns.
-      ::_exit(0);
-    }
-    ::close(fd);
-    ::close(go[0]);
-    ::close(go[1]);
-    if (child >= 0) {  // (else closed above, the last reference or not)
-      int status;
-      while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    if (held.keeper > 0) {
+      ::close(held.keeperSock);
+      reap(held.keeper);
+    } else {
+      std::string pin = pinPath(id);
+      pid_t child = ::fork();
+      if (child == 0) {
+        ::setsid();
+        keepOnly(-1, -1);
+        union bpf_attr a;
+        std::memset(&a, 0, sizeof a);
+        a.pathname = reinterpret_cast<uint64_t>(pin.c_str());
+        const long fd = ::syscall(SYS_bpf, BPF_OBJ_GET, &a, sizeof a);
+        const int e = ::unlink(pin.c_str()) == 0 ? 0 : errno;
+        ::_exit(fd < 0 && e != 0 ? 1 : 0);  // the fd, if any, goes in this exit
+      }
+      if (child < 0) {
+        if (::unlink(pin.c_str()) != 0) return -errno;  // released from a kworker
+      } else if (const int status = reap(child); !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        if (::unlink(pin.c_str()) != 0 && errno != ENOENT) return -errno;
       }
     }
-    // The pin's own reference is dropped after an RCU grace period (bpffs
-    // frees inodes from an RCU callback): when that comes after the fork's
-    // close, the last put is the pin's and the link is freed later, from a
-    // kworker. Either way the answer waits until the probes are off.
+    // With a pin, its own reference is dropped after an RCU grace period
+    // (bpffs frees inodes from an RCU callback): when that comes after the
+    // fork's exit, the last put is the pin's and the link is freed later,
+    // from a kworker. Either way the answer waits until the probes are off.
     *waitedMs = waitRestored(held.pid, std::move(pages), 5000);
     return 0;
   }
 
+  // Releases every link left (goscope is gone) and returns the exit code.
+  int releaseAll(int code) {
+    while (!ids.empty()) {
+      int waited = 0;
+      detach(ids.begin()->first, &waited);
+    }
+    return code;
+  }
+
   int serve() {
+    std::vector<pollfd> watched;
     for (;;) {
+      // goscope's requests, and every keeper's socket: a keeper that ends
+      // before the holder asked it to (killed) has taken its link's probes
+      // with it, which the session must not go on without. The holder then
+      // exits, which goscope reports as the holder's death, and which ends
+      // the other keepers.
+      watched.assign(1, pollfd{sock, POLLIN, 0});
+      for (const auto& [id, h] : ids)
+        if (h.keeperSock >= 0) watched.push_back({h.keeperSock, POLLIN, 0});
+      if (::poll(watched.data(), watched.size(), -1) < 0) {
+        if (errno == EINTR) continue;
+        return releaseAll(1);
+      }
+      for (size_t i = 1; i < watched.size(); i++)
+        if (watched[i].revents) return releaseAll(1);
+      if (!watched[0].revents) continue;
       Request r;
       int fds[2];
       ssize_t n = recvFds(sock, &r, sizeof r, fds);
@@ -409,12 +462,8 @@ struct Holder {
         // EOF: goscope is gone (killed: it could not detach). Release what is
         // left the quick way (a kworker's free after the namespace's teardown
         // took up to 2.2 s); if this holder is killed meanwhile, the teardown
-        // still releases the rest.
-        while (!ids.empty()) {
-          int waited = 0;
-          detach(ids.begin()->first, &waited);
-        }
-        return 0;
+        // (or the keepers' EOF) still releases the rest.
+        return releaseAll(0);
       }
       Reply rep;
       if (n != static_cast<ssize_t>(sizeof r)) rep.result = -EINVAL;
@@ -423,7 +472,7 @@ struct Holder {
       else rep.result = -EINVAL;
       for (int fd : fds)
         if (fd >= 0) ::close(fd);
-      if (sendFds(sock, &rep, sizeof rep, -1, -1) < 0) return 0;
+      if (sendFds(sock, &rep, sizeof rep, -1, -1) < 0) return releaseAll(0);
     }
   }
 };
@@ -511,8 +560,9 @@ int runLinkHolder(int sock) {
   else if (!dir) ready = {-ENOENT, 3};
   else if (::mount("bpf", dir, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700") != 0) ready = {-errno, 4};
   // Without the capability for a namespace and a bpffs (EPERM: a setcap
-  // copy has CAP_BPF and CAP_PERFMON only) the holder keeps the links' fds
-  // itself, which is as kill-safe (see Holder::dir); it says so in `stage`.
+  // copy has CAP_BPF and CAP_PERFMON only) each link's fd stays with the
+  // fork that created it, which is as kill-safe (see Holder::create); it
+  // says so in `stage`.
   std::string pinDir = dir ? dir : "";
   // GOSCOPE_LINK_HOLDER_MODE=fds: the same without trying (the kill-safety
   // suite runs it as root); not for a setcap copy's user to choose.
@@ -603,8 +653,9 @@ Result<std::shared_ptr<LinkHolder>> LinkHolder::spawn() {
   h->stopPipeWrite_.reset(pp[1]);
   h->watcher_ = std::thread([raw = h.get()] { raw->watch(); });
   if (rep.stage == kHoldsFds)
-    spdlog::debug("bpf: link holder pid {} ({}), links held as its fds (no CAP_SYS_ADMIN for a private bpffs)", pid,
-                  program);
+    spdlog::debug("bpf: link holder pid {} ({}), links held as its fds (no CAP_SYS_ADMIN for a private bpffs): "
+                  "each by the fork that created it",
+                  pid, program);
   else
     spdlog::debug("bpf: link holder pid {} ({}), links pinned in its own mount namespace", pid, program);
   return h;
