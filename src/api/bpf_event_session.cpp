@@ -307,7 +307,9 @@ class BpfEventSession final : public EventSession {
     // After Ctrl-C too: those calls happened and are shown, not dropped.
     if (auto lost = engine_->linksLost()) linksLost_ = *lost;
     auto detached = engine_->detachAll();
-    while (!outputClosed_ && !hitsReached()) {
+    // Not when stdout drops what it is given (a reader that does not read,
+    // a user who will not wait: util/stop_signals.hpp, outputDropped).
+    while (!outputClosed_ && !hitsReached() && !outputDropped()) {
       auto n = engine_->poll(0, onEvent);
       if (!n || *n == 0) break;
     }
@@ -432,7 +434,7 @@ class BpfEventSession final : public EventSession {
   }
 
   void onEventOf(const bpf::Event& e, const std::function<bool(const Call&)>& sink) {
-    if (e.probeId >= traces_.size() || outputClosed_ || hitsReached()) return;
+    if (e.probeId >= traces_.size() || outputClosed_ || hitsReached() || outputDropped()) return;
     // Calls after the session's end, while the probes come off one by one
     // (an entry's probe can go before its return's): not the session's.
     if (endNs_ && e.tsNs > endNs_) return;

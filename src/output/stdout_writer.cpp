@@ -194,6 +194,7 @@ void StdoutWriter::dropHeld() {
   dropped_ += static_cast<uint64_t>(lines);
   if (dropping_) return;
   dropping_ = true;
+  setOutputDropped();
   std::fprintf(stderr, "goscope: stdout's reader did not read: %td held line%s dropped at the stop signal%s\n", lines,
                lines == 1 ? "" : "s",
                probesCameOff() ? " that came after the probes were off" : "");

@@ -26,6 +26,7 @@ std::atomic<unsigned> g_signalsAtOff{0};  // of them, received before the probes
 std::atomic<bool> g_probesWentOff{false};
 std::atomic<bool> g_ending{false};  // the session's loop ended; the probes are still on
 std::atomic<bool> g_terminate{false};  // a SIGTERM came
+std::atomic<bool> g_outputDropped{false};
 
 void onSignal(int sig) {
   g_signal.store(sig);
@@ -71,6 +72,9 @@ void setSessionEnding() { g_ending.store(true); }
 bool probesCameOff() { return g_probesWentOff.load() && !g_probesOn.load(); }
 
 bool terminateRequested() { return g_terminate.load(); }
+
+void setOutputDropped() { g_outputDropped.store(true); }
+bool outputDropped() { return g_outputDropped.load(std::memory_order_relaxed); }
 
 bool dropHeldOutput() {
   if (g_probesOn.load()) return false;

@@ -39,6 +39,11 @@ bool probesCameOff();  // a session's probes were on and are off now
 // A SIGTERM came: the writer gives a stuck reader a short grace once the
 // probes are off, then drops what it holds (a service manager's stop).
 bool terminateRequested();
+// The stdout writer has begun dropping what it is given (the reader would
+// not read and the user would not wait): a session stops producing lines
+// nobody will see (a trace's ring read after the detach).
+void setOutputDropped();
+bool outputDropped();
 
 // Puts the probes-on state for its scope (the session's loop) and takes it
 // off when the scope ends, an exception included.
