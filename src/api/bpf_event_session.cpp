@@ -332,6 +332,7 @@ class BpfEventSession final : public EventSession {
     }
     t.detachedPoints = detached.points;
     t.detachMs = detached.detachMs;
+    t.cost.detachMs = detached.detachMs;
     t.hiddenCalls = engine_->stats().foreignCalls;  // every probe is off: final
     t.cost.hiddenCalls = t.hiddenCalls;
     if (request_.filter) {

@@ -62,6 +62,7 @@ struct AggregateSession::Impl {
   std::unique_ptr<CostMeter> meter_;
   BoundCallback onBound_;
   double endS_ = 0;  // when the probes came off
+  std::optional<double> detachMs_;  // how long the detach took, once done
   bool warned_ = false;
   std::vector<std::optional<double>> droppedAt_;  // by probe id
   std::vector<uint64_t> droppedCount_;
@@ -406,6 +407,7 @@ SessionCost AggregateSession::cost() const {
   const double elapsed = (impl_->detached_ ? impl_->endS_ : monotonicSeconds() - impl_->startS_);
   SessionCost c = impl_->meter_->totals(elapsed);
   c.hiddenCalls = hiddenCalls();
+  c.detachMs = impl_->detachMs_;
   if (impl_->filtered_)
     c.filteredOut = impl_->detached_ || !impl_->engine_ ? impl_->filteredOut_ : impl_->engine_->stats().filteredOut;
   return c;
@@ -422,6 +424,7 @@ Detached AggregateSession::detach() {
   impl_->hiddenCalls_ = impl_->engine_->stats().foreignCalls;  // every probe is off: final
   impl_->filteredOut_ = impl_->engine_->stats().filteredOut;
   impl_->detached_ = true;
+  impl_->detachMs_ = d.detachMs;
   setProbesOff();
   return {d.points, d.detachMs};
 }

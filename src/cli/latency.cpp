@@ -16,6 +16,7 @@
 #include "cli/probe_options.hpp"
 #include "cli/prometheus_option.hpp"
 #include "output/output.hpp"
+#include "util/plural.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::cli {
@@ -102,7 +103,8 @@ int runLatency(const std::vector<std::string>& argv) {
   if (snap) reporter.totals(*snap);
   std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
   if (snap) printEndLate(*snap, request.durationS);
-  session->detach();
+  auto detached = session->detach();
+  std::fprintf(stderr, "goscope: detached %s in %.1f ms\n", countOf(detached.points, "probe").c_str(), detached.ms);
   printHiddenCalls(session->hiddenCalls());
   out->sessionCost(session->cost());
   out->flush();

@@ -212,6 +212,7 @@ class JsonOutput final : public Output {
     if (c.hiddenCalls) o["hidden_calls"] = c.hiddenCalls;
     if (c.filteredOut) o["filtered_out"] = *c.filteredOut;
     if (c.eventsSent) o["events_sent"] = *c.eventsSent;
+    if (c.detachMs) o["detach_ms"] = std::round(*c.detachMs * 10) / 10;
     if (c.targetCpuMs) {
       o["target_cpu_ms"] = *c.targetCpuMs;
       o["capped"] = c.capped;

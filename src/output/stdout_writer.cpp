@@ -51,7 +51,14 @@ StdoutWriter& StdoutWriter::instance() {
 // - anything else (a file, /dev/null, /dev/full) is written as it is.
 StdoutWriter::StdoutWriter() {
   struct stat st{};
-  if (::fstat(STDOUT_FILENO, &st) != 0) return;  // closed: the first write says EBADF
+  if (::fstat(STDOUT_FILENO, &st) != 0) {
+    // Closed (`>&-`): an error to say, and fd 1 is never written, as the
+    // next file goscope opens may take that number.
+    closed_ = true;
+    error_ = errno;
+    fd_ = -1;
+    return;
+  }
   const bool terminal = S_ISCHR(st.st_mode) && ::isatty(STDOUT_FILENO);
   if (S_ISFIFO(st.st_mode) || terminal) {
     const int fd = ::open("/proc/self/fd/1", O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);

@@ -13,6 +13,7 @@
 #include <boost/json.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <regex>
 #include <string>
 #include <thread>
@@ -144,6 +145,11 @@ void countsThreeSeconds(const std::string& context) {
   const double totalsAt = r.when("\"final\":true");
   REQUIRE(totalsAt > 0);
   if (r.detachMs() > 200) CHECK(r.exitedS - totalsAt >= 0.5 * r.detachMs() / 1000);
+  // The detach is said apart: on stderr and in the session_cost object.
+  const auto cost = sessionCost(r.out());
+  REQUIRE(cost);
+  REQUIRE(cost->contains("detach_ms"));
+  CHECK(std::abs(cost->at("detach_ms").to_number<double>() - r.detachMs()) < 0.2);
   CHECK(pacer.child.alive());
 }
 
@@ -195,16 +201,19 @@ TEST_CASE("durations: count -d 3 of a function called 100 times a second counts 
   countsThreeSeconds("at rest");
 }
 
-TEST_CASE("durations: count -d prints its totals before the detach, and says the detach apart") {
+TEST_CASE("durations: count and latency -d print their totals before the detach, and say the detach apart") {
   Pacer pacer(100);
   // One stream for stdout and stderr: the order they were written in.
-  auto r = runCli("count -p " + std::to_string(pacer.child.pid()) + " main.scale -d 1 2>&1");
-  REQUIRE_MESSAGE(r.exitCode == 0, r.out);
-  const auto totals = r.out.find("FUNC "), detached = r.out.find("goscope: detached ");
-  REQUIRE(totals != std::string::npos);
-  REQUIRE(detached != std::string::npos);
-  CHECK_MESSAGE(totals < detached, r.out);
-  CHECK(r.out.find("goscope: duration reached") < detached);
+  for (const auto& [sub, totalsHeader] : {std::pair{"count", "FUNC "}, std::pair{"latency", "  count "}}) {
+    CAPTURE(sub);
+    auto r = runCli(std::string(sub) + " -p " + std::to_string(pacer.child.pid()) + " main.scale -d 1 2>&1");
+    REQUIRE_MESSAGE(r.exitCode == 0, r.out);
+    const auto totals = r.out.find(totalsHeader), detached = r.out.find("goscope: detached ");
+    REQUIRE_MESSAGE(totals != std::string::npos, r.out);
+    REQUIRE_MESSAGE(detached != std::string::npos, r.out);
+    CHECK_MESSAGE(totals < detached, r.out);
+    CHECK(r.out.find("goscope: duration reached") < detached);
+  }
   CHECK(pacer.child.alive());
 }
 

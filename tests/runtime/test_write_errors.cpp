@@ -81,6 +81,17 @@ TEST_CASE("write errors: every subcommand writing to /dev/full exits 1 with the 
   CHECK(counter.alive());
 }
 
+TEST_CASE("write errors: stdout closed (>&-) is an error, said, exit 1") {
+  Child counter({fixture("counter")});
+  for (const std::string& c : {"list -b " + fixture("counter"), "count -p " + std::to_string(counter.pid()) + " main.doWork -d 0.5"}) {
+    CAPTURE(c);
+    auto r = runCli(c + " >&-");
+    CHECK_MESSAGE(r.exitCode == 1, r.err);
+    CHECK_MESSAGE(r.err.find("cannot write the output to stdout: Bad file descriptor") != std::string::npos, r.err);
+  }
+  CHECK(counter.alive());
+}
+
 TEST_CASE("write errors: a full disk ends list and count with exit 1; what fitted is there") {
   Child counter({fixture("counter")});
   SmallTmpfs disk("16k");
