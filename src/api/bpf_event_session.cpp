@@ -291,8 +291,9 @@ class BpfEventSession final : public EventSession {
       const double endS = why == EndReason::Duration ? t0 + request_.durationS : monotonicSeconds();
       endNs_ = static_cast<uint64_t>(endS * 1e9);
       setSessionEnding();  // from here no write waits for stdout's reader while the probes are on
-      // What the ring holds now is shown before the detach, which takes 0.1-2.5 s
-      // (an RCU grace period per link): the results do not wait for it. Bounded,
+      // What the ring holds now is shown before the detach, which waits for an
+      // RCU grace period per link (docs/reliability.md, "Durations, intervals
+      // and held output"): the results do not wait for it. Bounded,
       // as the kernel keeps writing while the probes are on; the rest is read
       // after the detach.
       const double drainUntil = monotonicSeconds() + kPreDetachDrainS;

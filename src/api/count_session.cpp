@@ -377,8 +377,8 @@ EndReason AggregateSession::run(const std::function<void(const CountSnapshot&)>&
         if (auto s = snapshot()) report(std::move(*s), due);
       });
   // The counters are read the moment the loop sees its end, before anything
-  // is printed and before the detach (0.1-2.5 s: an RCU grace period per
-  // link): -d N reports N seconds of calls. snapshot() gives this reading
+  // is printed and before the detach (an RCU grace period per link: long on
+  // a loaded machine): -d N reports N seconds of calls. snapshot() gives this reading
   // from now on; the last interval (due at -d's end) is the same reading.
   {
     std::lock_guard lock(m.mu_);

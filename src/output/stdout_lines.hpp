@@ -1,6 +1,6 @@
 // Trace's lines on their way to stdout: formatted straight into one buffer
 // and handed to the stdout writer (output/stdout_writer.hpp) in large chunks
-// (issue #14: a million lines a second). The buffer goes out when it holds
+// (docs/overhead.md, "Trace throughput"). The buffer goes out when it holds
 // kChunk bytes or when the caller flushes (trace does every 50 ms, so a
 // reader of a pipe or terminal sees lines promptly); lines are whole in
 // every chunk.
