@@ -135,7 +135,6 @@ int runBreak(const std::vector<std::string>& argv) {
   HitTimes times;
   session->onBound([&](const api::BoundAction& a) { out->bound(a); });
   api::EventTotals totals = session->run([&](const api::Call& c) {
-    StopSignalsHeld held;  // a Ctrl-C must not cut a line (stdout would drop the rest)
     out->breakHit(c, ++hits, shape);
     times.add(c.tsNs);
     return out->open();  // false when nobody reads any more (`| head`): stop holding the target

@@ -19,6 +19,7 @@
 #include "api/event_session.hpp"
 #include "api/goscope.hpp"
 #include "cli/command.hpp"
+#include "cli/interval_report.hpp"
 #include "cli/signature_specs.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/probe_options.hpp"
@@ -45,6 +46,7 @@ struct StackOutputs {
   std::string subtitle;  // the flame graph's: what was probed, where
   bool strict = false;   // --strict: a -p target's exit is exit 8
   bool intervals = false;  // -i: each interval's new stack counts, then the rest at the end
+  double intervalS = 0;    // -i's length
 };
 
 // {"stack":["runtime.main","main.main","main.add"],"count":22}: the folded
@@ -72,12 +74,14 @@ class FoldedPrinter {
  public:
   explicit FoldedPrinter(const StackOutputs& to) : to_(to) {}
 
-  void print(const std::map<std::string, uint64_t>& lines, double elapsedS) {
-    StopSignalsHeld held;  // a Ctrl-C must not cut a report
+  // `last`: the session's end, after its interval reports: nothing new since
+  // the last one (-d a whole number of intervals) prints nothing.
+  void print(const std::map<std::string, uint64_t>& lines, const api::CountSnapshot& snap, bool last = false) {
     std::optional<output::Output::Interval> in;
     if (to_.intervals) {
-      in = output::Output::Interval{elapsedS, elapsedS - lastT_, 0};
-      if (!to_.json) std::printf("\n[%s] %.2f s\n", wallClock().c_str(), in->lengthS);
+      if (last && lastT_ > 0 && !anyFresh(lines)) return;
+      in = intervalOf(snap, lastT_, to_.intervalS);
+      if (!to_.json) std::printf("\n[%s] %.2f s%s\n", wallClock().c_str(), in->lengthS, output::lateText(*in).c_str());
     }
     for (const auto& [l, n] : lines) {
       auto& seen = printed_[l];
@@ -87,11 +91,17 @@ class FoldedPrinter {
       if (to_.json) printFoldedJson(l, fresh, in);
       else std::printf("%s %llu\n", l.c_str(), static_cast<unsigned long long>(fresh));
     }
-    lastT_ = elapsedS;
+    lastT_ = snap.elapsedS;
     std::fflush(stdout);
   }
 
  private:
+  bool anyFresh(const std::map<std::string, uint64_t>& lines) const {
+    for (const auto& [l, n] : lines)
+      if (auto it = printed_.find(l); it == printed_.end() || it->second < n) return true;
+    return false;
+  }
+
   const StackOutputs& to_;
   std::map<std::string, uint64_t> printed_;  // what the reports so far covered, per line
   double lastT_ = 0;
@@ -102,13 +112,13 @@ int printFolded(api::AggregateSession& session, const StackOutputs& to) {
   std::function<void(const api::CountSnapshot&)> onInterval;
   if (to.intervals && to.folded)
     onInterval = [&](const api::CountSnapshot& snap) {
-      if (auto lines = session.foldedStacks()) printer.print(*lines, snap.elapsedS);
+      if (auto lines = session.foldedStacks()) printer.print(*lines, snap);
     };
   EndReason why = session.run(onInterval);
   auto lines = orRaise(session.foldedStacks());
   if (to.folded) {
     auto end = session.snapshot();
-    printer.print(lines, end ? end->elapsedS : 0);
+    printer.print(lines, end ? *end : api::CountSnapshot{}, true);
   }
   if (to.svgPath) {
     std::ofstream svg(*to.svgPath, std::ios::trunc);
@@ -141,7 +151,6 @@ int printFolded(api::AggregateSession& session, const StackOutputs& to) {
 }
 
 void printTotals(const api::EventTotals& t) {
-  StopSignalsHeld held;
   std::fflush(stdout);
   if (t.path == Backend::Delve) {
     std::fprintf(stderr, "goscope: %lld calls in %.2f s; %s\n", t.calls, t.activeS,
@@ -225,7 +234,7 @@ int runTrace(const std::vector<std::string>& argv) {
     printLineIfAny(session->accessNotice());
     std::fprintf(stderr, "%s\n", session->announcement().c_str());
     StackOutputs to{args.has("folded"), json, args.get("svg"), session->target().describe(), args.has("strict"),
-                    args.has("interval")};
+                    args.has("interval"), request.intervalS};
     return printFolded(*session, to);
   }
   auto session = orRaise(api::startEventSession(request, plan, std::move(target), printNotice));

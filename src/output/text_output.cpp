@@ -122,7 +122,7 @@ class TextOutput final : public Output {
   void countInterval(const Interval& in, const std::vector<CountRow>& rows) override {
     // bcc funccount -i's shape: a stamped header, then the interval's table,
     // most called first; the name column as wide as the longest name.
-    std::printf("\n[%s] %.2f s\n", wallClock().c_str(), in.lengthS);
+    std::printf("\n[%s] %.2f s%s\n", wallClock().c_str(), in.lengthS, lateText(in).c_str());
     const int w = nameWidth(rows, 40);
     std::printf("%-*s %12s %14s %14s\n", w, "FUNC", "CALLS", "RATE", "TOTAL");
     for (const auto& r : rows)
@@ -157,7 +157,9 @@ class TextOutput final : public Output {
   }
 
   void latency(const std::string& func, const LatencyStats& s, const LatencyReport& rep) override {
-    if (rep.interval) std::printf("\n[%s] %s, last %.2f s\n", wallClock().c_str(), func.c_str(), rep.interval->lengthS);
+    if (rep.interval)
+      std::printf("\n[%s] %s, last %.2f s%s\n", wallClock().c_str(), func.c_str(), rep.interval->lengthS,
+                  lateText(*rep.interval).c_str());
     else std::printf("\n%s\n", func.c_str());
     if (s.count == 0) {
       std::printf("  no completed calls\n");
@@ -266,6 +268,17 @@ class TextOutput final : public Output {
 };
 
 }  // namespace
+
+std::string lateText(const Output::Interval& in) {
+  if (in.lateS <= 0 && in.skipped == 0) return "";
+  char text[160];
+  if (in.skipped > 0)
+    std::snprintf(text, sizeof text, " (%.2f s late, covering %d intervals: goscope was not run on time)", in.lateS,
+                  in.skipped + 1);
+  else
+    std::snprintf(text, sizeof text, " (%.2f s late: goscope was not run on time)", in.lateS);
+  return text;
+}
 
 std::unique_ptr<Output> makeTextOutput() { return std::make_unique<TextOutput>(); }
 
