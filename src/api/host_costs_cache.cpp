@@ -195,11 +195,15 @@ void preloadHostCosts() {
 }
 
 Result<HostCosts> recalibrate() {
-  (void)hostCosts();  // the Delve figure a session cached stays
+  // The cached figures, if any (the Delve figure a session cached stays);
+  // never a calibration of its own first (hostCosts() would measure once
+  // more before this measure when nothing is cached).
+  preloadHostCosts();
   if (auto ok = bpf::checkPrivileges(); !ok) return ok.failure();
   State& s = state();
   std::lock_guard lock(s.mu);
   if (auto r = measureInto(s.costs, hostIdentity()); !r) return r.failure();
+  s.loaded = true;
   return s.costs;
 }
 
