@@ -26,8 +26,12 @@ Result<void> openChecked(int dirfd, const std::string& name, const std::string& 
   if (!out.valid()) {
     const int err = errno;
     if (err == ENOENT) return fail(ErrorKind::NotFound, display + ": no such directory");
-    if (err == ELOOP) return fail(ErrorKind::Permission, display + " is a symbolic link, not a directory");
-    if (err == ENOTDIR) return fail(ErrorKind::Permission, display + " is not a directory");
+    // O_DIRECTORY|O_NOFOLLOW on a link says ENOTDIR (or ELOOP): which it is.
+    struct stat lst{};
+    if ((err == ELOOP || err == ENOTDIR) && ::fstatat(dirfd, name.c_str(), &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(lst.st_mode))
+      return fail(ErrorKind::Permission, display + " is a symbolic link, not a directory");
+    if (err == ENOTDIR || err == ELOOP) return fail(ErrorKind::Permission, display + " is not a directory");
     return fail(ErrorKind::Permission, display + ": " + std::strerror(err));
   }
   struct stat st{};
