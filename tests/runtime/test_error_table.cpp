@@ -403,8 +403,11 @@ TEST_CASE("error table: the target exits during a BPF session") {
     auto r = runCli(sub + " -p " + pidOf(c.pid()) + " main.doWork -d 20 --strict");
     INFO(sub << " stderr: " << r.err);
     CHECK(r.exitCode == 8);  // after what was recorded, as on the Delve path
-    CHECK(splitLines(r.err).back().find("exited during the session (hint: everything recorded before it exited") !=
-          std::string::npos);
+    // (On a loaded machine the start-up can outlast the target's second: the
+    // exit then comes before the attach, and is said so.)
+    const std::string last = splitLines(r.err).back();
+    CHECK((last.find("exited during the session (hint: everything recorded before it exited") != std::string::npos ||
+           last.find("exited before the probes were attached") != std::string::npos));
   }
 }
 
@@ -433,8 +436,13 @@ TEST_CASE("error table: the target execs another program during a session") {
       auto r = runCli(sub + " -p " + pidOf(e.pid()) + " main.doWork -d 20");
       INFO(sub << " stderr: " << r.err);
       CHECK(r.exitCode == 8);
-      CHECK(splitLines(r.err).back().find("replaced its program during the session (exec of " + counter +
-                                          "); the probes were in the old one") != std::string::npos);
+      // Before the attach when the start-up outlasts the target's second
+      // (a loaded machine): then nothing is attached, to either program.
+      const std::string last = splitLines(r.err).back();
+      CHECK((last.find("replaced its program during the session (exec of " + counter +
+                       "); the probes were in the old one") != std::string::npos ||
+             last.find("replaced its program before the probes were attached (exec of " + counter) !=
+                 std::string::npos));
       CHECK(e.alive());
     }
   }
