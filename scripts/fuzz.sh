@@ -7,7 +7,7 @@
 #   GOSCOPE_FUZZ_SECONDS=3600 scripts/fuzz.sh (the environment wins: ctest's
 #                                             fuzz_bounded passes 20)
 #   GOSCOPE_FUZZ_BUILD=dir                    (default <repo>/build-fuzz)
-#   GOSCOPE_FUZZ_TARGETS="pclntab delve_json" (default: all seven)
+#   GOSCOPE_FUZZ_TARGETS="pclntab delve_json" (default: all eight)
 #
 # The seed corpus (tests/fuzz/<name>/, regressions included) is read, never
 # written: new inputs go to <build>/corpus/<name>/, kept between runs so that
@@ -20,7 +20,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${GOSCOPE_FUZZ_SECONDS:-${1:-60}}
 build=${GOSCOPE_FUZZ_BUILD:-$repo/build-fuzz}
-targets=${GOSCOPE_FUZZ_TARGETS:-probe_spec pclntab dwarf_location dwarf_types delve_json disasm analysis_record}
+targets=${GOSCOPE_FUZZ_TARGETS:-probe_spec pclntab dwarf_location dwarf_types delve_json disasm analysis_record cached_probe_proof}
 cxx=$(command -v clang++ || command -v clang++-14 || true)
 if [[ -z $cxx ]]; then
   echo "fuzz.sh: clang++ not found (scripts/setup.sh installs it)" >&2

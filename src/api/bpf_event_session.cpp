@@ -222,6 +222,8 @@ class BpfEventSession final : public EventSession {
     if (kept.empty()) {
       if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; nothing was attached");
       // Handed over (the engine keeps them; no copy at the peak RSS).
+      // The target is still the one analysed (docs/security.md).
+      if (auto same = target_.checkIdentity(); !same) return same.failure();
       auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), std::move(sel_.points));
       sel_.points.clear();
       if (!stats) return stats.failure();

@@ -247,6 +247,9 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   reportProgress("placing probes", 0, points);
   // Handed over: the engine keeps them, and a copy here is 5 MB of buf's
   // peak RSS (issue #14).
+  // The target is still the one analysed (docs/security.md): checked last,
+  // right before the attach.
+  if (auto same = s->target_.checkIdentity(); !same) return fail(same.error());
   auto stats = s->engine_->attach(s->target_.attachPath(), s->target_.pidFilter(), std::move(s->selection_.points));
   s->selection_.points.clear();
   // The probes are on from here: the session's clock (-d, -i, elapsed)

@@ -75,6 +75,10 @@ void preloadHostCosts();
 // cache taken under load) and rewrites the cache; the last measured Delve
 // stop is kept. Fails without BPF privileges or when the measure is refused.
 Result<HostCosts> recalibrate();
+// Where the measured figures are cached, in words: "cached in PATH" (with
+// why it is not $XDG_CACHE_HOME/goscope when it is a per-user temporary
+// directory instead), or "not cached: REASON" when they could not be written.
+std::string hostCostsCacheLocation();
 // A Delve session measured what its stops cost per hit (`how` says where):
 // later plans use it, in this process and, through the cache, later ones
 // (docs/overhead.md).

@@ -31,6 +31,7 @@
 #include "probe/signature_check.hpp"
 #include "probe/signature_parse.hpp"
 #include "util/plural.hpp"
+#include "util/safe_dir.hpp"
 #include "util/json_text.hpp"
 #include "util/stop_signals.hpp"
 
@@ -121,11 +122,15 @@ int printFolded(api::AggregateSession& session, const StackOutputs& to) {
     printer.print(lines, end ? *end : api::CountSnapshot{}, true);
   }
   if (to.svgPath) {
-    std::ofstream svg(*to.svgPath, std::ios::trunc);
-    svg << output::flameGraphSvg(lines, {"goscope trace flame graph", to.subtitle});
-    svg.close();
-    if (!svg)
-      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *to.svgPath + ": " + std::strerror(errno),
+    // Created under a temporary name and renamed into place, in the
+    // directory checked before the session (util/safe_dir.hpp).
+    auto out = SafeDir::forOutputFile(*to.svgPath);
+    if (!out)
+      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *to.svgPath + ": " + out.error().message,
+             "give a writable path to --svg"});
+    if (auto w = out->dir.writeFile(out->name, output::flameGraphSvg(lines, {"goscope trace flame graph", to.subtitle}));
+        !w)
+      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *to.svgPath + ": " + w.error().message,
              "give a writable path to --svg"});
     std::fprintf(stderr, "goscope: wrote a flame graph of %zu stacks to %s\n", lines.size(), to.svgPath->c_str());
   }
@@ -198,9 +203,8 @@ int runTrace(const std::vector<std::string>& argv) {
   if (args.has("folded") && stack) raise({ErrorKind::Usage, "trace: --stack and --folded do not go together"});
   if (svg && stack) raise({ErrorKind::Usage, "trace: --stack and --svg do not go together", "--svg draws the stacks --folded counts"});
   if (svg) {  // a path that cannot be written is said before the session, not after it
-    std::ofstream probe(*args.get("svg"), std::ios::app);
-    if (!probe)
-      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *args.get("svg") + ": " + std::strerror(errno),
+    if (auto out = SafeDir::forOutputFile(*args.get("svg")); !out)
+      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *args.get("svg") + ": " + out.error().message,
              "give a writable path to --svg"});
   }
   if (args.has("interval") && !folded)

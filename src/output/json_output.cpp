@@ -339,6 +339,7 @@ class JsonOutput final : public Output {
         x["int3"] = b.int3;
         x["uprobe_link"] = b.uprobeLink ? boost::json::value(b.uprobeLink) : boost::json::value(nullptr);
         x["restored"] = b.restored;
+        x["tracer_owned"] = b.tracerOwned;
         bytes.push_back(std::move(x));
       }
       fns.push_back(boost::json::object{{"function", f.name}, {"entry", f.entry ? boost::json::value(hex(f.entry)) : boost::json::value(nullptr)}, {"bytes", std::move(bytes)}});
@@ -347,6 +348,9 @@ class JsonOutput final : public Output {
     o["differing"] = r.differing;
     o["int3"] = r.int3;
     o["live_uprobe"] = r.liveUprobe;
+    o["tracer_int3"] = r.tracerInt3;
+    o["tracer_pid"] = r.tracer ? boost::json::value(r.tracer) : boost::json::value(nullptr);
+    o["tracer"] = r.tracer ? boost::json::value(r.tracerName) : boost::json::value(nullptr);
     o["fix"] = r.fix;
     o["restored"] = r.restored;
     o["stopped"] = r.stopped;

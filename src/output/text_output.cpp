@@ -241,15 +241,19 @@ class TextOutput final : public Output {
         std::cout << "  " << hex(b.addr) << " (file offset " << hex(b.fileOffset) << "): " << byteHex(b.memory)
                   << ", the file has " << byteHex(b.file);
         if (b.uprobeLink) std::cout << ": a live uprobe (BPF link " << b.uprobeLink << "), left alone";
+        else if (b.tracerOwned)
+          std::cout << ": an int3 of the live debugger (PID " << r.tracer << ", " << r.tracerName << "), left alone";
         else if (b.int3) std::cout << ": an int3 left behind" << (b.restored ? ", restored" : r.fix ? ", NOT restored" : "");
         else std::cout << ": not an int3, left alone";
         std::cout << '\n';
       }
     }
     std::cout << r.differing << (r.differing == 1 ? " byte differs" : " bytes differ") << ": " << r.int3
-              << " leftover int3, " << r.liveUprobe << " live uprobe, " << (r.differing - r.int3 - r.liveUprobe)
-              << " other";
-    if (r.fix) std::cout << "; " << r.restored << " restored" << (r.stopped ? " (the process was stopped meanwhile)" : "");
+              << " leftover int3, " << r.liveUprobe << " live uprobe, ";
+    if (r.tracer) std::cout << r.tracerInt3 << " int3 of the live debugger, ";
+    std::cout << (r.differing - r.int3 - r.liveUprobe - r.tracerInt3) << " other";
+    if (r.tracer) std::cout << "; nothing was changed: PID " << r.tracer << " (" << r.tracerName << ") traces the process";
+    else if (r.fix) std::cout << "; " << r.restored << " restored" << (r.stopped ? " (the process was stopped meanwhile)" : "");
     else if (r.int3) std::cout << "; goscope doctor -p " << r.pid << " --fix restores the int3 bytes";
     std::cout << '\n';
   }

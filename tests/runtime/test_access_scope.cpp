@@ -300,10 +300,14 @@ void killSetcapSessions(long rounds) {
     const fs::path mine = fs::path(box.dir) / "cache/goscope";
     std::error_code ec;
     fs::create_directories(mine, ec);
+    // uid 65534's own, as goscope reads only a cache private to its user
+    // (docs/security.md, "Files goscope writes").
     if (!ec && fs::copy_file(costs, mine / "host-costs.json", ec) && !ec) {
       ::chmod((box.dir + "/cache").c_str(), 0755);
-      ::chmod(mine.c_str(), 0755);
-      ::chmod((mine / "host-costs.json").c_str(), 0644);
+      ::chmod(mine.c_str(), 0700);
+      ::chmod((mine / "host-costs.json").c_str(), 0600);
+      REQUIRE(::chown(mine.c_str(), 65534, 65534) == 0);
+      REQUIRE(::chown((mine / "host-costs.json").c_str(), 65534, 65534) == 0);
       cacheEnv = "env XDG_CACHE_HOME=" + box.dir + "/cache ";
     }
   }

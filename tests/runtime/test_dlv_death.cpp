@@ -359,6 +359,72 @@ TEST_CASE("dlv death: doctor leaves a live uprobe alone and says whose it is") {
   CHECK(after.exitCode == 0);
 }
 
+// A live debugger's breakpoints are int3 bytes too, and not leftovers: with
+// TracerPid set, doctor names the tracer and writes nothing, --fix included
+// (docs/security.md). The debugger here is goscope's own dlv, holding a
+// breakpoint on a function zoo never calls.
+TEST_CASE("dlv death: doctor beside a live dlv names it, calls its int3 bytes its own and changes nothing") {
+  ZooCopy copy;
+  Child zoo({copy.path}, /*captureStdout=*/true);
+  std::string ready;
+  REQUIRE(zoo.readLine(ready, 5000));
+  auto elf = ElfFile::open(copy.path);
+  REQUIRE(elf);
+  const std::string pid = std::to_string(zoo.pid());
+  GoscopeProcess brk({"break", "-p", pid, "runtime.dieFromSignal", "-d", "60", "--strategy", "delve"});
+  REQUIRE_MESSAGE(waitUntil([&] { return (tracerPid(zoo.pid()) != 0 && textDifference(zoo.pid(), **elf) != 0) ||
+                                         !brk.running(); }, 60s),
+                  brk.err());
+  REQUIRE(brk.running());
+  // TracerPid names dlv's tracing thread; doctor names its process.
+  const pid_t dlvThread = tracerPid(zoo.pid());
+  pid_t dlv = 0;
+  {
+    std::ifstream st("/proc/" + std::to_string(dlvThread) + "/status");
+    for (std::string line; std::getline(st, line);)
+      if (line.rfind("Tgid:", 0) == 0) dlv = static_cast<pid_t>(std::stol(line.substr(5)));
+  }
+  REQUIRE(dlv > 0);
+  // Every address where the code differs from the file now (dlv's
+  // breakpoints; it may add more while it settles, never fewer).
+  auto differing = [&] {
+    std::vector<uint64_t> out;
+    const auto* text = (*elf)->section(".text");
+    auto file = (*elf)->sectionBytes(*text);
+    auto mem = readMem(zoo.pid(), text->addr, file.size());
+    for (size_t i = 0; i < mem.size() && i < file.size(); i++)
+      if (mem[i] != file[i]) out.push_back(text->addr + i);
+    return out;
+  };
+  const std::vector<uint64_t> before = differing();
+  REQUIRE(!before.empty());
+  for (const char* fix : {"", " --fix"}) {
+    CAPTURE(fix);
+    auto r = runCli(std::string("doctor") + fix + " -p " + pid);
+    INFO(r.out << r.err);
+    CHECK(r.exitCode == 0);
+    CHECK(r.err.find("PID " + pid + " is traced by PID " + std::to_string(dlv) + " (dlv)") != std::string::npos);
+    CHECK(r.err.find("nothing was changed") != std::string::npos);
+    CHECK(r.out.find("an int3 of the live debugger (PID " + std::to_string(dlv)) != std::string::npos);
+    CHECK(r.out.find("restored") == std::string::npos);
+    const std::vector<uint64_t> now = differing();  // the breakpoints are where dlv put them
+    CHECK(std::includes(now.begin(), now.end(), before.begin(), before.end()));
+    CHECK(tracerPid(zoo.pid()) == dlvThread);
+  }
+  auto j = runCli("doctor --json --fix -p " + pid);
+  CHECK(j.exitCode == 0);
+  CHECK(j.out.find("\"tracer_pid\":" + std::to_string(dlv)) != std::string::npos);
+  CHECK(j.out.find("\"restored\":0") != std::string::npos);
+  CHECK(j.out.find("\"int3\":0") != std::string::npos);
+  // The debugger goes on and ends as it would have: its own bytes removed.
+  CHECK(brk.running());
+  brk.signal(SIGINT);
+  CHECK(brk.wait(60s) == 0);
+  CHECK(waitUntraced(zoo.pid(), 10s));
+  CHECK(textDifference(zoo.pid(), **elf) == 0);
+  CHECK(zoo.alive());
+}
+
 // Measurements for docs/delve.md and docs/reliability.md: dlv SIGKILLed at a
 // random moment 0-2 s after the first hit of a break on Handle, zoo running
 // freely; a fresh zoo every round. Whether zoo was stopped (state t: at a
