@@ -271,6 +271,11 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   if (auto rel = s->target_.release(); !rel) return fail(rel.error());
   if (readAfterStart)
     if (auto c = configureRead(); !c) return fail(c.error());
+  // Stacks are symbolized at the end, when a program started by -c may have
+  // exited and its memory map with it: a PIE's load bias is taken (and kept
+  // by the target) now, while it runs. Without it the folded stacks of a
+  // PIE were bare addresses.
+  if (r.capture.stack && s->target_.isLaunched() && bin.elf().isPie()) (void)s->target_.loadBias();
   if (s->target_.isLaunched()) s->startS_ = monotonicSeconds();
   return session;
 }

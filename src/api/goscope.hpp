@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "api/call.hpp"
+#include "api/delve_choice.hpp"
 #include "api/delve_work.hpp"
 #include "api/doctor.hpp"
 #include "api/event_session.hpp"

@@ -318,6 +318,19 @@ class JsonOutput final : public Output {
       if (!ns->hostExePath.empty()) n["file_from_here"] = ns->hostExePath;
       o["namespaces"] = std::move(n);
     }
+    if (const auto& d = t.delve) {
+      auto str = [](const std::optional<std::string>& v) { return v ? boost::json::value(*v) : boost::json::value(nullptr); };
+      boost::json::value reads = nullptr;
+      if (d->minGoMinor && d->maxGoMinor)
+        reads = boost::json::array{"1." + std::to_string(*d->minGoMinor), "1." + std::to_string(*d->maxGoMinor)};
+      o["delve"] = boost::json::object{{"path", str(d->path)},
+                                       {"version", d->path ? str(d->version) : boost::json::value(nullptr)},
+                                       {"reads_go", d->path ? reads : boost::json::value(nullptr)},
+                                       {"source", d->path ? boost::json::value(d->origin) : boost::json::value(nullptr)},
+                                       {"covers", d->covers},
+                                       {"why", d->why},
+                                       {"hint", d->hint.empty() ? boost::json::value(nullptr) : boost::json::value(d->hint)}};
+    }
     std::cout << jsonText(o) << '\n';
   }
 

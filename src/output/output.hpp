@@ -12,6 +12,7 @@
 #include <string>
 
 #include "api/call.hpp"
+#include "api/delve_choice.hpp"
 #include "api/doctor.hpp"
 #include "api/session_cost.hpp"
 #include "probe/latency_stats.hpp"
@@ -143,6 +144,8 @@ class Output {
     bool goidOffsetAssumed = false;  // not found: the probes use Go's usual offset
     // -p: the process's namespaces (a container's process: docs/containers.md).
     std::optional<ProcessNamespaces> namespaces;
+    // The dlv goscope would run for it, and why (docs/delve.md, "Which Delve").
+    std::optional<api::DelveChoiceInfo> delve;
   };
   virtual void targetInfo(const TargetInfo& info) = 0;
   // goscope doctor: the process's code against its file.

@@ -219,6 +219,10 @@ class TextOutput final : public Output {
       std::cout << "runtime.g.goid: offset " << *t.goidOffset << " (" << t.goidOffsetHow << "): goroutine ids may be wrong\n";
     else if (t.goidOffset) std::cout << "runtime.g.goid: offset " << *t.goidOffset << " (" << t.goidOffsetHow << ")\n";
     else std::cout << "runtime.g.goid: not found (" << t.goidOffsetHow << "): goroutine ids may be wrong\n";
+    if (const auto& d = t.delve) {
+      std::cout << "delve:          " << d->why << '\n';
+      if (!d->hint.empty()) std::cout << "                " << d->hint << '\n';
+    }
   }
 
   void doctor(const api::DoctorReport& r) override {
