@@ -2,15 +2,19 @@
 // command started by goscope (-c), a running process (-p) and every process
 // of a binary (-b); the target survives and stays correct.
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include <boost/json.hpp>
 #include <map>
 #include <thread>
 
+#include "support/goscope_process.hpp"
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
 
 using namespace goscope::test;
+using namespace std::chrono_literals;
 
 
 TEST_CASE("count -c: exact calls from the first instruction, every variant") {
@@ -50,15 +54,22 @@ TEST_CASE("count -p: attach to a waiting process, count, target finishes correct
 }
 
 TEST_CASE("count -b: every process running the binary, including ones started later") {
-  std::string bin = fixture("functions");
-  std::thread later([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    run(bin + " --repeat 5; " + bin + " --repeat 7");
-  });
-  auto r = runCli("count --json -b " + bin + " main.add -d 2.5");
-  later.join();
-  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
-  CHECK(finalCounts(r.out)["main.add"] == 12);
+  PrivateCopy copy(fixture("functions"));  // others' runs of the fixture would count too
+  const std::string bin = copy.path();
+  std::string out;
+  GoscopeProcess g({"count", "--json", "-b", bin, "main.add", "-d", "60"}, [&](const std::string& l) { out += l + "\n"; });
+  // The processes start once the probes are in, as goscope says: its
+  // start-up takes seconds on a loaded machine.
+  REQUIRE(waitUntil([&] { return g.err().find("attached to") != std::string::npos || !g.running(); }, 60s));
+  REQUIRE_MESSAGE(g.running(), g.err());
+  run(bin + " --repeat 5; " + bin + " --repeat 7");
+  g.signal(SIGINT);
+  const int st = g.wait(20s);
+  INFO(g.err());
+  REQUIRE(st != -1);
+  REQUIRE(WIFEXITED(st));
+  REQUIRE(WEXITSTATUS(st) == 0);
+  CHECK(finalCounts(out)["main.add"] == 12);
 }
 
 TEST_CASE("count --read: the global's value and rate, target keeps counting") {

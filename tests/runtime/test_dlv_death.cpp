@@ -171,7 +171,8 @@ bool writeByte(pid_t pid, uint64_t addr, uint8_t b) {
 
 }  // namespace
 
-TEST_CASE("dlv death: dlv SIGKILLed while a break runs (zoo between rounds): zoo lives, its code equals the file") {
+TEST_CASE("dlv death: dlv SIGKILLed while a break runs (zoo between rounds): zoo lives, its code equals the file" *
+          doctest::test_suite("slow")) {
   const long rounds = envNumber("GOSCOPE_KILL_ROUNDS", 10);
   PausableZoo zoo;
   for (long round = 0; round < rounds; ++round) {
@@ -227,7 +228,8 @@ TEST_CASE("dlv death: goscope and its guardian SIGKILLed together, zoo between r
   checkZooUnharmed(zoo, /*paused=*/true);
 }
 
-TEST_CASE("dlv death: `pkill -9 goscope` reaches goscope only, not its guardian (gs-guardian): zoo lives") {
+TEST_CASE("dlv death: `pkill -9 goscope` reaches goscope only, not its guardian (gs-guardian): zoo lives" *
+          doctest::test_suite("slow")) {
   const long rounds = std::max(1L, envNumber("GOSCOPE_KILL_ROUNDS", 10) / 2);
   PausableZoo zoo;
   for (long round = 0; round < rounds; ++round) {
@@ -247,7 +249,8 @@ TEST_CASE("dlv death: `pkill -9 goscope` reaches goscope only, not its guardian 
   }
 }
 
-TEST_CASE("dlv death: goscope's whole process group SIGKILLed while zoo hits the breakpoint: zoo lives") {
+TEST_CASE("dlv death: goscope's whole process group SIGKILLed while zoo hits the breakpoint: zoo lives" *
+          doctest::test_suite("slow")) {
   const long rounds = std::max(1L, envNumber("GOSCOPE_KILL_ROUNDS", 10) / 2);
   PausableZoo zoo;
   for (long round = 0; round < rounds; ++round) {

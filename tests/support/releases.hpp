@@ -58,8 +58,23 @@ inline std::string releaseVariant(const std::string& release, const std::string&
   return release + "/" + variant;
 }
 
+// GOSCOPE_RELEASES ("go1.19 go1.24 go1.27"), when set, narrows the matrix
+// (CI runs part of it: .ci/run); the others are skipped, also under CI.
+inline bool releaseSelected(const std::string& release) {
+  const char* only = std::getenv("GOSCOPE_RELEASES");
+  if (!only || !*only) return true;
+  std::string list = std::string(" ") + only + " ";
+  for (auto& c : list)
+    if (c == '\t' || c == ',') c = ' ';
+  return list.find(" " + release + " ") != std::string::npos;
+}
+
 // True when every fixture of `release` is built; else why not (cannotRun).
 inline bool releaseReady(const std::string& release) {
+  if (!releaseSelected(release)) {
+    MESSAGE("skipped: " << release << " is not in GOSCOPE_RELEASES (" << std::getenv("GOSCOPE_RELEASES") << ")");
+    return false;
+  }
   for (const auto& v : kReleaseVariants)
     for (const auto& name : kReleaseFixtures) {
       if (std::filesystem::exists(fixture(name, releaseVariant(release, v)))) continue;
