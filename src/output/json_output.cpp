@@ -1,5 +1,6 @@
 // One JSON object per line for programs. Keys are part of goscope's
 // contract: they are only ever added to.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -50,12 +51,27 @@ void printOmitted(size_t omitted, std::optional<double> elapsedS, bool final) {
   std::cout << jsonText(o) << '\n';
 }
 
+// ,"result_names":["q","r"]: the results' names, in the order of
+// "results", where the text line names them (`= q=3, r=2`): when any result
+// is named; an unnamed one (`~r0`, shown bare) is null.
+void appendResultNames(const std::vector<Value>& results, std::string& out) {
+  auto named = [](const Value& v) { return !v.name.starts_with("~r"); };
+  if (std::none_of(results.begin(), results.end(), named)) return;
+  out += ",\"result_names\":[";
+  for (size_t i = 0; i < results.size(); i++) {
+    if (i) out += ',';
+    if (named(results[i])) appendJsonString(results[i].name, out);
+    else out += "null";
+  }
+  out += ']';
+}
+
 class JsonOutput final : public Output {
  public:
-  // {"func","pid","goid","ts_ns","args","results","duration_ns",
-  // ["args_unavailable"], ["inlined_into","file","line"], "time",
-  // ["stack","stack_cut"]}: written straight into the line buffer, the same
-  // bytes jsonText of the Boost object gave (tests compare them).
+  // {"func","pid","goid","ts_ns","args","results",["result_names"],
+  // "duration_ns", ["args_unavailable"], ["inlined_into","file","line"],
+  // "time", ["stack","stack_cut"]}: written straight into the line buffer,
+  // the same bytes jsonText of the Boost object gave (tests compare them).
   void traceCall(const api::Call& c, bool stack) override {
     std::string& out = lines_.buffer();
     out += "{\"func\":";
@@ -77,6 +93,7 @@ class JsonOutput final : public Output {
       out += ']';
     } else if (c.results) {
       appendValueArray(*c.results, out);
+      appendResultNames(*c.results, out);
     } else {
       out += "null";
     }
