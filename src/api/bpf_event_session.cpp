@@ -487,8 +487,11 @@ class BpfEventSession final : public EventSession {
       auto node = pending_.extract(it);
       if (spare_.size() < kMaxSpareNodes) spare_.push_back(std::move(node));
     } else {
-      c.entrySeen = false;
+      // A call already running when the probes went in: its arguments,
+      // duration and stack were never seen. Left out (counted, and said on
+      // stderr), not printed with nulls nor counted against -n.
       unmatched_++;
+      return;
     }
     if (request_.capture.results) {
       if (t.raw) {
@@ -514,7 +517,6 @@ class BpfEventSession final : public EventSession {
     c.pid = e.pid;
     c.goid = static_cast<int64_t>(e.goid);
     c.tsNs = e.tsNs;
-    c.entrySeen = true;
     c.durationNs.reset();
     c.args.clear();
     c.argsUnavailable.clear();

@@ -83,7 +83,7 @@ class JsonOutput final : public Output {
     out += ",\"ts_ns\":";
     appendDecimal(c.tsNs, out);
     out += ",\"args\":";
-    if (!c.entrySeen || !c.argsUnavailable.empty()) out += "null";
+    if (!c.argsUnavailable.empty()) out += "null";
     else if (c.argRegisters) out += jsonText(registersJson(*c.argRegisters));
     else appendNamedJson(c.args, out);
     out += ",\"results\":";
@@ -116,7 +116,7 @@ class JsonOutput final : public Output {
     out += ",\"time\":\"";
     appendRfc3339Nanos(static_cast<int64_t>(c.tsNs) + realtimeOffsetNs_, out);
     out += '"';
-    if (stack && c.entrySeen) {
+    if (stack) {
       out += ",\"stack\":[";
       for (size_t i = 0; i < c.stack.size(); i++) {
         if (i) out += ',';

@@ -322,3 +322,37 @@ TEST_CASE("trace --json: a value shown in part says cut and its full length; res
   }
   CHECK(cut == 1);
 }
+
+// A call already running when the probes went in shows only its return: it
+// is left out (was: `main.slow(?) = …`, "args":null,"duration_ns":null with
+// no word why) and said on stderr, and -n counts whole calls only (was: -n 1
+// printed only that return). routes --slow-ms 400 sleeps in main.slow nearly
+// all the time: the attach lands inside a call.
+TEST_CASE("trace: a call entered before the attach is left out and said, and -n counts whole calls") {
+  Child routes({fixture("routes"), "--rounds", "0", "--slow-ms", "400"}, true);
+  std::string line;
+  REQUIRE(routes.readLine(line, 10000));
+  REQUIRE(line == "ready");
+  const std::string pid = std::to_string(routes.pid());
+  for (const bool json : {true, false}) {
+    CAPTURE(json);
+    auto r = runCli(std::string("trace -n 1 ") + (json ? "--json " : "") + "-p " + pid + " main.slow");
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    CHECK(r.err.find("hit count reached") != std::string::npos);
+    CHECK(r.err.find("1 returns of calls already running when probes were attached: not shown (entered before the "
+                     "attach)") != std::string::npos);
+    if (json) {
+      auto calls = callObjects(r.out);
+      REQUIRE(calls.size() == 1);
+      CHECK(calls[0]["args"] == boost::json::parse(R"({"ms":400})"));
+      CHECK(calls[0]["results"] == boost::json::parse("[400]"));
+      CHECK(calls[0]["duration_ns"].to_number<int64_t>() >= 400'000'000);
+    } else {
+      auto lines = splitLines(r.out);
+      REQUIRE(lines.size() == 1);
+      CHECK(lines[0].find(" main.slow(ms=400) = 400  [") != std::string::npos);
+      CHECK(lines[0].find("(?)") == std::string::npos);
+    }
+  }
+  CHECK(routes.alive());
+}
