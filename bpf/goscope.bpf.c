@@ -293,8 +293,10 @@ static __always_inline int cond_holds(const struct gs_entry_regs *g, const struc
     } else if (len != want) {
       return c->op == GS_OP_NE;
     }
-    /* The first `want` bytes decide (equal lengths, or a prefix). */
-    char buf[GS_FILTER_STR];
+    /* The first `want` bytes decide (equal lengths, or a prefix). Unsigned
+     * as the constant's (__u8): a plain char is signed here, and a byte of
+     * 0x80 or more (UTF-8 beyond ASCII) never equalled its own constant. */
+    __u8 buf[GS_FILTER_STR];
     if (want && bpf_probe_read_user(buf, want, (const void *)ptr)) {
       stat_inc(GS_STAT_READ_ERRORS);
       return 0;
