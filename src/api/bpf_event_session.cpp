@@ -422,8 +422,9 @@ class BpfEventSession final : public EventSession {
     // The bias from an entry event: the probed address minus its link-time
     // one (the jbe, or the first instruction: also with --entry). A call
     // site's event does not say which of the sites it is: not used.
-    if (deriveBias_ && e.ip && (e.site == bpf::SiteKind::Entry || e.site == bpf::SiteKind::EntryStackCheck)) {
-      setBias(e.ip - (e.site == bpf::SiteKind::Entry ? fn.entry : sel_.functions[e.probeId].probeAddress));
+    const bool plainEntry = e.site == bpf::SiteKind::Entry || e.site == bpf::SiteKind::EntryMarked;
+    if (deriveBias_ && e.ip && (plainEntry || e.site == bpf::SiteKind::EntryStackCheck)) {
+      setBias(e.ip - (plainEntry ? fn.entry : sel_.functions[e.probeId].probeAddress));
       deriveBias_ = false;
     }
     // An inlined body: no RET follows and its arguments are not in
