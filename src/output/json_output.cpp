@@ -267,7 +267,7 @@ class JsonOutput final : public Output {
   void function(const FunctionRow& r) override {
     boost::json::object o;
     o["func"] = r.name;
-    o["entry"] = hex(r.entry);
+    o["entry"] = r.entry ? boost::json::value(hex(*r.entry)) : boost::json::value(nullptr);
     o["size"] = r.size;
     o["file"] = r.file;
     o["line"] = r.line;

@@ -99,7 +99,10 @@ class Output {
   struct FunctionRow {
     std::string name;
     std::optional<std::string> signature;  // from DWARF or .symtab, when known
-    uint64_t entry = 0, size = 0;
+    // The entry; an inlined body's first probed instruction; none for an
+    // inlined body left out (JSON null: no address of its own).
+    std::optional<uint64_t> entry;
+    uint64_t size = 0;
     std::string file;
     int64_t line = 0;
     std::vector<uint64_t> returns;   // RET instructions
