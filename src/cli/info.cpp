@@ -64,6 +64,9 @@ int runInfo(const std::vector<std::string>& argv) {
   info.goidOffset = goid.offset;
   info.goidOffsetHow = goid.how;
   info.goidOffsetAssumed = goid.assumed;
+  if (const auto& cut = bin.truncation())
+    info.truncated = output::Output::TargetInfo::Truncated{cut->file.size, cut->file.described, cut->file.missing,
+                                                          cut->lost};
   auto out = output::makeOutput(args.has("json"));
   out->targetInfo(info);
   out->flush();

@@ -313,6 +313,15 @@ class JsonOutput final : public Output {
     o["goid_offset"] = t.goidOffset ? boost::json::value(*t.goidOffset) : boost::json::value(nullptr);
     o["goid_offset_source"] = t.goidOffsetHow;
     o["goid_offset_assumed"] = t.goidOffsetAssumed;
+    if (const auto& cut = t.truncated) {
+      boost::json::array missing, lost;
+      for (const auto& m : cut->missing) missing.emplace_back(m);
+      for (const auto& l : cut->lost) lost.emplace_back(l);
+      o["truncated"] = boost::json::object{{"file_bytes", cut->fileBytes},
+                                           {"described_bytes", cut->describedBytes},
+                                           {"missing", std::move(missing)},
+                                           {"lost", std::move(lost)}};
+    }
     if (const auto& ns = t.namespaces) {
       boost::json::object n{{"mount", ns->mountNs},
                             {"pid", ns->pidNs},

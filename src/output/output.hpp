@@ -141,6 +141,14 @@ class Output {
     bool goidOffsetAssumed = false;  // not found: the probes use Go's usual offset
     // -p: the process's namespaces (a container's process: docs/containers.md).
     std::optional<ProcessNamespaces> namespaces;
+    // A truncated executable (GoBinary::Truncation): its size, the size its
+    // headers describe, what is missing of the file and what is lost of the
+    // program for it.
+    struct Truncated {
+      uint64_t fileBytes = 0, describedBytes = 0;
+      std::vector<std::string> missing, lost;
+    };
+    std::optional<Truncated> truncated;
   };
   virtual void targetInfo(const TargetInfo& info) = 0;
   // goscope doctor: the process's code against its file.

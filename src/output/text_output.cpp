@@ -216,6 +216,11 @@ class TextOutput final : public Output {
       std::cout << "runtime.g.goid: offset " << *t.goidOffset << " (" << t.goidOffsetHow << "): goroutine ids may be wrong\n";
     else if (t.goidOffset) std::cout << "runtime.g.goid: offset " << *t.goidOffset << " (" << t.goidOffsetHow << ")\n";
     else std::cout << "runtime.g.goid: not found (" << t.goidOffsetHow << "): goroutine ids may be wrong\n";
+    if (const auto& cut = t.truncated) {
+      std::cout << "truncated:      " << cut->fileBytes << " of " << cut->describedBytes << " bytes";
+      for (size_t i = 0; i < cut->lost.size(); i++) std::cout << (i ? ", " : "; lost: ") << cut->lost[i];
+      std::cout << '\n';
+    }
   }
 
   void doctor(const api::DoctorReport& r) override {
