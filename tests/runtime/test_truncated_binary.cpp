@@ -61,8 +61,8 @@ void checkTruncated(const std::string& whole, const std::string& tag) {
   const std::string head = cutCopy(whole, headBytes, tag + "-head");
   auto h = runCli("info -b " + head);
   CHECK(h.exitCode == 4);
-  CHECK(h.err.find(head + " is truncated: it has " + std::to_string(headBytes) +
-                   " bytes where its ELF headers describe " + std::to_string(size)) != std::string::npos);
+  CHECK(h.err.find(head + " is truncated: it has " + std::to_string(headBytes) + " bytes where its ELF headers describe ") !=
+        std::string::npos);
   CHECK(h.err.find("no whole Go function table in what is left") != std::string::npos);
   CHECK(h.err.find("not a Go program") == std::string::npos);  // was: "not a Go program (no .gopclntab)"
 
@@ -76,15 +76,21 @@ void checkTruncated(const std::string& whole, const std::string& tag) {
 
   auto info = runCli("info --json -b " + tail);
   REQUIRE_MESSAGE(info.exitCode == 0, info.err);
-  const std::string warning = "goscope: warning: " + tail + " is truncated: it has " +
-                              std::to_string(size - 100 * 1024) + " bytes where its ELF headers describe " +
-                              std::to_string(size) + " (missing: ";
-  CHECK(info.err.find(warning) != std::string::npos);
   auto ti = jsonObjects(info.out).at(0);
   REQUIRE(ti.contains("truncated"));
   auto& cut = ti["truncated"].as_object();
   CHECK(cut["file_bytes"].to_number<uint64_t>() == size - 100 * 1024);
-  CHECK(cut["described_bytes"].to_number<uint64_t>() == size);
+  // What the headers describe: more than is left, at most the whole file (a
+  // stripped file may end in padding they do not describe).
+  const uint64_t described = cut["described_bytes"].to_number<uint64_t>();
+  CHECK(described > size - 100 * 1024);
+  CHECK(described <= size);
+  CHECK(h.err.find(" bytes where its ELF headers describe " + std::to_string(described) + " (missing: ") !=
+        std::string::npos);
+  const std::string warning = "goscope: warning: " + tail + " is truncated: it has " +
+                              std::to_string(size - 100 * 1024) + " bytes where its ELF headers describe " +
+                              std::to_string(described) + " (missing: ";
+  CHECK(info.err.find(warning) != std::string::npos);
   CHECK_FALSE(cut["missing"].as_array().empty());
   // What it says is lost is what the reading lost, against the whole file.
   auto lost = [&](const char* what) {
@@ -109,7 +115,7 @@ void checkTruncated(const std::string& whole, const std::string& tag) {
   else CHECK_FALSE(lost("every inlined body"));
 
   // What probes or reads refuses it, -c before running it.
-  for (const std::string cmd : {"count -b " + tail + " main.main -d 0.1", "trace -b " + tail + " main.main -d 0.1",
+  for (const std::string& cmd : {"count -b " + tail + " main.main -d 0.1", "trace -b " + tail + " main.main -d 0.1",
                                 "count -c " + tail + " main.main -d 0.1", "list -b " + head}) {
     CAPTURE(cmd);
     auto r = runCli(cmd);
