@@ -69,6 +69,9 @@ int runInfo(const std::vector<std::string>& argv) {
   // Which dlv read, sample, break and set would run for it (a `dlv version`
   // at most per dlv looked at; none for a binary without DWARF).
   info.delve = api::chooseDelveFor(bin, args.get("dlv").value_or(""));
+  if (const auto& cut = bin.truncation())
+    info.truncated = output::Output::TargetInfo::Truncated{cut->file.size, cut->file.described, cut->file.missing,
+                                                          cut->lost};
   auto out = output::makeOutput(args.has("json"));
   out->targetInfo(info);
   out->flush();

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "cli/probe_options.hpp"
 #include "cli/target_watch.hpp"
 #include "target/separate_debug_info.hpp"
 
@@ -35,8 +36,13 @@ Target openTargetOrRaise(const Args& args, const std::string& sub) {
   bool b = args.has("binary"), p = args.has("pid");
   if (b == p)
     raise({ErrorKind::Usage, sub + ": give exactly one target: -b BINARY or -p PID"});
-  if (b) return orRaise(openBinaryTarget(*args.get("binary")));
-  return orRaise(openProcessTarget(watchTarget(orRaise(parsePid(*args.get("pid"))))));
+  // info and list (the only callers) read a truncated file and show what
+  // is left, after one warning that says what is lost (docs/errors.md).
+  Target t = b ? orRaise(openBinaryTarget(*args.get("binary"), true))
+               : orRaise(openProcessTarget(watchTarget(orRaise(parsePid(*args.get("pid")))), true));
+  if (const auto& cut = t.binary->truncation())
+    printNotice("warning: " + cut->text + " (" + sub + " shows what is left)");
+  return t;
 }
 
 }  // namespace goscope::cli

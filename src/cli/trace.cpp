@@ -171,8 +171,12 @@ void printTotals(const api::EventTotals& t) {
   if (t.sampledOut)
     std::fprintf(stderr, "goscope: %llu calls not shown: the overhead bound sampled their events (see above)\n",
                  static_cast<unsigned long long>(t.sampledOut));
+  // Their arguments, duration and stack were never seen: left out of the
+  // lines and of -n, in text and JSON alike.
   if (t.unmatched)
-    std::fprintf(stderr, "goscope: %llu returns of calls already running when probes were attached\n",
+    std::fprintf(stderr,
+                 "goscope: %llu returns of calls already running when probes were attached: not shown (entered "
+                 "before the attach)\n",
                  static_cast<unsigned long long>(t.unmatched));
   printHiddenCalls(t.hiddenCalls);
   // trace has always said "target exited" (break: "the target exited").

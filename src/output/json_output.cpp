@@ -1,5 +1,6 @@
 // One JSON object per line for programs. Keys are part of goscope's
 // contract: they are only ever added to.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -58,12 +59,27 @@ void printOmitted(size_t omitted, std::optional<double> elapsedS, bool final) {
   std::cout << jsonText(o) << '\n';
 }
 
+// ,"result_names":["q","r"]: the results' names, in the order of
+// "results", where the text line names them (`= q=3, r=2`): when any result
+// is named; an unnamed one (`~r0`, shown bare) is null.
+void appendResultNames(const std::vector<Value>& results, std::string& out) {
+  auto named = [](const Value& v) { return !v.name.starts_with("~r"); };
+  if (std::none_of(results.begin(), results.end(), named)) return;
+  out += ",\"result_names\":[";
+  for (size_t i = 0; i < results.size(); i++) {
+    if (i) out += ',';
+    if (named(results[i])) appendJsonString(results[i].name, out);
+    else out += "null";
+  }
+  out += ']';
+}
+
 class JsonOutput final : public Output {
  public:
-  // {"func","pid","goid","ts_ns","args","results","duration_ns",
-  // ["args_unavailable"], ["inlined_into","file","line"], "time",
-  // ["stack","stack_cut"]}: written straight into the line buffer, the same
-  // bytes jsonText of the Boost object gave (tests compare them).
+  // {"func","pid","goid","ts_ns","args","results",["result_names"],
+  // "duration_ns", ["args_unavailable"], ["inlined_into","file","line"],
+  // "time", ["stack","stack_cut"]}: written straight into the line buffer,
+  // the same bytes jsonText of the Boost object gave (tests compare them).
   void traceCall(const api::Call& c, bool stack) override {
     std::string& out = lines_.buffer();
     out += "{\"func\":";
@@ -75,7 +91,7 @@ class JsonOutput final : public Output {
     out += ",\"ts_ns\":";
     appendDecimal(c.tsNs, out);
     out += ",\"args\":";
-    if (!c.entrySeen || !c.argsUnavailable.empty()) out += "null";
+    if (!c.argsUnavailable.empty()) out += "null";
     else if (c.argRegisters) out += jsonText(registersJson(*c.argRegisters));
     else appendNamedJson(c.args, out);
     out += ",\"results\":";
@@ -85,6 +101,7 @@ class JsonOutput final : public Output {
       out += ']';
     } else if (c.results) {
       appendValueArray(*c.results, out);
+      appendResultNames(*c.results, out);
     } else {
       out += "null";
     }
@@ -107,7 +124,7 @@ class JsonOutput final : public Output {
     out += ",\"time\":\"";
     appendRfc3339Nanos(static_cast<int64_t>(c.tsNs) + realtimeOffsetNs_, out);
     out += '"';
-    if (stack && c.entrySeen) {
+    if (stack) {
       out += ",\"stack\":[";
       for (size_t i = 0; i < c.stack.size(); i++) {
         if (i) out += ',';
@@ -263,7 +280,7 @@ class JsonOutput final : public Output {
   void function(const FunctionRow& r) override {
     boost::json::object o;
     o["func"] = r.name;
-    o["entry"] = hex(r.entry);
+    o["entry"] = r.entry ? boost::json::value(hex(*r.entry)) : boost::json::value(nullptr);
     o["size"] = r.size;
     o["file"] = r.file;
     o["line"] = r.line;
@@ -309,6 +326,15 @@ class JsonOutput final : public Output {
     o["goid_offset"] = t.goidOffset ? boost::json::value(*t.goidOffset) : boost::json::value(nullptr);
     o["goid_offset_source"] = t.goidOffsetHow;
     o["goid_offset_assumed"] = t.goidOffsetAssumed;
+    if (const auto& cut = t.truncated) {
+      boost::json::array missing, lost;
+      for (const auto& m : cut->missing) missing.emplace_back(m);
+      for (const auto& l : cut->lost) lost.emplace_back(l);
+      o["truncated"] = boost::json::object{{"file_bytes", cut->fileBytes},
+                                           {"described_bytes", cut->describedBytes},
+                                           {"missing", std::move(missing)},
+                                           {"lost", std::move(lost)}};
+    }
     if (const auto& ns = t.namespaces) {
       boost::json::object n{{"mount", ns->mountNs},
                             {"pid", ns->pidNs},

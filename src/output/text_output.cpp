@@ -55,8 +55,8 @@ class TextOutput final : public Output {
   // same bytes as the pieces' own functions (call_parts, value/render).
   void traceCall(const api::Call& c, bool stack) override {
     std::string& out = lines_.buffer();
-    // The call's own time (its entry; its return when the entry was not
-    // seen), not when the line is printed: lines come at returns.
+    // The call's own time (its entry), not when the line is printed: lines
+    // come at returns.
     appendClockMicros(static_cast<int64_t>(c.tsNs) + realtimeOffsetNs_, out);
     out += " pid=";
     appendDecimal(c.pid, out);
@@ -65,8 +65,7 @@ class TextOutput final : public Output {
     out += ' ';
     out += c.function;
     out += '(';
-    if (!c.entrySeen) out += '?';
-    else if (!c.argsUnavailable.empty()) out += "unavailable: " + c.argsUnavailable;
+    if (!c.argsUnavailable.empty()) out += "unavailable: " + c.argsUnavailable;
     else if (c.argRegisters) appendRegistersText(*c.argRegisters, 4, out);
     else appendAssignments(c.args, ", ", out);
     out += ')';
@@ -83,7 +82,7 @@ class TextOutput final : public Output {
     }
     if (c.inlinedInto) out += "  [inlined into " + *c.inlinedInto + " at " + baseName(c.file) + ":" + std::to_string(c.line) + "]";
     out += '\n';
-    if (stack && c.entrySeen) {
+    if (stack) {
       for (const auto& f : c.stack) {
         out += "    ";
         out += frameText(f);
@@ -222,6 +221,11 @@ class TextOutput final : public Output {
     if (const auto& d = t.delve) {
       std::cout << "delve:          " << d->why << '\n';
       if (!d->hint.empty()) std::cout << "                " << d->hint << '\n';
+    }
+    if (const auto& cut = t.truncated) {
+      std::cout << "truncated:      " << cut->fileBytes << " of " << cut->describedBytes << " bytes";
+      for (size_t i = 0; i < cut->lost.size(); i++) std::cout << (i ? ", " : "; lost: ") << cut->lost[i];
+      std::cout << '\n';
     }
   }
 

@@ -329,7 +329,7 @@ TEST_CASE("bpf engine: without CAP_BPF/CAP_PERFMON the load fails with a clear m
   CHECK(msg.find("CAP_PERFMON") != std::string::npos);
 }
 
-TEST_CASE("bpf engine: counts at the stack check equal the calls — a plain entry counts stack growth twice") {
+TEST_CASE("bpf engine: counts at the stack check equal the calls — a plain entry counts stack growth twice, unless its jbe marks it") {
   REQUIRE_ROOT();
   for (const std::string variant : {"default", "pie", "stripped", "nopt"}) {
     CAPTURE(variant);
@@ -342,6 +342,7 @@ TEST_CASE("bpf engine: counts at the stack check equal the calls — a plain ent
     REQUIRE(eng->configureProbe(1, {.count = true}).has_value());
     REQUIRE(eng->configureProbe(2, {.count = true}).has_value());
     REQUIRE(eng->configureProbe(3, {.count = true}).has_value());
+    REQUIRE(eng->configureProbe(4, {.count = true}).has_value());
 
     Child c({zoo.path, "--rounds", "3", "--sleep-ms", "1500"}, true);
     REQUIRE(waitLine(c, "ready", 10000) == "ready");
@@ -349,11 +350,15 @@ TEST_CASE("bpf engine: counts at the stack check equal the calls — a plain ent
         {*deep.stackCheck, 1, SiteKind::EntryStackCheck},  // the jbe
         {deep.entry, 2, SiteKind::Entry},                  // the cmp: passed again after morestack
         {sleepW.bestEntry(), 3, sleepW.bestKind()},
+        // --entry's placement: the plain entry again, its jbe marking the
+        // passes that go to morestack for the entry to skip.
+        {deep.entry, 4, SiteKind::EntryMarked},
+        {*deep.stackCheck, 4, SiteKind::MorestackMark},
     };
     auto st = eng->attach(zoo.path, c.pid(), pts);
     REQUIRE_MESSAGE(st.has_value(), st.error().message);
     CHECK(st->uprobeMulti);
-    CHECK(st->points == 3);
+    CHECK(st->points == 5);
     std::string final = zooFinalLine(c, 60000);
     REQUIRE_MESSAGE(final.rfind("zoo: ok rounds=3", 0) == 0, "zoo said: " << final);  // ran correctly under probes
     uint64_t want = zooCalls(final, "main.deepRecurse");
@@ -364,11 +369,14 @@ TEST_CASE("bpf engine: counts at the stack check equal the calls — a plain ent
                     << atEntry << " (morestack passes " << s.morestack << ")");
     CHECK(atJbe == want);
     CHECK(atEntry > want);                      // stack growth: the prologue ran again
-    CHECK(atEntry - want == s.morestack);       // ... exactly once per morestack pass
+    // ... exactly once per morestack pass, which the jbe (probe 1) and the
+    // marked entry (probe 4) each see once.
+    CHECK(2 * (atEntry - want) == s.morestack);
+    CHECK(*eng->count(4) == want);
     CHECK(*eng->count(3) == zooCalls(final, "main.sleepWork"));
     auto all = eng->counts();
     REQUIRE(all.has_value());
-    REQUIRE(all->size() == 4);
+    REQUIRE(all->size() == 5);
     CHECK((*all)[1] == atJbe);
     CHECK((*all)[3] == *eng->count(3));
   }

@@ -12,6 +12,7 @@
 #include "support/goscope_process.hpp"
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
+#include "support/zoo_status.hpp"
 
 using namespace goscope::test;
 using namespace std::chrono_literals;
@@ -116,4 +117,32 @@ TEST_CASE("count: errors") {
   r = runCli("count -c '" + fixture("counter", "stripped") + "' main.doWork --read main.counter -d 1");
   CHECK(r.exitCode == 4);
   CHECK(r.err.find("stripped") != std::string::npos);
+}
+
+// --entry probes the first instruction, which a call that grows its stack
+// passes twice (morestack comes back to it): was 12 counted for 6 calls.
+// Its jbe marks those passes for the entry to skip (docs/kernel.md), so
+// --entry counts what the default placement (the jbe) counts: zoo's own
+// counts. main.deepRecurse recurses 10,000 deep on a fresh goroutine: its
+// stack grows about once every few hundred calls.
+TEST_CASE("count --entry: a call that grows its stack counts once, as at the stack check") {
+  for (const auto& v : kVariants) {
+    CAPTURE(v);
+    const std::string prog = "-c '" + fixture("zoo", v) + " --rounds 2 --json' main.deepRecurse main.sleepWork main.runRound";
+    auto entry = runCli("count --json --entry -v " + prog);
+    REQUIRE_MESSAGE(entry.exitCode == 0, entry.err);
+    auto status = lastZooStatus(entry.err);
+    REQUIRE(status.contains("calls"));
+    auto& own = status["calls"].as_object();
+    auto counted = finalCounts(entry.out);
+    for (const char* f : {"main.deepRecurse", "main.sleepWork", "main.runRound"}) {
+      CAPTURE(f);
+      CHECK(counted[f] == own.at(f).to_number<int64_t>());
+    }
+    CHECK(own.at("main.deepRecurse").to_number<int64_t>() == 2 * 10001);
+    // The default placement counts the same.
+    auto jbe = runCli("count --json " + prog);
+    REQUIRE_MESSAGE(jbe.exitCode == 0, jbe.err);
+    CHECK(finalCounts(jbe.out)["main.deepRecurse"] == counted["main.deepRecurse"]);
+  }
 }

@@ -54,6 +54,7 @@ std::vector<Value> corpus() {
   vs.push_back(str("alpha", 5));
   vs.push_back(str("", 0));
   vs.push_back(str("abc", 90));                   // truncated at the cap
+  vs.push_back(str("h\xC3\xA9", 90));              // truncated, not plain ASCII
   vs.push_back(str("say \"hi\"\\n", 10));        // quotes and backslashes
   vs.push_back(str("tab\there\nnl", 11));        // control characters
   vs.push_back(str("h\xC3\xA9llo \xE2\x82\xAC", 10));  // valid UTF-8
@@ -100,6 +101,8 @@ std::vector<Value> corpus() {
   arr.len = 3;
   arr.children = {integer(1), integer(2), integer(3)};
   vs.push_back(arr);
+  arr.len = 64;  // 3 shown of 64: cut
+  vs.push_back(arr);
   Value sl = make(K::Slice, "[]int");
   sl.nil = true;
   vs.push_back(sl);
@@ -121,10 +124,14 @@ std::vector<Value> corpus() {
   m.len = 2;
   m.children = {str("a", 1), integer(1), str("b", 1), integer(2)};
   vs.push_back(m);
+  m.len = 70;  // 2 shown of 70: cut
+  vs.push_back(m);
   Value i = make(K::Interface, "error");
   i.dynamicType = "*errors.errorString";
   i.address = 0xc000010250;
   i.errorText = "not found";
+  vs.push_back(i);
+  i.errorTextMissing = 12;  // the message cut at the cap
   vs.push_back(i);
   Value ch = make(K::Chan, "chan int");
   ch.len = 1, ch.cap = 4;
