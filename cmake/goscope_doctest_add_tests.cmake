@@ -10,6 +10,13 @@ function(doctest_list out)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "'${TEST_EXECUTABLE} ${ARGN}' failed (${rc}):\n${text}")
   endif()
+  # A ';' would split a name in two CMake list items, hence two tests that
+  # each match nothing (and pass): refused here rather than run wrong.
+  if(text MATCHES ";")
+    string(REGEX MATCH "[^\n]*;[^\n]*" bad "${text}")
+    message(FATAL_ERROR "${TEST_EXECUTABLE}: a test case name holds ';' (a CMake list "
+                        "separator): '${bad}'; write a comma instead")
+  endif()
   string(REPLACE "\n" ";" lines "${text}")
   set(names)
   foreach(line IN LISTS lines)

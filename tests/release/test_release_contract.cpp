@@ -546,7 +546,7 @@ TEST_SUITE_BEGIN("release");
 // Which Delve (docs/delve.md, "Which Delve"): the one the user names
 // (--dlv, GOSCOPE_DLV) whatever its window, else the one found that covers
 // the target; none: a refusal that names the Delve that would.
-TEST_CASE("release: --dlv and GOSCOPE_DLV name the Delve; otherwise the one whose window covers the target") {
+TEST_CASE("release: --dlv and GOSCOPE_DLV name the Delve, otherwise the one whose window covers the target") {
   if (!releaseReady("go1.24")) return;
   auto d24 = delveFor("go1.24");
   auto d27 = delveFor("go1.27");

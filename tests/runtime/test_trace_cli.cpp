@@ -255,7 +255,7 @@ std::vector<boost::json::object> callsOf(const std::string& out, const std::stri
 // was a plain string or array, which reads as the whole value. The zoo's
 // calls are known (fixtures/go/zoo/main.go) and routes' paths too
 // (fixtures/go/routes/main.go: one of 101 bytes).
-TEST_CASE("trace --json: a value shown in part says cut and its full length; results are named as text names them") {
+TEST_CASE("trace --json: a value shown in part says cut and its full length, and results are named as text names them") {
   auto r = runCli("trace --json --max-string 8 -c '" + fixture("zoo") +
                   " --rounds 1' main.countVowels main.greet main.sum main.deepRecurse main.divmod main.add");
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);
