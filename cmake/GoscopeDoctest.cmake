@@ -19,6 +19,9 @@
 # for its tests (--test-suite=<suite> --list-test-cases; suite names are
 # plain words), which needs one run per suite, not one per test.
 #
+# PROPERTIES are name-value pairs of single words or strings: a value that
+# is a CMake list splits into several arguments and shifts every pair after it.
+#
 # The tests are listed after each build of TARGET (POST_BUILD), like
 # doctest_discover_tests.
 set(GOSCOPE_DOCTEST_ADD_TESTS ${CMAKE_CURRENT_LIST_DIR}/goscope_doctest_add_tests.cmake)

@@ -653,7 +653,12 @@ TEST_CASE("error table: messages that used to mislead say what happened") {
       INFO(delayMs << " ms: " << r.err);
       CHECK(r.exitCode == 8);
       const std::string last = splitLines(r.err).back();
+      // Named by the phase it died in: start-up, the executable's read, the
+      // attach or the session.
+      CHECK(last.find("PID " + pidOf(z.pid()) + " ") != std::string::npos);
       CHECK((last.find("exited while goscope was working on it") != std::string::npos ||
+             last.find("exited while goscope read its executable") != std::string::npos ||
+             last.find("exited before the probes were attached") != std::string::npos ||
              last.find("exited during the session") != std::string::npos));
     }
   }

@@ -158,8 +158,13 @@ TEST_CASE("trace --stack: the direct caller is there at the entry — --folded c
 TEST_CASE("trace --stack: a stack deeper than the kernel records is marked cut, never shown as complete") {
   // zoo's deepRecurse recurses 10,000 deep: most calls sit under more than
   // the kernel's 127 frames (was: 128 frames and no marker).
-  auto r = runCli("trace --json --stack -c '" + fixture("zoo") + " --rounds 1' main.deepRecurse");
+  // The recursion's 10,000 calls come in a burst of ~1 KB events; with no
+  // measured rate the ring (16 MB) fills while a loaded machine runs
+  // goscope late, losing the last returns: the outermost, whole stacks. A
+  // rate sizes the ring for the burst (--expect-rate), so that none is lost.
+  auto r = runCli("trace --json --stack --expect-rate 40000 -c '" + fixture("zoo") + " --rounds 1' main.deepRecurse");
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  REQUIRE_MESSAGE(r.err.find("events lost") == std::string::npos, r.err);
   size_t cut = 0, whole = 0;
   for (auto& c : callObjects(r.out)) {
     if (!c.contains("stack")) continue;  // a return whose entry came before the attach
