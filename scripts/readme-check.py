@@ -408,7 +408,7 @@ def pinned_cache(top):
         os.symlink(os.path.join(src, "analysis"), os.path.join(dst, "analysis"))
     try:
         costs = json.load(open(os.path.join(src, "host-costs.json")))
-        for k in ("delve_stop_ns", "delve_source"):
+        for k in ("delve_stop_ns", "delve_source", "delve_measures"):
             costs.pop(k, None)
         json.dump(costs, open(os.path.join(dst, "host-costs.json"), "w"))
     except (OSError, ValueError):

@@ -261,6 +261,7 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
     for (const auto& f : s->selection_.functions) probes.push_back(meteredProbe(costs, f, latency));
     s->meter_ = std::make_unique<CostMeter>(std::move(probes), costs, r.maxOverheadPct, r.maxOverheadExplicit);
     if (!s->target_.isBinaryWide()) s->meter_->watchTarget(s->target_.pidFilter());
+    else s->meter_->watchMachine(onlineCpus());
     s->enforce_ = r.maxOverheadExplicit;
     s->droppedAt_.assign(s->selection_.functions.size(), std::nullopt);
     s->droppedCount_.assign(s->selection_.functions.size(), 0);

@@ -1,0 +1,35 @@
+// What the calibration cache (host-costs.json) holds: every recent measure
+// of this host's per-hit figures and of a Delve stop, each marked with the
+// load average and the online CPUs when it was taken
+// (strategy/cost_choice.hpp decides which a plan uses). This file turns them
+// into JSON and back, and reads the machine's load now; where the file is
+// and how it is written is host_costs_cache.cpp's.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <string>
+#include <vector>
+
+#include "strategy/cost_choice.hpp"
+
+namespace goscope::api {
+
+struct CachedMeasures {
+  std::vector<ProbeMeasure> probes;
+  std::vector<DelveMeasure> delves;
+  // The file held figures without a load mark (an older goscope's): not
+  // used, said.
+  bool unmarked = false;
+};
+
+// The measures of a parsed file that is this host's (`host` == identity).
+// Implausible entries (a figure outside what a probe or a stop can cost, a
+// load below 0, no CPUs) are dropped one by one, not the whole file.
+CachedMeasures measuresFromJson(const boost::json::object& doc);
+boost::json::object measuresToJson(const std::string& identity, const CachedMeasures& m);
+
+// The machine now: /proc/loadavg's 1-minute figure, the online CPUs and the
+// wall clock.
+LoadMark loadNow();
+
+}  // namespace goscope::api
