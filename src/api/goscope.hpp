@@ -188,11 +188,17 @@ class AggregateSession {
   // With request.capture.stack: how often each distinct stack reached the
   // probes, as folded lines ("main.main;main.run;main.add", root first) —
   // what flame-graph tools read.
+  // Hits whose stack could not be recorded are lines of their own, never
+  // attributed to a caller alone: "[lost];FUNC" (kLostRoot, then the probed
+  // function), or "[lost]" alone when not even the function could be kept,
+  // so the folded lines and a flame graph of them show what is missing.
   Result<std::map<std::string, uint64_t>> foldedStacks();
-  // Hits whose stack the kernel could not record (a hash bucket of its stack
-  // map held another stack) since the start: left out of foldedStacks,
-  // never attributed to a caller alone. Valid after foldedStacks().
+  // Hits whose stack could not be recorded since the start (the [lost]
+  // lines' total), and all hits of the stack-counting probes. Valid after
+  // foldedStacks().
   uint64_t lostStacks() const;
+  uint64_t stackHits() const;
+  static constexpr const char* kLostRoot = "[lost]";
   // Hits whose stack was deeper than the kernel records (127 frames): their
   // folded lines start at kCutRoot instead of the real root. Valid after
   // foldedStacks().
