@@ -10,6 +10,7 @@
 #include "cli/target_watch.hpp"
 #include "output/stdout_writer.hpp"
 #include "util/log.hpp"
+#include "util/printable.hpp"
 #include "util/result.hpp"
 
 namespace {
@@ -40,10 +41,11 @@ int run(const std::vector<std::string>& args) {
     const goscope::Error e = goscope::cli::explainFailure(fatal.error);
     std::string line = "goscope: " + e.message;
     if (!e.hint.empty()) line += " (hint: " + e.hint + ")";
-    std::fprintf(stderr, "%s\n", line.c_str());
+    // One line, whatever the message quotes (a pattern, a path).
+    std::fprintf(stderr, "%s\n", goscope::escapeControl(line).c_str());
     return goscope::exitCodeFor(e.kind);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "goscope: internal error: %s\n", e.what());
+    std::fprintf(stderr, "goscope: internal error: %s\n", goscope::escapeControl(e.what()).c_str());
     return 1;
   }
 }

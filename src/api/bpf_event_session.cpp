@@ -222,6 +222,8 @@ class BpfEventSession final : public EventSession {
     if (kept.empty()) {
       if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; nothing was attached");
       // Handed over (the engine keeps them; no copy at the peak RSS).
+      // The target is still the one analysed (docs/security.md).
+      if (auto same = target_.checkIdentity(); !same) return same.failure();
       auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), std::move(sel_.points));
       sel_.points.clear();
       if (!stats) return stats.failure();
@@ -446,8 +448,9 @@ class BpfEventSession final : public EventSession {
     // The bias from an entry event: the probed address minus its link-time
     // one (the jbe, or the first instruction: also with --entry). A call
     // site's event does not say which of the sites it is: not used.
-    if (deriveBias_ && e.ip && (e.site == bpf::SiteKind::Entry || e.site == bpf::SiteKind::EntryStackCheck)) {
-      setBias(e.ip - (e.site == bpf::SiteKind::Entry ? fn.entry : sel_.functions[e.probeId].probeAddress));
+    const bool plainEntry = e.site == bpf::SiteKind::Entry || e.site == bpf::SiteKind::EntryMarked;
+    if (deriveBias_ && e.ip && (plainEntry || e.site == bpf::SiteKind::EntryStackCheck)) {
+      setBias(e.ip - (plainEntry ? fn.entry : sel_.functions[e.probeId].probeAddress));
       deriveBias_ = false;
     }
     // An inlined body: no RET follows and its arguments are not in
@@ -511,8 +514,11 @@ class BpfEventSession final : public EventSession {
       auto node = pending_.extract(it);
       if (spare_.size() < kMaxSpareNodes) spare_.push_back(std::move(node));
     } else {
-      c.entrySeen = false;
+      // A call already running when the probes went in: its arguments,
+      // duration and stack were never seen. Left out (counted, and said on
+      // stderr), not printed with nulls nor counted against -n.
       unmatched_++;
+      return;
     }
     if (request_.capture.results) {
       if (t.raw) {
@@ -538,7 +544,6 @@ class BpfEventSession final : public EventSession {
     c.pid = e.pid;
     c.goid = static_cast<int64_t>(e.goid);
     c.tsNs = e.tsNs;
-    c.entrySeen = true;
     c.durationNs.reset();
     c.args.clear();
     c.argsUnavailable.clear();

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include "backend/bpf/bpf_engine.hpp"
 #include "backend/bpf/function_selection.hpp"
 #include "target/process_cpu.hpp"
 
@@ -248,19 +247,6 @@ SessionCost CostMeter::totals(double elapsedS) const {
   c.figures = costs_.source;
   c.actions = actions_;
   return c;
-}
-
-bool sampleEngine(CostMeter& meter, const bpf::Engine& engine, double now, bool force, bool plusFiltered) {
-  if (!force && now - meter.lastSampleS() < 0.25) return false;
-  auto counts = engine.counts();
-  if (!counts) return false;
-  if (plusFiltered) {
-    auto filtered = engine.filteredCounts();
-    if (!filtered) return false;
-    for (size_t i = 0; i < counts->size() && i < filtered->size(); i++) (*counts)[i] += (*filtered)[i];
-  }
-  meter.sample(*counts, now, engine.programRunNs());
-  return true;
 }
 
 }  // namespace goscope::api

@@ -249,6 +249,9 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   reportProgress("placing probes", 0, points);
   // Handed over: the engine keeps them, and a copy here is 5 MB of buf's
   // peak RSS (issue #14).
+  // The target is still the one analysed (docs/security.md): checked last,
+  // right before the attach.
+  if (auto same = s->target_.checkIdentity(); !same) return fail(same.error());
   auto stats = s->engine_->attach(s->target_.attachPath(), s->target_.pidFilter(), std::move(s->selection_.points));
   s->selection_.points.clear();
   // The probes are on from here: the session's clock (-d, -i, elapsed)
@@ -271,6 +274,11 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   if (auto rel = s->target_.release(); !rel) return fail(rel.error());
   if (readAfterStart)
     if (auto c = configureRead(); !c) return fail(c.error());
+  // Stacks are symbolized at the end, when a program started by -c may have
+  // exited and its memory map with it: a PIE's load bias is taken (and kept
+  // by the target) now, while it runs. Without it the folded stacks of a
+  // PIE were bare addresses.
+  if (r.capture.stack && s->target_.isLaunched() && bin.elf().isPie()) (void)s->target_.loadBias();
   if (s->target_.isLaunched()) s->startS_ = monotonicSeconds();
   return session;
 }

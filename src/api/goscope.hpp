@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "api/call.hpp"
+#include "api/delve_choice.hpp"
 #include "api/delve_work.hpp"
 #include "api/doctor.hpp"
 #include "api/event_session.hpp"
@@ -84,6 +85,10 @@ void preloadHostCosts();
 Result<HostCosts> recalibrate();
 // The measure recalibrate() (or a first hostCosts()) took in this process.
 std::optional<ProbeMeasure> calibratedNow();
+// Where the measured figures are cached, in words: "cached in PATH" (with
+// why it is not $XDG_CACHE_HOME/goscope when it is a per-user temporary
+// directory instead), or "not cached: REASON" when they could not be written.
+std::string hostCostsCacheLocation();
 // A Delve session measured its stops: `hits` breakpoint hits stopped the
 // target `stoppedAtHitsMs` in all. This process uses it from now on; it is
 // cached with the load now, for later plans to weigh (docs/overhead.md).

@@ -1,6 +1,7 @@
 // api::hostCosts: what a probe hit costs on this host, calibrated per
 // kernel and CPU (backend/bpf/calibration.hpp, ~0.3 s) and cached in
-// $XDG_CACHE_HOME/goscope/host-costs.json (~/.cache/goscope/ without it).
+// $XDG_CACHE_HOME/goscope/host-costs.json (~/.cache/goscope/ without it, a
+// per-user temporary directory when that cannot be used: util/cache_dir.hpp).
 // The cache is a hint, never trusted blindly: it holds the recent measures,
 // each marked with the load it was taken at (api/host_cost_measures.hpp),
 // and a plan uses the lowest usable one (strategy/cost_choice.hpp); with
@@ -44,10 +45,20 @@ std::string hostIdentity() {
   return std::string(u.release) + " " + u.version + " |" + cpu + " | " + std::to_string(::sysconf(_SC_NPROCESSORS_ONLN)) + " CPUs";
 }
 
+constexpr const char* kCacheFile = "host-costs.json";
+constexpr size_t kMaxCacheBytes = 64 * 1024;
+
+// Where the file really is (util/cache_dir.hpp: the per-user cache
+// directory, or a per-user temporary one when that cannot be used); empty
+// when no directory could be had.
 std::string cachePath() {
-  std::string d = cacheDir();
-  return d.empty() ? d : d + "/host-costs.json";
+  const CacheDirectory& d = cacheDirectory();
+  return d.dir ? d.dir->pathOf(kCacheFile) : std::string();
 }
+
+// Set by saveCache when the file could not be written: the reason, for the
+// calibration's line.
+std::string gSaveError;
 
 bool plausibleDelveNs(double v) { return std::isfinite(v) && v >= 1e4 && v <= 1e9; }
 
@@ -58,15 +69,15 @@ std::string text(const boost::json::object& o, const char* key) {
 
 // The cached measures for this host, if the file is this host's.
 std::optional<CachedMeasures> loadCache(const std::string& identity) {
-  const std::string path = cachePath();
-  if (path.empty()) return std::nullopt;
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (ss.str().size() > 64 * 1024) return std::nullopt;
+  const CacheDirectory& d = cacheDirectory();
+  if (!d.dir) return std::nullopt;
+  auto content = d.dir->readOwnFile(kCacheFile, kMaxCacheBytes);
+  if (!content) {
+    if (content.error().kind != ErrorKind::NotFound) spdlog::debug("host costs: {} ignored", content.error().message);
+    return std::nullopt;
+  }
   boost::system::error_code ec;
-  auto doc = boost::json::parse(ss.str(), ec);
+  auto doc = boost::json::parse(*content, ec);
   if (ec || !doc.is_object()) return std::nullopt;
   const auto& o = doc.as_object();
   if (text(o, "host") != identity) return std::nullopt;
@@ -74,20 +85,26 @@ std::optional<CachedMeasures> loadCache(const std::string& identity) {
 }
 
 void saveCache(const std::string& identity, const CachedMeasures& c) {
-  const std::string dir = cacheDir();
-  if (dir.empty()) return;
-  // mkdir -p of the last two levels (~/.cache may not exist yet); the file
-  // holds only figures, so it is written whoever owns the directory.
-  makePrivateDir(dir);
-  boost::json::object o = measuresToJson(identity, c);
-  const std::string path = cachePath(), tmp = path + "." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return;
-    out << boost::json::serialize(o) << "\n";
-    if (!out) return;
+  const CacheDirectory& d = cacheDirectory();
+  if (!d.dir) {
+    gSaveError = d.note;
+    return;
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+  if (auto w = d.dir->writeFile(kCacheFile, boost::json::serialize(measuresToJson(identity, c)) + "\n"); !w) {
+    gSaveError = w.error().message;
+    spdlog::debug("host costs: {}", gSaveError);
+  } else {
+    gSaveError.clear();
+  }
+}
+
+// Where the figures went, for the calibration's line: the file, with why it
+// is not the usual place; or why they stay in memory.
+std::string whereCached() {
+  const CacheDirectory& d = cacheDirectory();
+  if (!gSaveError.empty()) return "not cached: " + gSaveError;
+  if (!d.dir) return "not cached: " + d.note;
+  return "cached in " + cachePath() + (d.note.empty() ? "" : " (" + d.note + ")");
 }
 
 struct State {
@@ -158,9 +175,12 @@ HostCosts hostCosts() {
   s.costs.source = HostCosts{}.source + "; " + why;
   if (const char* env = std::getenv("GOSCOPE_NO_CALIBRATION"); env && *env) return s.costs;
   if (!bpf::checkPrivileges()) return s.costs;
-  std::fprintf(stderr, "goscope: measuring what a probe costs on this host (%s; cached in %s)\n", why.c_str(),
-               cachePath().empty() ? "memory only: no $HOME" : cachePath().c_str());
-  if (auto r = measureInto(s, identity); !r) spdlog::debug("calibration failed: {}", r.error().message);
+  std::fprintf(stderr, "goscope: measuring what a probe costs on this host (%s)\n", why.c_str());
+  if (auto r = measureInto(s, identity); !r) {
+    spdlog::debug("calibration failed: {}", r.error().message);
+  } else {
+    std::fprintf(stderr, "goscope: probe costs %s\n", whereCached().c_str());
+  }
   return s.costs;
 }
 
@@ -187,6 +207,12 @@ std::optional<ProbeMeasure> calibratedNow() {
   State& s = state();
   std::lock_guard lock(s.mu);
   return s.measuredNow;
+}
+
+std::string hostCostsCacheLocation() {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  return whereCached();
 }
 
 void recordDelveStopCost(uint64_t hits, double stoppedAtHitsMs) {

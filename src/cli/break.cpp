@@ -120,6 +120,7 @@ int runBreak(const std::vector<std::string>& argv) {
   request.maxHits = orRaise(args.getInt("count", 0, 1, 1'000'000'000));
   request.durationS = args.has("duration") ? orRaise(args.getSeconds("duration", 0)) : 0;
   request.dlvArgs = args.all("dlv-arg");
+  if (auto d = args.get("dlv")) request.dlvPath = *d;
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
   checkSignatures(request, target.binary(), args.has("force-signature"));

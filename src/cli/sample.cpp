@@ -51,6 +51,7 @@ int runSample(const std::vector<std::string>& argv) {
   request.intervalS = intervalS;
   request.durationS = durationS;
   request.dlvArgs = args.all("dlv-arg");
+  if (auto d = args.get("dlv")) request.dlvPath = *d;
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
   planOrRaise(args, request, target.binary(), request.target.pid);

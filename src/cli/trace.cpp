@@ -31,6 +31,7 @@
 #include "probe/signature_check.hpp"
 #include "probe/signature_parse.hpp"
 #include "util/plural.hpp"
+#include "util/safe_dir.hpp"
 #include "util/json_text.hpp"
 #include "util/stop_signals.hpp"
 
@@ -132,12 +133,16 @@ int printFolded(api::AggregateSession& session, const StackOutputs& to) {
   // the subtitle says the figure.
   const std::string lostText = lostStacksText(session.lostStacks(), session.stackHits());
   if (to.svgPath) {
-    std::ofstream svg(*to.svgPath, std::ios::trunc);
+    // Created under a temporary name and renamed into place, in the
+    // directory checked before the session (util/safe_dir.hpp).
+    auto out = SafeDir::forOutputFile(*to.svgPath);
+    if (!out)
+      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *to.svgPath + ": " + out.error().message,
+             "give a writable path to --svg"});
     const std::string subtitle = lostText.empty() ? to.subtitle : to.subtitle + "; " + lostText;
-    svg << output::flameGraphSvg(lines, {"goscope trace flame graph", subtitle});
-    svg.close();
-    if (!svg)
-      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *to.svgPath + ": " + std::strerror(errno),
+    if (auto w = out->dir.writeFile(out->name, output::flameGraphSvg(lines, {"goscope trace flame graph", subtitle}));
+        !w)
+      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *to.svgPath + ": " + w.error().message,
              "give a writable path to --svg"});
     std::fprintf(stderr, "goscope: wrote a flame graph of %zu stacks to %s\n", lines.size(), to.svgPath->c_str());
   }
@@ -172,8 +177,12 @@ void printTotals(const api::EventTotals& t) {
   if (t.sampledOut)
     std::fprintf(stderr, "goscope: %llu calls not shown: the overhead bound sampled their events (see above)\n",
                  static_cast<unsigned long long>(t.sampledOut));
+  // Their arguments, duration and stack were never seen: left out of the
+  // lines and of -n, in text and JSON alike.
   if (t.unmatched)
-    std::fprintf(stderr, "goscope: %llu returns of calls already running when probes were attached\n",
+    std::fprintf(stderr,
+                 "goscope: %llu returns of calls already running when probes were attached: not shown (entered "
+                 "before the attach)\n",
                  static_cast<unsigned long long>(t.unmatched));
   printHiddenCalls(t.hiddenCalls);
   // trace has always said "target exited" (break: "the target exited").
@@ -204,9 +213,8 @@ int runTrace(const std::vector<std::string>& argv) {
   if (args.has("folded") && stack) raise({ErrorKind::Usage, "trace: --stack and --folded do not go together"});
   if (svg && stack) raise({ErrorKind::Usage, "trace: --stack and --svg do not go together", "--svg draws the stacks --folded counts"});
   if (svg) {  // a path that cannot be written is said before the session, not after it
-    std::ofstream probe(*args.get("svg"), std::ios::app);
-    if (!probe)
-      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *args.get("svg") + ": " + std::strerror(errno),
+    if (auto out = SafeDir::forOutputFile(*args.get("svg")); !out)
+      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *args.get("svg") + ": " + out.error().message,
              "give a writable path to --svg"});
   }
   if (args.has("interval") && !folded)

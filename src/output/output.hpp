@@ -12,6 +12,7 @@
 #include <string>
 
 #include "api/call.hpp"
+#include "api/delve_choice.hpp"
 #include "api/doctor.hpp"
 #include "api/session_cost.hpp"
 #include "probe/latency_stats.hpp"
@@ -104,7 +105,10 @@ class Output {
   struct FunctionRow {
     std::string name;
     std::optional<std::string> signature;  // from DWARF or .symtab, when known
-    uint64_t entry = 0, size = 0;
+    // The entry; an inlined body's first probed instruction; none for an
+    // inlined body left out (JSON null: no address of its own).
+    std::optional<uint64_t> entry;
+    uint64_t size = 0;
     std::string file;
     int64_t line = 0;
     std::vector<uint64_t> returns;   // RET instructions
@@ -143,6 +147,16 @@ class Output {
     bool goidOffsetAssumed = false;  // not found: the probes use Go's usual offset
     // -p: the process's namespaces (a container's process: docs/containers.md).
     std::optional<ProcessNamespaces> namespaces;
+    // The dlv goscope would run for it, and why (docs/delve.md, "Which Delve").
+    std::optional<api::DelveChoiceInfo> delve;
+    // A truncated executable (GoBinary::Truncation): its size, the size its
+    // headers describe, what is missing of the file and what is lost of the
+    // program for it.
+    struct Truncated {
+      uint64_t fileBytes = 0, describedBytes = 0;
+      std::vector<std::string> missing, lost;
+    };
+    std::optional<Truncated> truncated;
   };
   virtual void targetInfo(const TargetInfo& info) = 0;
   // goscope doctor: the process's code against its file.

@@ -92,7 +92,8 @@ TEST_CASE("cost cap: a function called now and then is not capped, and -b watche
   // -b: no one process's clock; the bound is every CPU of the machine for
   // the session. The counter's loop (hundreds of thousands of calls a
   // second at 100 us) prices far above it.
-  auto b = run(costs.env() + cliPath() + " count --json -b " + fixture("counter") + " main.doWork -d 0.5");
+  PrivateCopy counterCopy(fixture("counter"));  // -b probes every process of the file
+  auto b = run(costs.env() + cliPath() + " count --json -b " + counterCopy.path() + " main.doWork -d 0.5");
   REQUIRE_MESSAGE(b.exitCode == 0, b.err);
   auto cb = sessionCost(b.out);
   REQUIRE(cb);

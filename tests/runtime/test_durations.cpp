@@ -272,7 +272,7 @@ TEST_CASE("durations: at load, count -d 3 of a function called 100 times a secon
           doctest::test_suite("loaded")) {
   CpuHogs hogs;
   const double late = worstWakeupLateness(500ms);
-  countsThreeSeconds("at load (" + std::to_string(hogs.count()) + " hogs, a 10 ms sleep up to " +
+  countsThreeSeconds("at load (" + std::to_string(hogs.size()) + " hogs, a 10 ms sleep up to " +
                      std::to_string(static_cast<int>(late * 1000)) + " ms late)");
 }
 
@@ -280,7 +280,7 @@ TEST_CASE("durations: at load, count -i 1 -d 5 --read prints 5 interval reports 
           doctest::test_suite("loaded")) {
   CpuHogs hogs;
   const double late = worstWakeupLateness(500ms);
-  const auto r = intervalsWithRead(5, "at load (" + std::to_string(hogs.count()) + " hogs, a 10 ms sleep up to " +
+  const auto r = intervalsWithRead(5, "at load (" + std::to_string(hogs.size()) + " hogs, a 10 ms sleep up to " +
                                           std::to_string(static_cast<int>(late * 1000)) + " ms late)");
   REQUIRE(r.attachedS > 0);
   // The results (the totals and the value after them) within 6 s of the

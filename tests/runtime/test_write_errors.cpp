@@ -92,7 +92,7 @@ TEST_CASE("write errors: stdout closed (>&-) is an error, said, exit 1") {
   CHECK(counter.alive());
 }
 
-TEST_CASE("write errors: a full disk ends list and count with exit 1; what fitted is there") {
+TEST_CASE("write errors: a full disk ends list and count with exit 1, what fitted is there") {
   Child counter({fixture("counter")});
   SmallTmpfs disk("16k");
   // list: thousands of functions, far beyond 16 KB.
