@@ -72,11 +72,11 @@ CachedMeasures measuresFromJson(const boost::json::object& doc) {
     m.mark = *mark;
     if (out.delves.size() < 4 * kMaxMeasures) out.delves.push_back(m);
   });
-  out.unmarked = doc.contains("emulated_ns") || doc.contains("delve_stop_ns");
+  out.unmarked = !doc.contains("probe_measures") && (doc.contains("emulated_ns") || doc.contains("delve_stop_ns"));
   return out;
 }
 
-boost::json::object measuresToJson(const std::string& identity, const CachedMeasures& m) {
+boost::json::object measuresToJson(const std::string& identity, const CachedMeasures& m, const HostCosts& chosen) {
   boost::json::array probes, delves;
   for (const auto& p : m.probes) {
     auto o = markJson(p.mark);
@@ -92,7 +92,19 @@ boost::json::object measuresToJson(const std::string& identity, const CachedMeas
     o["stopped_ms"] = std::round(d.stoppedMs * 10) / 10;
     delves.push_back(std::move(o));
   }
-  return {{"host", identity}, {"probe_measures", std::move(probes)}, {"delve_measures", std::move(delves)}};
+  boost::json::object o{{"host", identity}, {"probe_measures", std::move(probes)}, {"delve_measures", std::move(delves)}};
+  if (chosen.source.starts_with("calibrated") && plausibleProbeNs(chosen.emulatedNs) &&
+      plausibleProbeNs(chosen.steppedNs) && plausibleProbeNs(chosen.returnNs)) {
+    o["emulated_ns"] = std::round(chosen.emulatedNs);
+    o["stepped_ns"] = std::round(chosen.steppedNs);
+    o["return_ns"] = std::round(chosen.returnNs);
+    o["source"] = chosen.source.substr(0, 200);
+  }
+  if (chosen.delveMeasured && plausibleDelveNs(chosen.delveStopNs)) {
+    o["delve_stop_ns"] = std::round(chosen.delveStopNs);
+    o["delve_source"] = chosen.delveSource.substr(0, 200);
+  }
+  return o;
 }
 
 LoadMark loadNow() {

@@ -17,8 +17,8 @@ namespace goscope::api {
 struct CachedMeasures {
   std::vector<ProbeMeasure> probes;
   std::vector<DelveMeasure> delves;
-  // The file held figures without a load mark (an older goscope's): not
-  // used, said.
+  // The file held figures without a load mark and no measures (an older
+  // goscope's): not used, said.
   bool unmarked = false;
 };
 
@@ -26,7 +26,13 @@ struct CachedMeasures {
 // Implausible entries (a figure outside what a probe or a stop can cost, a
 // load below 0, no CPUs) are dropped one by one, not the whole file.
 CachedMeasures measuresFromJson(const boost::json::object& doc);
-boost::json::object measuresToJson(const std::string& identity, const CachedMeasures& m);
+// `chosen`: the figures plans use now, also written under the keys an
+// older goscope reads (emulated_ns, stepped_ns, return_ns, source;
+// delve_stop_ns, delve_source), so that an older goscope sharing the cache
+// reads them instead of calibrating again and rewriting the file without
+// the measures. Its probe figures only when measured ("calibrated ..."),
+// its Delve figure only when measured.
+boost::json::object measuresToJson(const std::string& identity, const CachedMeasures& m, const HostCosts& chosen);
 
 // The machine now: /proc/loadavg's 1-minute figure, the online CPUs and the
 // wall clock.

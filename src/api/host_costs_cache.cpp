@@ -84,13 +84,13 @@ std::optional<CachedMeasures> loadCache(const std::string& identity) {
   return measuresFromJson(o);
 }
 
-void saveCache(const std::string& identity, const CachedMeasures& c) {
+void saveCache(const std::string& identity, const CachedMeasures& c, const HostCosts& chosen) {
   const CacheDirectory& d = cacheDirectory();
   if (!d.dir) {
     gSaveError = d.note;
     return;
   }
-  if (auto w = d.dir->writeFile(kCacheFile, boost::json::serialize(measuresToJson(identity, c)) + "\n"); !w) {
+  if (auto w = d.dir->writeFile(kCacheFile, boost::json::serialize(measuresToJson(identity, c, chosen)) + "\n"); !w) {
     gSaveError = w.error().message;
     spdlog::debug("host costs: {}", gSaveError);
   } else {
@@ -154,8 +154,8 @@ Result<void> measureInto(State& s, const std::string& identity) {
   s.measuredNow = m;
   s.measures.probes = keptMeasures(std::move(s.measures.probes), m, now);
   s.measures.unmarked = false;
-  saveCache(identity, s.measures);
   choose(s, now);
+  saveCache(identity, s.measures, s.costs);
   return {};
 }
 
@@ -231,7 +231,7 @@ void recordDelveStopCost(uint64_t hits, double stoppedAtHitsMs) {
   // choose among the cached ones.
   applyChoice(s.costs, DelveChoice{DelveMeasure{perHitNs, hits, stoppedAtHitsMs, now},
                                    chooseDelveFigure({DelveMeasure{perHitNs, hits, stoppedAtHitsMs, now}}, now).why});
-  saveCache(hostIdentity(), s.measures);
+  saveCache(hostIdentity(), s.measures, s.costs);
 }
 
 }  // namespace goscope::api

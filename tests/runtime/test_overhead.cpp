@@ -103,6 +103,10 @@ TEST_CASE("overhead: goscope calibrate measures again, adds to the cache, and ke
   auto reread = boost::json::parse(slurpFile(cache)).as_object();
   CHECK(reread["delve_measures"].as_array().size() == 1);
   CHECK(reread["probe_measures"].as_array().size() == 2);  // added, not replaced
+  // The figures plans use, also under the keys an older goscope sharing the
+  // cache reads (it would otherwise calibrate again and drop the measures).
+  CHECK(reread["stepped_ns"].to_number<double>() == doctest::Approx(b["stepped_ns"].to_number<double>()).epsilon(0.001));
+  CHECK(reread["delve_stop_ns"].to_number<double>() == doctest::Approx(2500000.0));
   // Plans use the lowest of the two measures, placement by placement.
   const auto& m = reread["probe_measures"].as_array();
   CHECK(b["stepped_ns"].to_number<double>() ==
