@@ -92,7 +92,8 @@ TEST_CASE("cost cap: a function called now and then is not capped, and -b watche
   // -b: no one process's clock; the bound is every CPU of the machine for
   // the session. The counter's loop (hundreds of thousands of calls a
   // second at 100 us) prices far above it.
-  PrivateCopy counterCopy(fixture("counter"));  // -b probes every process of the file
+  PrivateCopy counterCopy(fixture("counter"));  // -b probes every process of the file: this test's own
+  Child copyRunning({counterCopy.path()});
   auto b = run(costs.env() + cliPath() + " count --json -b " + counterCopy.path() + " main.doWork -d 0.5");
   REQUIRE_MESSAGE(b.exitCode == 0, b.err);
   auto cb = sessionCost(b.out);
@@ -107,6 +108,7 @@ TEST_CASE("cost cap: a function called now and then is not capped, and -b watche
   CHECK(cb->at("share_pct").to_number<double>() <= 100 * cpus * 1.02);
   CHECK(b.err.find("capped at what all " + std::to_string(static_cast<int>(cpus)) + " CPUs could run in that time") !=
         std::string::npos);
+  CHECK(copyRunning.alive());
 }
 
 TEST_CASE("cost cap: a -c program that exits is never capped at a clock that stopped being read") {
