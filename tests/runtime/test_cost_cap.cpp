@@ -19,10 +19,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A private cache whose per-hit figures are 100 us for every placement.
+// A private cache whose per-hit figures are `perHitNs` (100 us) for every placement.
 struct InflatedCosts {
-  std::string dir = "/tmp/goscope-costcap-" + std::to_string(::getpid());
-  InflatedCosts() {
+  std::string dir;
+  explicit InflatedCosts(double perHitNs = 100000.0)
+      : dir("/tmp/goscope-costcap-" + std::to_string(::getpid()) + "-" + std::to_string(static_cast<long>(perHitNs))) {
     fs::remove_all(dir);
     // This host's identity and figures, as goscope calibrate writes them.
     auto cal = run("XDG_CACHE_HOME=" + dir + " " + cliPath() + " calibrate --json");
@@ -31,7 +32,7 @@ struct InflatedCosts {
     auto doc = boost::json::parse(slurpFile(path)).as_object();
     // Marked with load 0: no busier than now, so used as it is.
     auto& m = doc["probe_measures"].as_array().at(0).as_object();
-    for (const char* k : {"emulated_ns", "stepped_ns", "return_ns"}) m[k] = 100000.0;
+    for (const char* k : {"emulated_ns", "stepped_ns", "return_ns"}) m[k] = perHitNs;
     m["load"] = 0.0;
     std::ofstream(path) << boost::json::serialize(doc) << "\n";
   }
@@ -94,7 +95,10 @@ TEST_CASE("cost cap: a function called now and then is not capped, and -b watche
   // second at 100 us) prices far above it.
   PrivateCopy counterCopy(fixture("counter"));  // -b probes every process of the file: this test's own
   Child copyRunning({counterCopy.path()});
-  auto b = run(costs.env() + cliPath() + " count --json -b " + counterCopy.path() + " main.doWork -d 0.5");
+  // 900 us a hit: the probed loop runs 7,000-20,000 calls in the 0.5 s
+  // (the trap itself slows it), whose price must pass the 2 CPUs' 1 s.
+  InflatedCosts dearer(900000.0);
+  auto b = run(dearer.env() + cliPath() + " count --json -b " + counterCopy.path() + " main.doWork -d 0.5");
   REQUIRE_MESSAGE(b.exitCode == 0, b.err);
   auto cb = sessionCost(b.out);
   REQUIRE(cb);
