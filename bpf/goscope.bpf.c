@@ -121,19 +121,38 @@ struct {
   __type(value, struct gs_global_value);
 } globals SEC(".maps");
 
+/* Stacks by the hash of their frames, and hits by (probe, stack, caller).
+ * Allocated as they fill (BPF_F_NO_PREALLOC): their size in entries is a
+ * bound, not memory taken up front. */
 struct {
-  __uint(type, BPF_MAP_TYPE_STACK_TRACE);
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
   __uint(max_entries, 1);
-  __type(key, __u32);
-  __uint(value_size, GS_MAX_STACK_DEPTH * sizeof(__u64));
-} stack_traces SEC(".maps");
+  __type(key, __u64);
+  __type(value, struct gs_stack_frames);
+} stacks SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
   __uint(max_entries, 1);
   __type(key, struct gs_stack_key);
   __type(value, __u64);
 } stack_counts SEC(".maps");
+
+/* Where a stack is walked before it is hashed (1 KB: too big for the BPF
+ * stack). `busy` as in gs_scratch. */
+struct gs_stack_scratch {
+  __u64 busy;
+  struct gs_stack_frames st;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct gs_stack_scratch);
+} stack_scratch SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -477,6 +496,57 @@ static __always_inline void emit_event(struct pt_regs *ctx, __u32 probe_id, __u3
   s->busy = 0;
 }
 
+#define GS_EEXIST 17
+
+/* One hit of a stack-counting probe: walks the user stack, keys it by a
+ * hash of its frames (the frames stored under the hash the first time),
+ * and adds one to (probe, stack, caller). A hit whose stack cannot be
+ * walked or stored (an empty walk, the scratch in use, "stacks" full) is
+ * counted under (probe, not recorded); one with no room even for that is
+ * counted in GS_STAT_STACKS_UNCOUNTED. So every hit is somewhere. */
+static __always_inline void count_stack(struct pt_regs *ctx, __u32 probe_id, __u64 ret_addr) {
+  struct gs_stack_key sk = {};
+  sk.probe_id = probe_id;
+  __u32 zero = 0;
+  struct gs_stack_scratch *s = bpf_map_lookup_elem(&stack_scratch, &zero);
+  if (s && !s->busy) {
+    s->busy = 1;
+    long n = bpf_get_stack(ctx, s->st.frames, sizeof(s->st.frames), BPF_F_USER_STACK_);
+    if (n > 0) {
+      /* A 64-bit mix of the frames (a multiply and an xor-shift per
+       * frame): two different stacks share a key with a chance of about
+       * N^2 / 2^65 for N stacks. */
+      __u64 h = 0x9e3779b97f4a7c15ULL ^ (__u64)n;
+      for (int i = 0; i < GS_MAX_STACK_DEPTH; i++) {
+        if (i * 8 >= n) break;
+        h ^= s->st.frames[i];
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+      }
+      long err = 0;
+      if (!bpf_map_lookup_elem(&stacks, &h)) err = bpf_map_update_elem(&stacks, &h, &s->st, BPF_NOEXIST);
+      if (err == 0 || err == -GS_EEXIST) {
+        sk.recorded = 1;
+        sk.stack_hash = h;
+        sk.ret_addr = ret_addr;
+      }
+    }
+    s->busy = 0;
+  }
+  __u64 *c = bpf_map_lookup_elem(&stack_counts, &sk);
+  if (c) {
+    __sync_fetch_and_add(c, 1);
+    return;
+  }
+  __u64 one = 1;
+  if (bpf_map_update_elem(&stack_counts, &sk, &one, BPF_NOEXIST) == 0) return;
+  c = bpf_map_lookup_elem(&stack_counts, &sk); /* another CPU inserted it meanwhile */
+  if (c)
+    __sync_fetch_and_add(c, 1);
+  else
+    stat_inc(GS_STAT_STACKS_UNCOUNTED);
+}
+
 static __always_inline int handle(struct pt_regs *ctx, const int multi) {
   __u64 cookie = bpf_get_attach_cookie(ctx);
   __u32 probe_id = GS_COOKIE_PROBE(cookie);
@@ -648,22 +718,7 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
     ret_addr = read_u64(ctx->sp, &err);
   }
 
-  if (want_stack_count) {
-    struct gs_stack_key sk = {};
-    sk.probe_id = probe_id;
-    sk.stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK_);
-    sk.ret_addr = ret_addr;
-    __u64 *c = bpf_map_lookup_elem(&stack_counts, &sk);
-    if (c) {
-      __sync_fetch_and_add(c, 1);
-    } else {
-      __u64 one = 1;
-      if (bpf_map_update_elem(&stack_counts, &sk, &one, BPF_NOEXIST)) {
-        c = bpf_map_lookup_elem(&stack_counts, &sk);
-        if (c) __sync_fetch_and_add(c, 1);
-      }
-    }
-  }
+  if (want_stack_count) count_stack(ctx, probe_id, ret_addr);
 
   if (want_event)
     emit_event(ctx, probe_id, site, actions, is_entry ? cfg->entry_spec : cfg->return_spec, ip, now, &gr, duration,

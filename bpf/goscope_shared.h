@@ -263,10 +263,22 @@ struct gs_start_key {
 /* ---- stacks ---------------------------------------------------------------- */
 #define GS_MAX_STACK_DEPTH 127 /* perf_event_max_stack */
 
+/* "stack_counts": hits per (probe, stack, direct caller). A stack is keyed
+ * by a 64-bit hash of its frames (the "stacks" map holds the frames under
+ * it), not by a bucket of the kernel's stack-trace map, whose -EEXIST on a
+ * taken bucket lost 17-67% of hits on busy programs (docs/kernel.md,
+ * "Stacks"). */
 struct gs_stack_key {
   __u32 probe_id;
-  __s32 stack_id;  /* bpf_get_stackid(BPF_F_USER_STACK); negative = error */
-  __u64 ret_addr;  /* [RSP]: the direct caller, missing from the walk */
+  __u32 recorded;    /* 1: stack_hash names a stack in "stacks"; 0: not recorded (counted, shown as lost) */
+  __u64 stack_hash;  /* 0 when not recorded */
+  __u64 ret_addr;    /* [RSP]: the direct caller, missing from the walk; 0 when not recorded */
+};
+
+/* The "stacks" map's value: bpf_get_stack(BPF_F_USER_STACK)'s frames,
+ * innermost first, zero after the last. */
+struct gs_stack_frames {
+  __u64 frames[GS_MAX_STACK_DEPTH];
 };
 
 /* ---- global reads (array "globals", index = probe id) -------------------- */
@@ -290,7 +302,8 @@ enum gs_stat {
   GS_STAT_SAMPLED_OUT = 8, /* calls whose events sampling left out (sample_every) */
   GS_STAT_FOREIGN = 9,     /* calls of tasks goscope's user may not ptrace, dropped (access_filter) */
   GS_STAT_FILTERED_OUT = 10, /* calls whose arguments failed the probe's filter (GS_ACT_FILTER) */
-  GS_STAT_COUNT = 11,
+  GS_STAT_STACKS_UNCOUNTED = 11, /* stack-counting hits with no room left in "stack_counts" (not even as lost) */
+  GS_STAT_COUNT = 12,
 };
 
 /* ---- events ----------------------------------------------------------------

@@ -238,6 +238,7 @@ class BpfEventSession final : public EventSession {
       for (const auto& f : sel_.functions) probes.push_back(meteredProbe(costs, f, !isBreak));
       meter_ = std::make_unique<CostMeter>(std::move(probes), costs, request_.maxOverheadPct, request_.maxOverheadExplicit);
       if (!target_.isBinaryWide()) meter_->watchTarget(target_.pidFilter());
+      else meter_->watchMachine(onlineCpus());
       sampleEvery_.assign(sel_.functions.size(), 0);
     }
     if (auto rel = target_.release(); !rel) return rel;

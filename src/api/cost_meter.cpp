@@ -1,5 +1,7 @@
 #include "api/cost_meter.hpp"
 
+#include <unistd.h>
+
 #include "backend/bpf/function_selection.hpp"
 #include "target/process_cpu.hpp"
 
@@ -11,9 +13,11 @@ namespace goscope::api {
 
 namespace {
 constexpr double kSustainedS = 1.0;  // over budget this long before acting (or warning)
-// /proc's CPU clock moves in ticks (10 ms at USER_HZ 100): an estimate
-// within two ticks of it is not called capped.
-constexpr double kClockSlackNs = 20e6;
+}
+
+int onlineCpus() {
+  const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
 }
 
 const char* kindName(BoundAction::Kind k) {
@@ -62,7 +66,13 @@ std::string describe(const SessionCost& c) {
                 c.cpuMs, c.elapsedS, stopped.c_str(), c.sharePct(), c.budgetPct, c.enforced ? ", enforced" : "",
                 peak.c_str());
   std::string out = buf;
-  if (c.capped) {
+  if (c.capped && c.machineCpuMs) {
+    char s[256];
+    std::snprintf(s, sizeof s,
+                  "; capped at what all %d CPUs could run in that time: the host's per-hit figures priced %.1f ms",
+                  c.machineCpus, c.estimateCpuMs);
+    out += s;
+  } else if (c.capped) {
     char s[256];
     std::snprintf(s, sizeof s,
                   "; capped at the target's own CPU time: the host's per-hit figures priced %.1f ms, more than it used",
@@ -108,15 +118,20 @@ void CostMeter::sample(const std::vector<uint64_t>& counts, double now, std::opt
   }
   cpuNs_ += costNs;
   if (targetPid_) {
-    // No window costs the target more than its own clock advanced in it.
-    // A process that exited (or was reaped) has no clock to read: from then
-    // on nothing is capped, the total neither (its last ticks are unknown).
+    // No window costs the target more than its own clock advanced in it
+    // (a window whose ticks the clock has not counted yet costs nothing, the
+    // next one the more: the sum never exceeds the clock). A process that
+    // exited (or was reaped) has no clock to read: from then on nothing is
+    // capped, the total neither (its last ticks are unknown).
     if (auto clock = processCpuNs(targetPid_); clock && targetLast_ && *clock >= *targetLast_) {
-      costNs = std::min(costNs, static_cast<double>(*clock - *targetLast_) + kClockSlackNs / 2);
+      costNs = std::min(costNs, static_cast<double>(*clock - *targetLast_));
       targetLast_ = clock;
     } else {
       targetLast_.reset();
     }
+  } else if (machineCpus_ > 0) {
+    // Any process running the binary: no more than every CPU for the window.
+    costNs = std::min(costNs, dt * 1e9 * machineCpus_);
   }
   recentPct_ = costNs / (dt * 1e9) * 100.0;
   lastT_ = now;
@@ -172,6 +187,8 @@ void CostMeter::watchTarget(pid_t pid) {
   targetBase_ = targetLast_ = processCpuNs(pid);
 }
 
+void CostMeter::watchMachine(int cpus) { machineCpus_ = cpus; }
+
 void CostMeter::dropped(uint32_t id) {
   if (id < dropped_.size()) {
     dropped_[id] = true;
@@ -210,9 +227,17 @@ SessionCost CostMeter::totals(double elapsedS) const {
     // target gone before it has no figure here.
     const double used = static_cast<double>(*targetLast_ - *targetBase_);
     c.targetCpuMs = used / 1e6;
-    if (cpuNs_ > used + kClockSlackNs) {
+    if (cpuNs_ > used) {
       c.capped = true;
       c.cpuMs = used / 1e6;
+    }
+  } else if (!targetPid_ && machineCpus_ > 0) {
+    const double all = elapsedS * 1e9 * machineCpus_;
+    c.machineCpuMs = all / 1e6;
+    c.machineCpus = machineCpus_;
+    if (cpuNs_ > all) {
+      c.capped = true;
+      c.cpuMs = all / 1e6;
     }
   }
   c.peakRate = peakRate_;

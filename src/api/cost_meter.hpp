@@ -71,6 +71,9 @@ class CostMeter {
   // target's own clock"). Call it before the first sample. Once the clock
   // cannot be read (the process exited), nothing more is capped.
   void watchTarget(pid_t pid);
+  // The probes run in any process (-b): no window's estimate, nor the
+  // total, exceeds what `cpus` CPUs can run in that time.
+  void watchMachine(int cpus);
   // Dropped probes cost nothing from now on (their counts stay as they were).
   void dropped(uint32_t probeId);
 
@@ -95,6 +98,7 @@ class CostMeter {
   double lastT_ = 0;
   double cpuNs_ = 0;                // estimated so far
   pid_t targetPid_ = 0;             // watched by its CPU clock (0: not one process)
+  int machineCpus_ = 0;             // -b: the online CPUs, the bound instead (0: none)
   std::optional<uint64_t> targetBase_, targetLast_;  // its clock at watchTarget and at the last sample
   std::optional<uint64_t> programBase_, programLast_;
   double recentPct_ = 0;
@@ -105,6 +109,9 @@ class CostMeter {
   std::string peakFunc_;
   std::vector<std::string> actions_;
 };
+
+// The CPUs online now (sysconf), at least 1.
+int onlineCpus();
 
 // A selected function as the meter prices it: its name and its call's cost,
 // a range when its calls end at emulated and at stepped instructions

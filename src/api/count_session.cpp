@@ -9,6 +9,7 @@
 #include <chrono>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "api/cost_meter.hpp"
 #include "api/engine_ahead.hpp"
@@ -70,6 +71,7 @@ struct AggregateSession::Impl {
   bool enforce_ = false;
   uint64_t lostStacks_ = 0;
   uint64_t cutStacks_ = 0;
+  uint64_t stackHits_ = 0;
   uint64_t hiddenCalls_ = 0;  // read at detach: the engine goes with it
   bool filtered_ = false;     // --filter given
   uint64_t filteredOut_ = 0;  // read at detach, as hiddenCalls_
@@ -171,7 +173,7 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
     const auto n = static_cast<uint32_t>(std::min<size_t>(probes, 1u << 24));
     eo.maxProbes = std::max(eo.maxProbes, n);
     eo.measureProgramTime = true;
-    if (r.capture.stack) eo.stackTraceEntries = 16384;
+    if (r.capture.stack) eo.stackTraceEntries = bpf::EngineOptions::kFoldedStacks;
     if (latency) eo.maxLatencyProbes = std::max(eo.maxLatencyProbes, n);
     if (r.filter) eo.maxFilters = std::max(eo.maxFilters, n);
     return eo;
@@ -264,6 +266,7 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
     for (const auto& f : s->selection_.functions) probes.push_back(meteredProbe(costs, f, latency));
     s->meter_ = std::make_unique<CostMeter>(std::move(probes), costs, r.maxOverheadPct, r.maxOverheadExplicit);
     if (!s->target_.isBinaryWide()) s->meter_->watchTarget(s->target_.pidFilter());
+    else s->meter_->watchMachine(onlineCpus());
     s->enforce_ = r.maxOverheadExplicit;
     s->droppedAt_.assign(s->selection_.functions.size(), std::nullopt);
     s->droppedCount_.assign(s->selection_.functions.size(), 0);
@@ -341,12 +344,21 @@ Result<std::map<std::string, uint64_t>> AggregateSession::foldedStacks() {
   std::map<std::string, uint64_t> lines;
   impl_->lostStacks_ = 0;
   impl_->cutStacks_ = 0;
+  impl_->stackHits_ = 0;
+  // The probed function of each probe id, for the [lost] lines.
+  std::unordered_map<uint32_t, const std::string*> probed;
+  for (const auto& f : impl_->selection_.functions) probed.emplace(f.probeId, &f.fn->name);
   for (const auto& sc : *counts) {
-    // A stack the kernel could not record is counted, not shown: its direct
-    // caller alone would make a line that holds neither the probed function
-    // nor its ancestors (docs/kernel.md, "Stacks").
+    impl_->stackHits_ += sc.count;
+    // A stack that was not recorded is shown under [lost] with the probed
+    // function alone: its direct caller alone would make a line that holds
+    // neither the function nor its ancestors (docs/kernel.md, "Stacks"),
+    // and leaving it out would leave a flame graph of the stacks that were
+    // recorded, biased towards them.
     if (sc.frames.empty()) {
       impl_->lostStacks_ += sc.count;
+      auto it = probed.find(sc.probeId);
+      lines[it == probed.end() ? std::string(kLostRoot) : std::string(kLostRoot) + ";" + *it->second] += sc.count;
       continue;
     }
     // A stack cut at the kernel's depth starts at "[cut]", not at a frame
@@ -357,6 +369,11 @@ Result<std::map<std::string, uint64_t>> AggregateSession::foldedStacks() {
       impl_->cutStacks_ += sc.count;
     }
     lines[line] += sc.count;
+  }
+  if (const uint64_t uncounted = impl_->engine_->stats().stacksUncounted) {
+    impl_->lostStacks_ += uncounted;
+    impl_->stackHits_ += uncounted;
+    lines[kLostRoot] += uncounted;
   }
   return lines;
 }
@@ -406,6 +423,7 @@ void AggregateSession::stop() { requestStop(); }
 
 uint64_t AggregateSession::lostStacks() const { return impl_->lostStacks_; }
 uint64_t AggregateSession::cutStacks() const { return impl_->cutStacks_; }
+uint64_t AggregateSession::stackHits() const { return impl_->stackHits_; }
 
 void AggregateSession::onBound(BoundCallback callback) { impl_->onBound_ = std::move(callback); }
 

@@ -259,12 +259,7 @@ class DelveEventSession final : public EventSession {
     t.cost.actions = actions_;
     // What a hit costs here, for later plans: the stops while hits came
     // (attach and detach are paid once, not per hit).
-    if (watch_ && loop.hits >= 20) {
-      char how[160];
-      std::snprintf(how, sizeof how, "measured here: %lld Delve hits stopped the target %.0f ms", loop.hits,
-                    stoppedAtHits);
-      recordDelveStopCost(stoppedAtHits * 1e6 / static_cast<double>(loop.hits), how);
-    }
+    if (watch_ && loop.hits >= 20) recordDelveStopCost(static_cast<uint64_t>(loop.hits), stoppedAtHits);
     return t;
   }
 

@@ -38,6 +38,7 @@
 #include "probe/probe_request.hpp"
 #include "api/session_loop.hpp"
 #include "target/traced_target.hpp"
+#include "strategy/cost_choice.hpp"
 #include "strategy/strategy.hpp"
 #include "target/target.hpp"
 #include "util/result.hpp"
@@ -62,28 +63,36 @@ std::string hiddenCallsLine(uint64_t calls);
 // ---- planning ---------------------------------------------------------------
 
 // What a probe hit costs on this host, by placement, and a Delve stop: the
-// figures every plan, cost line and the overhead demo use. Calibrated once
-// per kernel and CPU (~0.3 s, a note on stderr) and cached in
-// $XDG_CACHE_HOME/goscope/host-costs.json; the documented defaults (saying
-// so in `source`) without BPF privileges or with GOSCOPE_NO_CALIBRATION set.
+// figures every plan, cost line and the overhead demo use. The lowest
+// recent measure cached in $XDG_CACHE_HOME/goscope/host-costs.json for this
+// kernel and CPU that was not taken on a much busier machine than now
+// (strategy/cost_choice.hpp); with none, calibrated now (~0.3 s, a note on
+// stderr saying why) and added to the cache; the documented defaults
+// (saying so in `source`) without BPF privileges or with
+// GOSCOPE_NO_CALIBRATION set. `source` and `delveSource` say which measure
+// was used and which were set aside.
 HostCosts hostCosts();
 // Reads the cached figures now, if there are any (never calibrates): on a
 // thread beside the analysis, so that hostCosts() after the attach does not
 // read /proc/cpuinfo and the cache then (~10 ms before the attach line of
 // `count -b buf '*'`, issue #14).
 void preloadHostCosts();
-// Measures the probe placements again now (the machine's load changed, a
-// cache taken under load) and rewrites the cache; the last measured Delve
-// stop is kept. Fails without BPF privileges or when the measure is refused.
+// Measures the probe placements again now and adds the measure to the
+// cache (the earlier ones and the Delve measures stay); returns the figures
+// plans use from now on: the lowest usable measure, which may be an
+// earlier one taken at a lower load. Fails without BPF privileges or when
+// the measure is refused.
 Result<HostCosts> recalibrate();
+// The measure recalibrate() (or a first hostCosts()) took in this process.
+std::optional<ProbeMeasure> calibratedNow();
 // Where the measured figures are cached, in words: "cached in PATH" (with
 // why it is not $XDG_CACHE_HOME/goscope when it is a per-user temporary
 // directory instead), or "not cached: REASON" when they could not be written.
 std::string hostCostsCacheLocation();
-// A Delve session measured what its stops cost per hit (`how` says where):
-// later plans use it, in this process and, through the cache, later ones
-// (docs/overhead.md).
-void recordDelveStopCost(double perHitNs, const std::string& how);
+// A Delve session measured its stops: `hits` breakpoint hits stopped the
+// target `stoppedAtHitsMs` in all. This process uses it from now on; it is
+// cached with the load now, for later plans to weigh (docs/overhead.md).
+void recordDelveStopCost(uint64_t hits, double stoppedAtHitsMs);
 
 // The facts about `request`'s target that the planner weighs. `binary` is
 // the target's executable (already opened by the caller, e.g. from a
@@ -184,11 +193,17 @@ class AggregateSession {
   // With request.capture.stack: how often each distinct stack reached the
   // probes, as folded lines ("main.main;main.run;main.add", root first) —
   // what flame-graph tools read.
+  // Hits whose stack could not be recorded are lines of their own, never
+  // attributed to a caller alone: "[lost];FUNC" (kLostRoot, then the probed
+  // function), or "[lost]" alone when not even the function could be kept,
+  // so the folded lines and a flame graph of them show what is missing.
   Result<std::map<std::string, uint64_t>> foldedStacks();
-  // Hits whose stack the kernel could not record (a hash bucket of its stack
-  // map held another stack) since the start: left out of foldedStacks,
-  // never attributed to a caller alone. Valid after foldedStacks().
+  // Hits whose stack could not be recorded since the start (the [lost]
+  // lines' total), and all hits of the stack-counting probes. Valid after
+  // foldedStacks().
   uint64_t lostStacks() const;
+  uint64_t stackHits() const;
+  static constexpr const char* kLostRoot = "[lost]";
   // Hits whose stack was deeper than the kernel records (127 frames): their
   // folded lines start at kCutRoot instead of the real root. Valid after
   // foldedStacks().

@@ -1,9 +1,13 @@
-// api::hostCosts: what a probe hit costs on this host, calibrated once per
+// api::hostCosts: what a probe hit costs on this host, calibrated per
 // kernel and CPU (backend/bpf/calibration.hpp, ~0.3 s) and cached in
-// $XDG_CACHE_HOME/goscope/host-costs.json (~/.cache/goscope/ without it).
-// The cache is a hint, never trusted blindly: a file for another kernel or
-// CPU, or with a figure outside what a probe can cost, is measured again and
-// rewritten (atomically, through a rename).
+// $XDG_CACHE_HOME/goscope/host-costs.json (~/.cache/goscope/ without it, a
+// per-user temporary directory when that cannot be used: util/cache_dir.hpp).
+// The cache is a hint, never trusted blindly: it holds the recent measures,
+// each marked with the load it was taken at (api/host_cost_measures.hpp),
+// and a plan uses the lowest usable one (strategy/cost_choice.hpp); with
+// none (a file for another kernel or CPU, measures too old or all taken on
+// a much busier machine than now) it measures again and rewrites the file
+// (atomically, through a rename).
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -18,6 +22,7 @@
 #include <sstream>
 
 #include "api/goscope.hpp"
+#include "api/host_cost_measures.hpp"
 #include "backend/bpf/calibration.hpp"
 #include "backend/bpf/privileges.hpp"
 #include "util/cache_dir.hpp"
@@ -55,25 +60,15 @@ std::string cachePath() {
 // calibration's line.
 std::string gSaveError;
 
-bool plausibleProbeNs(double v) { return std::isfinite(v) && v >= 10 && v <= 1e6; }
 bool plausibleDelveNs(double v) { return std::isfinite(v) && v >= 1e4 && v <= 1e9; }
-
-double number(const boost::json::object& o, const char* key) {
-  const auto* v = o.if_contains(key);
-  if (!v) return NAN;
-  if (v->is_double()) return v->as_double();
-  if (v->is_int64()) return static_cast<double>(v->as_int64());
-  if (v->is_uint64()) return static_cast<double>(v->as_uint64());
-  return NAN;
-}
 
 std::string text(const boost::json::object& o, const char* key) {
   const auto* v = o.if_contains(key);
   return v && v->is_string() ? std::string(v->as_string()) : std::string();
 }
 
-// The cached figures for this host, if the file holds sane ones.
-std::optional<HostCosts> loadCache(const std::string& identity) {
+// The cached measures for this host, if the file is this host's.
+std::optional<CachedMeasures> loadCache(const std::string& identity) {
   const CacheDirectory& d = cacheDirectory();
   if (!d.dir) return std::nullopt;
   auto content = d.dir->readOwnFile(kCacheFile, kMaxCacheBytes);
@@ -86,39 +81,16 @@ std::optional<HostCosts> loadCache(const std::string& identity) {
   if (ec || !doc.is_object()) return std::nullopt;
   const auto& o = doc.as_object();
   if (text(o, "host") != identity) return std::nullopt;
-  HostCosts c;
-  c.emulatedNs = number(o, "emulated_ns");
-  c.steppedNs = number(o, "stepped_ns");
-  c.returnNs = number(o, "return_ns");
-  if (!plausibleProbeNs(c.emulatedNs) || !plausibleProbeNs(c.steppedNs) || !plausibleProbeNs(c.returnNs)) return std::nullopt;
-  c.source = text(o, "source");
-  if (c.source.empty() || c.source.size() > 200) return std::nullopt;
-  // A Delve stop measured by an earlier session (optional: absent until one
-  // has been; an implausible one is ignored, not the whole file).
-  if (double d = number(o, "delve_stop_ns"); plausibleDelveNs(d)) {
-    std::string how = text(o, "delve_source");
-    if (!how.empty() && how.size() <= 200) {
-      c.delveStopNs = d;
-      c.delveSource = how;
-      c.delveMeasured = true;
-    }
-  }
-  return c;
+  return measuresFromJson(o);
 }
 
-void saveCache(const std::string& identity, const HostCosts& c) {
+void saveCache(const std::string& identity, const CachedMeasures& c, const HostCosts& chosen) {
   const CacheDirectory& d = cacheDirectory();
   if (!d.dir) {
     gSaveError = d.note;
     return;
   }
-  boost::json::object o{{"host", identity},         {"emulated_ns", c.emulatedNs}, {"stepped_ns", c.steppedNs},
-                        {"return_ns", c.returnNs},  {"source", c.source}};
-  if (c.delveMeasured) {
-    o["delve_stop_ns"] = c.delveStopNs;
-    o["delve_source"] = c.delveSource;
-  }
-  if (auto w = d.dir->writeFile(kCacheFile, boost::json::serialize(o) + "\n"); !w) {
+  if (auto w = d.dir->writeFile(kCacheFile, boost::json::serialize(measuresToJson(identity, c, chosen)) + "\n"); !w) {
     gSaveError = w.error().message;
     spdlog::debug("host costs: {}", gSaveError);
   } else {
@@ -139,6 +111,9 @@ struct State {
   std::mutex mu;
   bool loaded = false;
   HostCosts costs;
+  CachedMeasures measures;  // this host's, as cached (and added to here)
+  bool cacheRead = false;
+  std::optional<ProbeMeasure> measuredNow;  // by this process (calibrate)
 };
 
 State& state() {
@@ -146,18 +121,41 @@ State& state() {
   return s;
 }
 
-// Calibrates the probe placements into `c` and writes the cache.
-Result<void> measureInto(HostCosts& c, const std::string& identity) {
+// The cached measures into `s` (once).
+void readCache(State& s, const std::string& identity) {
+  if (s.cacheRead) return;
+  s.cacheRead = true;
+  if (auto cached = loadCache(identity)) s.measures = std::move(*cached);
+}
+
+// The figures plans use, from the measures and the load now. False when no
+// probe measure is usable (the Delve figure is chosen anyway).
+bool choose(State& s, const LoadMark& now, std::string* why = nullptr) {
+  applyChoice(s.costs, chooseDelveFigure(s.measures.delves, now));
+  const ProbeChoice c = chooseProbeFigures(s.measures.probes, now);
+  applyChoice(s.costs, c);
+  if (why) {
+    *why = c.why;
+    if (s.measures.unmarked && s.measures.probes.empty())
+      *why = "the cached figures carry no load mark (an older goscope's)";
+  }
+  return c.figures.has_value();
+}
+
+// Calibrates the probe placements, adds the measure to the cache and
+// chooses again.
+Result<void> measureInto(State& s, const std::string& identity) {
   auto measured = bpf::calibrate();
   if (!measured) return measured.failure();
-  c.emulatedNs = measured->emulatedNs;
-  c.steppedNs = measured->steppedNs;
-  c.returnNs = measured->returnNs;
-  char when[64];
-  time_t t = ::time(nullptr);
-  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
-  c.source = std::string("calibrated on this host ") + when;
-  saveCache(identity, c);
+  // Marked with the load after the measure: the 1-minute average moves
+  // little in the 0.1-0.5 s it takes.
+  const LoadMark now = loadNow();
+  ProbeMeasure m{measured->emulatedNs, measured->steppedNs, measured->returnNs, now};
+  s.measuredNow = m;
+  s.measures.probes = keptMeasures(std::move(s.measures.probes), m, now);
+  s.measures.unmarked = false;
+  choose(s, now);
+  saveCache(identity, s.measures, s.costs);
   return {};
 }
 
@@ -169,14 +167,16 @@ HostCosts hostCosts() {
   if (s.loaded) return s.costs;
   s.loaded = true;
   const std::string identity = hostIdentity();
-  if (auto cached = loadCache(identity)) {
-    s.costs = *cached;
-    return s.costs;
-  }
-  if (const char* env = std::getenv("GOSCOPE_NO_CALIBRATION"); env && *env) return s.costs;  // the documented defaults
+  readCache(s, identity);
+  std::string why;
+  const LoadMark now = loadNow();
+  if (choose(s, now, &why)) return s.costs;
+  // The documented defaults, saying why no measure was used.
+  s.costs.source = HostCosts{}.source + "; " + why;
+  if (const char* env = std::getenv("GOSCOPE_NO_CALIBRATION"); env && *env) return s.costs;
   if (!bpf::checkPrivileges()) return s.costs;
-  std::fprintf(stderr, "goscope: measuring what a probe costs on this host (once per kernel and CPU)\n");
-  if (auto r = measureInto(s.costs, identity); !r) {
+  std::fprintf(stderr, "goscope: measuring what a probe costs on this host (%s)\n", why.c_str());
+  if (auto r = measureInto(s, identity); !r) {
     spdlog::debug("calibration failed: {}", r.error().message);
   } else {
     std::fprintf(stderr, "goscope: probe costs %s\n", whereCached().c_str());
@@ -188,40 +188,50 @@ void preloadHostCosts() {
   State& s = state();
   std::lock_guard lock(s.mu);
   if (s.loaded) return;
-  if (auto cached = loadCache(hostIdentity())) {
-    s.costs = *cached;
-    s.loaded = true;
-  }
+  readCache(s, hostIdentity());
+  if (choose(s, loadNow())) s.loaded = true;
 }
 
 Result<HostCosts> recalibrate() {
-  // The cached figures, if any (the Delve figure a session cached stays);
-  // never a calibration of its own first (hostCosts() would measure once
-  // more before this measure when nothing is cached).
-  preloadHostCosts();
-  if (auto ok = bpf::checkPrivileges(); !ok) return ok.failure();
   State& s = state();
   std::lock_guard lock(s.mu);
-  if (auto r = measureInto(s.costs, hostIdentity()); !r) return r.failure();
+  const std::string identity = hostIdentity();
+  readCache(s, identity);  // the measures cached so far stay, the Delve ones too
+  if (auto ok = bpf::checkPrivileges(); !ok) return ok.failure();
+  if (auto r = measureInto(s, identity); !r) return r.failure();
   s.loaded = true;
   return s.costs;
 }
 
-std::string hostCostsCacheLocation() { return whereCached(); }
+std::optional<ProbeMeasure> calibratedNow() {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  return s.measuredNow;
+}
 
-void recordDelveStopCost(double perHitNs, const std::string& how) {
+std::string hostCostsCacheLocation() {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  return whereCached();
+}
+
+void recordDelveStopCost(uint64_t hits, double stoppedAtHitsMs) {
+  if (hits == 0) return;
+  const double perHitNs = stoppedAtHitsMs * 1e6 / static_cast<double>(hits);
   if (!plausibleDelveNs(perHitNs)) return;
   (void)hostCosts();  // loaded first: a later first load must not overwrite what is recorded here
   State& s = state();
   std::lock_guard lock(s.mu);
-  s.costs.delveStopNs = perHitNs;
-  s.costs.delveSource = how;
-  s.costs.delveMeasured = true;
-  // Cached for later plans: the stop watch now agrees with the calling
-  // thread's own clock within a few per cent (docs/overhead.md). A figure
-  // taken under load is high, which errs towards BPF (the path that never
-  // stops the target); the next measured session replaces it.
-  if (s.costs.source.starts_with("calibrated")) saveCache(hostIdentity(), s.costs);
+  // Marked with the load now, as a calibration is: a session on a busy
+  // machine measured stops several times dearer than at rest, and that
+  // figure must not price plans made at rest (strategy/cost_choice.hpp).
+  const LoadMark now = loadNow();
+  s.measures.delves = keptMeasures(std::move(s.measures.delves), DelveMeasure{perHitNs, hits, stoppedAtHitsMs, now}, now);
+  // This session's figure is this process's from now on; later plans
+  // choose among the cached ones.
+  applyChoice(s.costs, DelveChoice{DelveMeasure{perHitNs, hits, stoppedAtHitsMs, now},
+                                   chooseDelveFigure({DelveMeasure{perHitNs, hits, stoppedAtHitsMs, now}}, now).why});
+  saveCache(hostIdentity(), s.measures, s.costs);
 }
 
 }  // namespace goscope::api

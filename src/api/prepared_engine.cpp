@@ -14,7 +14,7 @@ bpf::EngineOptions eventEngineOptions(const ProbeRequest& r, const GoBinary& bin
   bpf::EngineOptions eo{.goidOffset = goidOffset(bin)};
   eo.measureProgramTime = true;  // the cost meter's figure of what the programs ran
   if (r.action != Action::Break) eo.ringBytes = ringBytes;
-  if (r.capture.stack) eo.stackTraceEntries = 16384;
+  if (r.capture.stack) eo.stackTraceEntries = bpf::EngineOptions::kFoldedStacks;
   const auto n = static_cast<uint32_t>(functions);
   eo.maxLatencyProbes = std::max<uint32_t>(eo.maxLatencyProbes, n);
   eo.maxCaptureSpecs = std::max<uint32_t>(eo.maxCaptureSpecs, 2 * n);

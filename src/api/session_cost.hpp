@@ -44,6 +44,11 @@ struct SessionCost {
   // that clock's figure instead ("capped"): the host's per-hit figures
   // priced these probes above what they can have cost here.
   std::optional<double> targetCpuMs;
+  // Any process running the binary (-b): no clock of one process, and the
+  // bound is what every online CPU could run in the session (JSON
+  // "machine_cpu_ms"); `capped` when the estimate was more.
+  std::optional<double> machineCpuMs;
+  int machineCpus = 0;
   bool capped = false;
   double estimateCpuMs = 0;  // the estimate before the cap (said when capped)
 

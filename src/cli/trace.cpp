@@ -108,6 +108,14 @@ class FoldedPrinter {
   double lastT_ = 0;
 };
 
+// "12 of 48,000 hits (0.03%) without a recorded stack", or "" when none.
+std::string lostStacksText(uint64_t lost, uint64_t hits) {
+  if (lost == 0) return "";
+  char share[48];
+  std::snprintf(share, sizeof share, " (%.2g%%)", hits ? 100.0 * static_cast<double>(lost) / static_cast<double>(hits) : 100.0);
+  return std::to_string(lost) + " of " + countOf(hits, "hit") + share + " without a recorded stack";
+}
+
 int printFolded(api::AggregateSession& session, const StackOutputs& to) {
   FoldedPrinter printer(to);
   std::function<void(const api::CountSnapshot&)> onInterval;
@@ -121,6 +129,9 @@ int printFolded(api::AggregateSession& session, const StackOutputs& to) {
     auto end = session.snapshot();
     printer.print(lines, end ? *end : api::CountSnapshot{}, true);
   }
+  // What was lost, said in the picture too: its [lost] frames show the share,
+  // the subtitle says the figure.
+  const std::string lostText = lostStacksText(session.lostStacks(), session.stackHits());
   if (to.svgPath) {
     // Created under a temporary name and renamed into place, in the
     // directory checked before the session (util/safe_dir.hpp).
@@ -128,7 +139,8 @@ int printFolded(api::AggregateSession& session, const StackOutputs& to) {
     if (!out)
       raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *to.svgPath + ": " + out.error().message,
              "give a writable path to --svg"});
-    if (auto w = out->dir.writeFile(out->name, output::flameGraphSvg(lines, {"goscope trace flame graph", to.subtitle}));
+    const std::string subtitle = lostText.empty() ? to.subtitle : to.subtitle + "; " + lostText;
+    if (auto w = out->dir.writeFile(out->name, output::flameGraphSvg(lines, {"goscope trace flame graph", subtitle}));
         !w)
       raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *to.svgPath + ": " + w.error().message,
              "give a writable path to --svg"});
@@ -140,15 +152,9 @@ int printFolded(api::AggregateSession& session, const StackOutputs& to) {
                  "goscope: %llu hits had stacks deeper than the kernel records (127 frames): their lines start at "
                  "%s, where the outer frames are missing\n",
                  static_cast<unsigned long long>(cut), api::AggregateSession::kCutRoot);
-  // The stack map refuses a stack whose hash bucket holds another one
-  // (-EEXIST: overwriting would give the old stack's counts to the new one),
-  // long before it is full: ~130 distinct stacks in 16,384 buckets collide
-  // about every other run (docs/kernel.md, bpf_get_stackid).
-  if (const uint64_t lost = session.lostStacks())
-    std::fprintf(stderr,
-                 "goscope: %s whose stack the kernel could not record (another stack held its slot in the kernel's "
-                 "stack map) left out of the folded lines\n",
-                 countOf(lost, "hit").c_str());
+  if (!lostText.empty())
+    std::fprintf(stderr, "goscope: %s, counted in the folded lines under %s\n", lostText.c_str(),
+                 api::AggregateSession::kLostRoot);
   session.detach();
   printHiddenCalls(session.hiddenCalls());
   std::fprintf(stderr, "goscope: %s\n", api::describe(session.cost()).c_str());

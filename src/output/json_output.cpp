@@ -230,8 +230,9 @@ class JsonOutput final : public Output {
     if (c.filteredOut) o["filtered_out"] = *c.filteredOut;
     if (c.eventsSent) o["events_sent"] = *c.eventsSent;
     if (c.detachMs) o["detach_ms"] = std::round(*c.detachMs * 10) / 10;
-    if (c.targetCpuMs) {
-      o["target_cpu_ms"] = *c.targetCpuMs;
+    if (c.targetCpuMs) o["target_cpu_ms"] = *c.targetCpuMs;
+    if (c.machineCpuMs) o["machine_cpu_ms"] = *c.machineCpuMs;
+    if (c.targetCpuMs || c.machineCpuMs) {
       o["capped"] = c.capped;
       if (c.capped) o["estimate_cpu_ms"] = c.estimateCpuMs;
     }

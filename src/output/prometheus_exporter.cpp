@@ -8,6 +8,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cerrno>
+#include <list>
 #include <optional>
 #include <thread>
 
@@ -20,12 +21,18 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
+namespace {
+class Connection;
+}
+
 struct PrometheusExporter::Impl {
   // Declared before the io_context: the connections still queued in it when
-  // it is destroyed count themselves out of `connections` as they go.
+  // it is destroyed take themselves out of `open` as they go.
   SnapshotSource snapshot;
   PrometheusLabels labels;
-  int connections = 0;  // open now; touched on the server's thread only
+  // The connections open now, the oldest first; touched on the server's
+  // thread only.
+  std::list<Connection*> open;
   asio::io_context ioc{1};
   tcp::acceptor acceptor{ioc};
   asio::steady_timer acceptRetry{ioc};
@@ -34,6 +41,11 @@ struct PrometheusExporter::Impl {
   std::thread thread;
 
   void accept();
+  // At kMaxConnections: closes the connection that has waited longest for a
+  // request (idle keep-alives, clients that send nothing or trickle), so a
+  // new scrape is never turned away by connections that ask for nothing.
+  // False when every open connection is sending a response.
+  bool closeLongestWaiting();
   void respond(const http::request<http::empty_body>& req, http::response<http::string_body>& res) const;
 };
 
@@ -45,11 +57,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(tcp::socket socket, PrometheusExporter::Impl& server)
       : stream_(std::move(socket)), buffer_(PrometheusExporter::kMaxRequestBytes), server_(server) {
-    server_.connections++;
+    listed_ = server_.open.insert(server_.open.end(), this);
   }
-  ~Connection() { server_.connections--; }
+  ~Connection() { unlist(); }
+
+  // Waiting for a request since `waitingSince()` (not sending a response).
+  bool waiting() const { return waiting_; }
+  std::chrono::steady_clock::time_point waitingSince() const { return since_; }
+  // Closed by the server to make room: out of the list now, gone once its
+  // pending read completes.
+  void evict() {
+    unlist();
+    close();
+  }
 
   void readRequest() {
+    waiting_ = true;
+    since_ = std::chrono::steady_clock::now();
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(PrometheusExporter::kMaxRequestBytes));
     // The deadline covers the whole request, not each read: a client that
@@ -64,6 +88,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // A timeout, a closed connection, a request too large or malformed (a
     // body on a GET included): nothing worth answering, the connection goes.
     if (ec) return close();
+    waiting_ = false;
     const auto& req = parser_->get();
     res_ = {};
     server_.respond(req, res_);
@@ -81,11 +106,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
     stream_.close();
   }
 
+  void unlist() {
+    if (listed_ == server_.open.end()) return;
+    server_.open.erase(listed_);
+    listed_ = server_.open.end();
+  }
+
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;  // its maximum size bounds the request
   std::optional<http::request_parser<http::empty_body>> parser_;
   http::response<http::string_body> res_;
   PrometheusExporter::Impl& server_;
+  std::list<Connection*>::iterator listed_;  // in server_.open; its end() once out
+  bool waiting_ = false;
+  std::chrono::steady_clock::time_point since_;
 };
 
 std::string portText(unsigned short p) { return std::to_string(p); }
@@ -141,10 +175,20 @@ void PrometheusExporter::Impl::accept() {
       });
       return;
     }
-    if (connections < kMaxConnections) std::make_shared<Connection>(std::move(socket), *this)->readRequest();
-    // else: `socket` closes as it goes out of scope
+    if (open.size() < static_cast<size_t>(kMaxConnections) || closeLongestWaiting())
+      std::make_shared<Connection>(std::move(socket), *this)->readRequest();
+    // else (every connection is sending a response): `socket` closes as it goes out of scope
     accept();
   });
+}
+
+bool PrometheusExporter::Impl::closeLongestWaiting() {
+  Connection* oldest = nullptr;
+  for (Connection* c : open)
+    if (c->waiting() && (!oldest || c->waitingSince() < oldest->waitingSince())) oldest = c;
+  if (!oldest) return false;
+  oldest->evict();
+  return true;
 }
 
 PrometheusExporter::PrometheusExporter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -8,8 +8,10 @@
 // A client cannot hold the session up: the server runs on its own thread
 // (the session never waits for it), a request must arrive whole within
 // kRequestTimeout and be at most kMaxRequestBytes, a response must be taken
-// within kWriteTimeout, and at most kMaxConnections are open at once (more
-// are closed at accept).
+// within kWriteTimeout, and at most kMaxConnections are open at once: a new
+// one beyond them closes the connection that has waited longest for a
+// request, so idle or trickling clients can never keep a scrape out (it is
+// refused only while every open connection is being sent a response).
 #pragma once
 
 #include <chrono>

@@ -3,7 +3,7 @@
 // per-hit figures 100 us a hit (a calibration under heavy load gives such
 // figures), a hot single-threaded loop's estimate is many times its whole
 // clock; goscope caps it at that clock and says so. A -b session watches no
-// one process and is not capped.
+// one process: it is capped at what every CPU could run in its time.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -19,18 +19,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A private cache whose per-hit figures are 100 us for every placement.
+// A private cache whose per-hit figures are `perHitNs` (100 us) for every placement.
 struct InflatedCosts {
-  std::string dir = "/tmp/goscope-costcap-" + std::to_string(::getpid());
-  InflatedCosts() {
+  std::string dir;
+  explicit InflatedCosts(double perHitNs = 100000.0)
+      : dir("/tmp/goscope-costcap-" + std::to_string(::getpid()) + "-" + std::to_string(static_cast<long>(perHitNs))) {
     fs::remove_all(dir);
     // This host's identity and figures, as goscope calibrate writes them.
     auto cal = run("XDG_CACHE_HOME=" + dir + " " + cliPath() + " calibrate --json");
     REQUIRE_MESSAGE(cal.exitCode == 0, cal.err);
     const std::string path = dir + "/goscope/host-costs.json";
     auto doc = boost::json::parse(slurpFile(path)).as_object();
-    for (const char* k : {"emulated_ns", "stepped_ns", "return_ns"}) doc[k] = 100000.0;
-    doc["source"] = "inflated by the test";
+    // Marked with load 0: no busier than now, so used as it is.
+    auto& m = doc["probe_measures"].as_array().at(0).as_object();
+    for (const char* k : {"emulated_ns", "stepped_ns", "return_ns"}) m[k] = perHitNs;
+    m["load"] = 0.0;
     std::ofstream(path) << boost::json::serialize(doc) << "\n";
   }
   ~InflatedCosts() { fs::remove_all(dir); }
@@ -60,6 +63,9 @@ TEST_CASE("cost cap: a hot loop priced at 100 us a hit is capped at its own CPU 
     const double clock = c->at("target_cpu_ms").to_number<double>();
     const double estimate = c->at("estimate_cpu_ms").to_number<double>();
     CHECK(cpu == doctest::Approx(clock));
+    // No column says more than the clock: the share is the capped figure over the session.
+    const double elapsed = c->at("elapsed_ms").to_number<double>();
+    CHECK(c->at("share_pct").to_number<double>() <= 100 * clock / elapsed * 1.01 + 0.01);
     // Hundreds of thousands of hits a second at 100 us: far above any clock.
     CHECK(estimate > 3 * cpu);
     // The clock is the counter's, inside the run that measured it from outside
@@ -84,13 +90,29 @@ TEST_CASE("cost cap: a function called now and then is not capped, and -b watche
   CHECK_FALSE(c->contains("estimate_cpu_ms"));
   CHECK(r.err.find("capped") == std::string::npos);
 
-  PrivateCopy counterCopy(fixture("counter"));  // -b probes every process of the file
-  auto b = run(costs.env() + cliPath() + " count --json -b " + counterCopy.path() + " main.doWork -d 0.5");
+  // -b: no one process's clock; the bound is every CPU of the machine for
+  // the session. The counter's loop (hundreds of thousands of calls a
+  // second at 100 us) prices far above it.
+  PrivateCopy counterCopy(fixture("counter"));  // -b probes every process of the file: this test's own
+  Child copyRunning({counterCopy.path()});
+  // 900 us a hit: the probed loop runs 7,000-20,000 calls in the 0.5 s
+  // (the trap itself slows it), whose price must pass the 2 CPUs' 1 s.
+  InflatedCosts dearer(900000.0);
+  auto b = run(dearer.env() + cliPath() + " count --json -b " + counterCopy.path() + " main.doWork -d 0.5");
   REQUIRE_MESSAGE(b.exitCode == 0, b.err);
   auto cb = sessionCost(b.out);
   REQUIRE(cb);
+  INFO(boost::json::serialize(*cb));
   CHECK_FALSE(cb->contains("target_cpu_ms"));
-  CHECK_FALSE(cb->contains("capped"));
+  const double cpus = static_cast<double>(::sysconf(_SC_NPROCESSORS_ONLN));
+  const double elapsedB = cb->at("elapsed_ms").to_number<double>();
+  CHECK(cb->at("machine_cpu_ms").to_number<double>() == doctest::Approx(elapsedB * cpus).epsilon(0.02));
+  CHECK(cb->at("capped").as_bool());
+  CHECK(cb->at("cpu_ms").to_number<double>() <= cb->at("machine_cpu_ms").to_number<double>());
+  CHECK(cb->at("share_pct").to_number<double>() <= 100 * cpus * 1.02);
+  CHECK(b.err.find("capped at what all " + std::to_string(static_cast<int>(cpus)) + " CPUs could run in that time") !=
+        std::string::npos);
+  CHECK(copyRunning.alive());
 }
 
 TEST_CASE("cost cap: a -c program that exits is never capped at a clock that stopped being read") {

@@ -41,7 +41,8 @@ static_assert(sizeof(gs_filter) == 8 + GS_MAX_FILTER_CONDS * (24 + GS_FILTER_STR
 static_assert(sizeof(gs_read_step) == 24);
 static_assert(sizeof(gs_capture_spec) == 8 + GS_MAX_STEPS * 24);
 static_assert(sizeof(gs_start_key) == 32);
-static_assert(sizeof(gs_stack_key) == 16);
+static_assert(sizeof(gs_stack_key) == 24);
+static_assert(sizeof(gs_stack_frames) == GS_MAX_STACK_DEPTH * 8);
 static_assert(sizeof(gs_global_value) == 32);
 static_assert(sizeof(gs_event) == 160);
 static_assert(sizeof(gs_block) == 8);
@@ -476,7 +477,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
 
   uint32_t stackTraces = o.stackTraceEntries ? o.stackTraceEntries : 1;
   uint32_t stackCountEntries =
-      o.stackCountEntries ? o.stackCountEntries : (o.stackTraceEntries ? 4 * o.stackTraceEntries : 1);
+      o.stackCountEntries ? o.stackCountEntries : (o.stackTraceEntries ? 2 * o.stackTraceEntries : 1);
   struct Size {
     bpf_map* map;
     uint32_t entries;
@@ -489,7 +490,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
       {skel->maps.filters, o.maxFilters + 1},
       {skel->maps.lat_stats, o.maxLatencyProbes},
       {skel->maps.starts, o.maxInFlight},
-      {skel->maps.stack_traces, stackTraces},
+      {skel->maps.stacks, stackTraces},
       {skel->maps.stack_counts, stackCountEntries},
       {skel->maps.events, o.ringBytes},
   };
@@ -1114,10 +1115,12 @@ Result<std::vector<StackCount>> Engine::stackCounts() const {
   const Impl& I = *impl_;
   std::vector<StackCount> out;
   int cfd = bpf_map__fd(I.skel->maps.stack_counts);
-  int sfd = bpf_map__fd(I.skel->maps.stack_traces);
-  std::unordered_map<int, std::vector<uint64_t>> stacks;
+  int sfd = bpf_map__fd(I.skel->maps.stacks);
+  // Frames by stack hash, each read once (many keys share a stack).
+  std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;
   gs_stack_key key{}, next{};
   const void* prev = nullptr;
+  gs_stack_frames st{};
   while (bpf_map_get_next_key(cfd, prev, &next) == 0) {
     key = next;
     prev = &key;
@@ -1126,18 +1129,19 @@ Result<std::vector<StackCount>> Engine::stackCounts() const {
     StackCount sc;
     sc.probeId = key.probe_id;
     sc.count = count;
-    sc.stackId = key.stack_id;
-    sc.caller = key.ret_addr;
-    if (key.stack_id >= 0) {
-      auto it = stacks.find(key.stack_id);
+    if (key.recorded) {
+      auto it = stacks.find(key.stack_hash);
       if (it == stacks.end()) {
-        std::vector<uint64_t> frames(GS_MAX_STACK_DEPTH, 0);
-        uint32_t sid = static_cast<uint32_t>(key.stack_id);
-        if (bpf_map_lookup_elem(sfd, &sid, frames.data()) != 0) frames.clear();
-        it = stacks.emplace(key.stack_id, std::move(frames)).first;
+        std::vector<uint64_t> frames;
+        if (bpf_map_lookup_elem(sfd, &key.stack_hash, &st) == 0) frames.assign(std::begin(st.frames), std::end(st.frames));
+        it = stacks.emplace(key.stack_hash, std::move(frames)).first;
       }
-      sc.frames = completeStack(it->second, key.ret_addr);
-      sc.cut = stackIsCut(it->second);
+      if (!it->second.empty()) {
+        sc.recorded = true;
+        sc.caller = key.ret_addr;
+        sc.frames = completeStack(it->second, key.ret_addr);
+        sc.cut = stackIsCut(it->second);
+      }
     }
     out.push_back(std::move(sc));
   }
@@ -1161,6 +1165,7 @@ EngineStats Engine::stats() const {
   s.sampledOut = get(GS_STAT_SAMPLED_OUT);
   s.foreignCalls = get(GS_STAT_FOREIGN);
   s.filteredOut = get(GS_STAT_FILTERED_OUT);
+  s.stacksUncounted = get(GS_STAT_STACKS_UNCOUNTED);
   return s;
 }
 

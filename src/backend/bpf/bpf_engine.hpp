@@ -72,8 +72,13 @@ struct EngineOptions {
   // below it); poll() also drains every `maxPollDelayMs`. 0 = ringBytes / 16.
   uint32_t wakeupBytes = 0;
   int maxPollDelayMs = 50;
-  uint32_t stackTraceEntries = 0;     // distinct stacks for stackCounts (0 = feature off)
-  uint32_t stackCountEntries = 0;     // (probe, stack, caller) counters; 0 = 4 x stackTraceEntries
+  // Distinct stacks for stackCounts (0 = feature off), and (probe, stack,
+  // caller) counters (0 = 2 x stackTraceEntries): bounds, both allocated as
+  // they fill (a stack takes ~1 KB of kernel memory).
+  uint32_t stackTraceEntries = 0;
+  uint32_t stackCountEntries = 0;
+  // What sessions that count stacks ask for (--folded, --svg).
+  static constexpr uint32_t kFoldedStacks = 65536;
   AttachMode attachMode = AttachMode::Auto;
   // Turn on the kernel's BPF run-time statistics while the engine lives
   // (BPF_ENABLE_STATS: system-wide, a clock read more per program run) so
@@ -129,11 +134,12 @@ struct StackCount {
   uint32_t probeId = 0;
   uint64_t count = 0;
   // Innermost first, the probed address first and the direct caller second;
-  // empty when the kernel could not record the stack (stackId < 0).
+  // empty when the stack was not recorded.
   std::vector<uint64_t> frames;
-  uint64_t caller = 0;  // the return address into the direct caller ([RSP]); kept when the stack was lost
-  int stackId = -1;     // < 0: not recorded (-EEXIST: its hash bucket holds another stack; -ENOMEM)
-  bool cut = false;     // deeper than the kernel records: the outer frames are missing
+  uint64_t caller = 0;    // the return address into the direct caller ([RSP]); 0 when not recorded
+  bool recorded = false;  // false: the probe's hits whose stack could not be walked or stored (empty walk, the
+                          // per-CPU scratch in use, the stack map full), all in one StackCount per probe
+  bool cut = false;       // deeper than the kernel records: the outer frames are missing
 };
 
 // Engine-wide counters, summed over CPUs.
@@ -151,6 +157,9 @@ struct EngineStats {
   // were counted (not fully privileged: Engine::accessScope()).
   uint64_t foreignCalls = 0;
   uint64_t filteredOut = 0;   // calls whose arguments failed their probe's filter: nothing of them was sent
+  // Stack-counting hits with no room left in the counts map, not even
+  // among a probe's unrecorded stacks: in no StackCount.
+  uint64_t stacksUncounted = 0;
   uint64_t lost() const { return lostRingFull + lostBusy; }
 };
 
