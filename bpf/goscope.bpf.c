@@ -104,6 +104,16 @@ struct {
   __type(value, __u64);
 } starts SEC(".maps");
 
+/* GS_SITE_MORESTACK_MARK's marks: each lives from a jbe going to morestack
+ * to its goroutine's next pass of the entry, a few microseconds (longer
+ * when the jbe was taken to preempt the goroutine: until it runs again). */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 4096);
+  __type(key, struct gs_mark_key);
+  __type(value, __u8);
+} morestack_marks SEC(".maps");
+
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(max_entries, 65536);
@@ -293,8 +303,10 @@ static __always_inline int cond_holds(const struct gs_entry_regs *g, const struc
     } else if (len != want) {
       return c->op == GS_OP_NE;
     }
-    /* The first `want` bytes decide (equal lengths, or a prefix). */
-    char buf[GS_FILTER_STR];
+    /* The first `want` bytes decide (equal lengths, or a prefix). Unsigned
+     * as the constant's (__u8): a plain char is signed here, and a byte of
+     * 0x80 or more (UTF-8 beyond ASCII) never equalled its own constant. */
+    __u8 buf[GS_FILTER_STR];
     if (want && bpf_probe_read_user(buf, want, (const void *)ptr)) {
       stat_inc(GS_STAT_READ_ERRORS);
       return 0;
@@ -477,6 +489,25 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
     /* This pass goes to morestack and comes back through the entry. */
     stat_inc(GS_STAT_MORESTACK);
     return 0;
+  }
+  if (site == GS_SITE_MORESTACK_MARK || site == GS_SITE_ENTRY_MARKED) {
+    struct gs_mark_key mk = {};
+    mk.tgid = bpf_get_current_pid_tgid() >> 32;
+    mk.probe_id = probe_id;
+    mk.g = ctx->r14;
+    if (site == GS_SITE_MORESTACK_MARK) {
+      /* The plain entry (GS_SITE_ENTRY_MARKED) already saw this call: its
+       * next pass, back from morestack, is not another one. */
+      if (ctx->flags & (GS_EFLAGS_CF | GS_EFLAGS_ZF)) {
+        __u8 one = 1;
+        bpf_map_update_elem(&morestack_marks, &mk, &one, BPF_ANY);
+      }
+      return 0;
+    }
+    if (bpf_map_delete_elem(&morestack_marks, &mk) == 0) {
+      stat_inc(GS_STAT_MORESTACK);
+      return 0;
+    }
   }
   int is_entry = site != GS_SITE_RETURN && site != GS_SITE_CALL_RETURN;
   if (access_filter && !current_visible()) {

@@ -56,7 +56,27 @@ enum gs_site_kind {
    * (RSP - 8 is used) and the results are in their registers. A return
    * site; ip is the return address. */
   GS_SITE_CALL_RETURN = 6,
-  GS_SITE_KIND_COUNT = 7,
+  /* The first instruction of a function that has a stack check, probed
+   * there on request (--entry) with a GS_SITE_MORESTACK_MARK on its `jbe`:
+   * a call that grows its stack passes the entry twice (morestack comes
+   * back to it). An entry as GS_SITE_ENTRY, except that a pass which finds
+   * the mark the jbe left for its goroutine is that same call again: it
+   * takes the mark and does nothing. */
+  GS_SITE_ENTRY_MARKED = 7,
+  /* The `jbe` of such a function: a pass going to morestack (CF or ZF set,
+   * as at GS_SITE_ENTRY_STACKCHECK) leaves a mark keyed (tgid, probe, g)
+   * in "morestack_marks"; nothing else, ever. g is R14 at both sites (the
+   * register ABI's g; the prologue's compare does not change it). */
+  GS_SITE_MORESTACK_MARK = 8,
+  GS_SITE_KIND_COUNT = 9,
+};
+
+/* A pass of a GS_SITE_MORESTACK_MARK going to morestack, waiting for its
+ * goroutine to come back through the entry. */
+struct gs_mark_key {
+  __u32 tgid;
+  __u32 probe_id;
+  __u64 g;
 };
 
 /* x86 EFLAGS bits tested at GS_SITE_ENTRY_STACKCHECK. */

@@ -33,9 +33,9 @@ struct Call {
   int64_t line = 0;
   uint32_t pid = 0;
   int64_t goid = 0;
-  // CLOCK_MONOTONIC of the entry; of the return when the entry was not seen.
+  // CLOCK_MONOTONIC of the entry. (A call already running when the probes
+  // were attached is no Call: only its return would be seen.)
   uint64_t tsNs = 0;
-  bool entrySeen = true;  // false: the return of a call already running when the probes were attached
   std::optional<uint64_t> durationNs;  // when both the entry and the return were seen
 
   std::vector<Value> args;  // named, in order; the compiler's hidden parameters left out

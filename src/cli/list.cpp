@@ -58,7 +58,7 @@ output::Output::FunctionRow rowOf(const GoFunction& fn, const Result<FunctionCod
 output::Output::FunctionRow inlinedRowOf(const InlinedSite& s) {
   output::Output::FunctionRow r;
   r.name = s.callee;
-  r.entry = s.probes.empty() ? 0 : s.probes.front();
+  if (!s.probes.empty()) r.entry = s.probes.front();
   r.size = 0;
   r.file = s.callFile;
   r.line = s.callLine;

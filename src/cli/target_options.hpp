@@ -22,7 +22,9 @@ inline const OptionSpec kDebugDirOption{"debug-dir", 0, true,
 // that opens a target calls it before it does.
 void applyDebugInfoOptions(const Args& args);
 
-// Exactly one of -b / -p; throws FatalError (Usage) otherwise.
+// Exactly one of -b / -p; throws FatalError (Usage) otherwise. A truncated
+// executable is opened with a warning on stderr saying what is lost (info
+// and list show what is left; everything else refuses one).
 Target openTargetOrRaise(const Args& args, const std::string& subcommand);
 
 }  // namespace goscope::cli

@@ -1,5 +1,6 @@
 // One JSON object per line for programs. Keys are part of goscope's
 // contract: they are only ever added to.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -41,6 +42,14 @@ void hitFields(boost::json::object& o, const api::Call& c, const HitShape& shape
   }
 }
 
+// An interval read late (goscope was not run on time): "late_ms", and
+// "intervals" when it covers more than one.
+void addLate(boost::json::object& o, const Output::Interval& in) {
+  if (in.lateS <= 0 && in.skipped == 0) return;
+  o["late_ms"] = std::llround(in.lateS * 1000);
+  if (in.skipped > 0) o["intervals"] = in.skipped + 1;
+}
+
 // {"omitted":K,...}: functions called but left out by --top, in an interval
 // (with its elapsed_ms) or in the totals ("final":true).
 void printOmitted(size_t omitted, std::optional<double> elapsedS, bool final) {
@@ -50,12 +59,27 @@ void printOmitted(size_t omitted, std::optional<double> elapsedS, bool final) {
   std::cout << jsonText(o) << '\n';
 }
 
+// ,"result_names":["q","r"]: the results' names, in the order of
+// "results", where the text line names them (`= q=3, r=2`): when any result
+// is named; an unnamed one (`~r0`, shown bare) is null.
+void appendResultNames(const std::vector<Value>& results, std::string& out) {
+  auto named = [](const Value& v) { return !v.name.starts_with("~r"); };
+  if (std::none_of(results.begin(), results.end(), named)) return;
+  out += ",\"result_names\":[";
+  for (size_t i = 0; i < results.size(); i++) {
+    if (i) out += ',';
+    if (named(results[i])) appendJsonString(results[i].name, out);
+    else out += "null";
+  }
+  out += ']';
+}
+
 class JsonOutput final : public Output {
  public:
-  // {"func","pid","goid","ts_ns","args","results","duration_ns",
-  // ["args_unavailable"], ["inlined_into","file","line"], "time",
-  // ["stack","stack_cut"]}: written straight into the line buffer, the same
-  // bytes jsonText of the Boost object gave (tests compare them).
+  // {"func","pid","goid","ts_ns","args","results",["result_names"],
+  // "duration_ns", ["args_unavailable"], ["inlined_into","file","line"],
+  // "time", ["stack","stack_cut"]}: written straight into the line buffer,
+  // the same bytes jsonText of the Boost object gave (tests compare them).
   void traceCall(const api::Call& c, bool stack) override {
     std::string& out = lines_.buffer();
     out += "{\"func\":";
@@ -67,7 +91,7 @@ class JsonOutput final : public Output {
     out += ",\"ts_ns\":";
     appendDecimal(c.tsNs, out);
     out += ",\"args\":";
-    if (!c.entrySeen || !c.argsUnavailable.empty()) out += "null";
+    if (!c.argsUnavailable.empty()) out += "null";
     else if (c.argRegisters) out += jsonText(registersJson(*c.argRegisters));
     else appendNamedJson(c.args, out);
     out += ",\"results\":";
@@ -77,6 +101,7 @@ class JsonOutput final : public Output {
       out += ']';
     } else if (c.results) {
       appendValueArray(*c.results, out);
+      appendResultNames(*c.results, out);
     } else {
       out += "null";
     }
@@ -99,7 +124,7 @@ class JsonOutput final : public Output {
     out += ",\"time\":\"";
     appendRfc3339Nanos(static_cast<int64_t>(c.tsNs) + realtimeOffsetNs_, out);
     out += '"';
-    if (stack && c.entrySeen) {
+    if (stack) {
       out += ",\"stack\":[";
       for (size_t i = 0; i < c.stack.size(); i++) {
         if (i) out += ',';
@@ -144,6 +169,7 @@ class JsonOutput final : public Output {
       boost::json::object o{{"func", r.func}, {"count", r.count}, {"delta", r.delta}, {"rate", std::llround(r.rate)},
                             {"elapsed_ms", std::llround(r.elapsedS * 1000)},
                             {"interval_ms", std::llround(in.lengthS * 1000)}};
+      addLate(o, in);
       std::cout << jsonText(o) << '\n';
     }
     if (in.omitted) printOmitted(in.omitted, in.elapsedS, false);
@@ -203,6 +229,7 @@ class JsonOutput final : public Output {
     if (c.hiddenCalls) o["hidden_calls"] = c.hiddenCalls;
     if (c.filteredOut) o["filtered_out"] = *c.filteredOut;
     if (c.eventsSent) o["events_sent"] = *c.eventsSent;
+    if (c.detachMs) o["detach_ms"] = std::round(*c.detachMs * 10) / 10;
     if (c.targetCpuMs) {
       o["target_cpu_ms"] = *c.targetCpuMs;
       o["capped"] = c.capped;
@@ -239,7 +266,10 @@ class JsonOutput final : public Output {
     o["elapsed_ms"] = std::llround(rep.elapsedS * 1000);
     // An interval's object describes that interval alone (bcc funclatency
     // -i); the final one, the whole session.
-    if (rep.interval) o["interval_ms"] = std::llround(rep.interval->lengthS * 1000);
+    if (rep.interval) {
+      o["interval_ms"] = std::llround(rep.interval->lengthS * 1000);
+      addLate(o, *rep.interval);
+    }
     if (rep.probeCostNs > 0) o["probe_cost_ns"] = std::llround(rep.probeCostNs);
     // The range's bottom, when probe_cost_ns is only its top (mixed call ends).
     if (rep.probeCostLowNs > 0) o["probe_cost_min_ns"] = std::llround(rep.probeCostLowNs);
@@ -250,7 +280,7 @@ class JsonOutput final : public Output {
   void function(const FunctionRow& r) override {
     boost::json::object o;
     o["func"] = r.name;
-    o["entry"] = hex(r.entry);
+    o["entry"] = r.entry ? boost::json::value(hex(*r.entry)) : boost::json::value(nullptr);
     o["size"] = r.size;
     o["file"] = r.file;
     o["line"] = r.line;
@@ -296,6 +326,15 @@ class JsonOutput final : public Output {
     o["goid_offset"] = t.goidOffset ? boost::json::value(*t.goidOffset) : boost::json::value(nullptr);
     o["goid_offset_source"] = t.goidOffsetHow;
     o["goid_offset_assumed"] = t.goidOffsetAssumed;
+    if (const auto& cut = t.truncated) {
+      boost::json::array missing, lost;
+      for (const auto& m : cut->missing) missing.emplace_back(m);
+      for (const auto& l : cut->lost) lost.emplace_back(l);
+      o["truncated"] = boost::json::object{{"file_bytes", cut->fileBytes},
+                                           {"described_bytes", cut->describedBytes},
+                                           {"missing", std::move(missing)},
+                                           {"lost", std::move(lost)}};
+    }
     if (const auto& ns = t.namespaces) {
       boost::json::object n{{"mount", ns->mountNs},
                             {"pid", ns->pidNs},
@@ -304,6 +343,19 @@ class JsonOutput final : public Output {
                             {"pid_inside", ns->innerPid ? boost::json::value(*ns->innerPid) : boost::json::value(nullptr)}};
       if (!ns->hostExePath.empty()) n["file_from_here"] = ns->hostExePath;
       o["namespaces"] = std::move(n);
+    }
+    if (const auto& d = t.delve) {
+      auto str = [](const std::optional<std::string>& v) { return v ? boost::json::value(*v) : boost::json::value(nullptr); };
+      boost::json::value reads = nullptr;
+      if (d->minGoMinor && d->maxGoMinor)
+        reads = boost::json::array{"1." + std::to_string(*d->minGoMinor), "1." + std::to_string(*d->maxGoMinor)};
+      o["delve"] = boost::json::object{{"path", str(d->path)},
+                                       {"version", d->path ? str(d->version) : boost::json::value(nullptr)},
+                                       {"reads_go", d->path ? reads : boost::json::value(nullptr)},
+                                       {"source", d->path ? boost::json::value(d->origin) : boost::json::value(nullptr)},
+                                       {"covers", d->covers},
+                                       {"why", d->why},
+                                       {"hint", d->hint.empty() ? boost::json::value(nullptr) : boost::json::value(d->hint)}};
     }
     std::cout << jsonText(o) << '\n';
   }
@@ -326,6 +378,7 @@ class JsonOutput final : public Output {
         x["int3"] = b.int3;
         x["uprobe_link"] = b.uprobeLink ? boost::json::value(b.uprobeLink) : boost::json::value(nullptr);
         x["restored"] = b.restored;
+        x["tracer_owned"] = b.tracerOwned;
         bytes.push_back(std::move(x));
       }
       fns.push_back(boost::json::object{{"function", f.name}, {"entry", f.entry ? boost::json::value(hex(f.entry)) : boost::json::value(nullptr)}, {"bytes", std::move(bytes)}});
@@ -334,6 +387,9 @@ class JsonOutput final : public Output {
     o["differing"] = r.differing;
     o["int3"] = r.int3;
     o["live_uprobe"] = r.liveUprobe;
+    o["tracer_int3"] = r.tracerInt3;
+    o["tracer_pid"] = r.tracer ? boost::json::value(r.tracer) : boost::json::value(nullptr);
+    o["tracer"] = r.tracer ? boost::json::value(r.tracerName) : boost::json::value(nullptr);
     o["fix"] = r.fix;
     o["restored"] = r.restored;
     o["stopped"] = r.stopped;

@@ -212,6 +212,20 @@ Result<FilterExpr> parseFilter(std::string_view text) {
   return p.parse();
 }
 
+namespace {
+
+// The length of the valid UTF-8 sequence at s[i] (1-4), or 0.
+size_t utf8Length(const std::string& s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; k++)
+    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return 0;
+  return n;
+}
+
+}  // namespace
+
 Result<std::string> delveCondition(const FilterExpr& filter) {
   std::string out;
   for (const FilterTerm& t : filter.terms) {
@@ -223,13 +237,32 @@ Result<std::string> delveCondition(const FilterExpr& filter) {
     out += t.arg + " " + filterOpText(t.op) + " ";
     if (t.isString) {
       out += '"';
-      for (char c : t.text) {
-        switch (c) {
+      const std::string& s = t.text;
+      for (size_t i = 0; i < s.size(); i++) {
+        const auto b = static_cast<unsigned char>(s[i]);
+        switch (s[i]) {
           case '"': out += "\\\""; break;
           case '\\': out += "\\\\"; break;
           case '\n': out += "\\n"; break;
           case '\t': out += "\\t"; break;
-          default: out += c;
+          default: {
+            // Valid UTF-8 as it is; any other byte outside printable ASCII
+            // as \xNN, which is that one byte: Go's scanner (Delve parses
+            // conditions with go/parser) refuses invalid UTF-8 in a literal,
+            // and the condition must match the bytes whatever they are.
+            const size_t n = utf8Length(s, i);
+            if (b >= 0x80 && n > 0) {
+              out.append(s, i, n);
+              i += n - 1;
+            } else if (b < 0x20 || b >= 0x7f) {
+              static constexpr char kHex[] = "0123456789abcdef";
+              out += "\\x";
+              out += kHex[b >> 4];
+              out += kHex[b & 15];
+            } else {
+              out += s[i];
+            }
+          }
         }
       }
       out += '"';

@@ -2,9 +2,12 @@
 
 #include <elf.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <set>
+
+#include "target/pclntab_locate.hpp"
 
 namespace goscope {
 namespace {
@@ -58,9 +61,10 @@ std::optional<uint64_t> findBlob(const ElfFile& elf) {
     if (asView(elf.sectionBytes(*s)).substr(0, kMagic.size()) == kMagic) return s->addr;
   for (const auto& p : elf.segments()) {
     if (p.type != PT_LOAD || (p.flags & PF_W) == 0) continue;
-    auto seg = elf.readVaddr(p.vaddr, p.filesz);
-    if (!seg) continue;
-    std::string_view v = asView(*seg);
+    // (of a truncated file, what it still holds)
+    const std::span<const uint8_t> seg = pcln::segmentBytes(elf, p);
+    if (seg.empty()) continue;
+    std::string_view v = asView(seg);
     for (size_t i = v.find(kMagic); i != std::string_view::npos; i = v.find(kMagic, i + 1))
       if ((p.vaddr + i) % 16 == 0 && v.size() - i >= 32) return p.vaddr + i;
   }
@@ -95,10 +99,11 @@ std::optional<std::string> scanBuildVersion(const ElfFile& elf) {
   std::set<std::string> found;
   for (const auto& p : elf.segments()) {
     if (p.type != PT_LOAD || (p.flags & PF_W) == 0) continue;
-    auto seg = elf.readVaddr(p.vaddr, p.filesz);
-    if (!seg) continue;
-    for (uint64_t off = (8 - p.vaddr % 8) % 8; off + 16 <= seg->size(); off += 8) {
-      uint64_t len = le64(seg->data() + off + 8);
+    // (of a truncated file, what it still holds)
+    const std::span<const uint8_t> seg = pcln::segmentBytes(elf, p);
+    if (seg.empty()) continue;
+    for (uint64_t off = (8 - p.vaddr % 8) % 8; off + 16 <= seg.size(); off += 8) {
+      uint64_t len = le64(seg.data() + off + 8);
       if (len < 5 || len > 64) continue;
       auto ptr = elf.readPointer(p.vaddr + off);
       if (!ptr) continue;
@@ -240,8 +245,14 @@ Result<BuildInfo> readBuildInfo(const ElfFile& elf) {
       // Inline strings right after the header; read what the segment holds.
       std::span<const uint8_t> rest;
       for (const auto& p : elf.segments())
-        if (p.type == PT_LOAD && *blob >= p.vaddr && *blob < p.vaddr + p.filesz)
-          rest = elf.readVaddr(*blob + 32, p.vaddr + p.filesz - *blob - 32).value_or(std::span<const uint8_t>{});
+        if (p.type == PT_LOAD && *blob >= p.vaddr && *blob < p.vaddr + p.filesz) {
+          uint64_t len = p.vaddr + p.filesz - *blob - 32;
+          // A truncated file (ElfFile::truncation): the strings need only
+          // what it still holds of the segment.
+          if (auto off = elf.vaddrToOffset(*blob + 32); off && *off < elf.bytes().size())
+            len = std::min<uint64_t>(len, elf.bytes().size() - *off);
+          rest = elf.readVaddr(*blob + 32, len).value_or(std::span<const uint8_t>{});
+        }
       size_t pos = 0;
       auto vers = varintString(rest, pos);
       auto m = vers ? varintString(rest, pos) : std::nullopt;

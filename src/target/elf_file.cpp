@@ -42,6 +42,7 @@ Result<void> ElfFile::load() {
   struct stat st{};
   if (::fstat(fd_.get(), &st) != 0 || !S_ISREG(st.st_mode))
     return fail(ErrorKind::BadTarget, path_ + ": not a regular file");
+  identity_ = FileIdentity::of(st);
   size_ = static_cast<size_t>(st.st_size);
   if (size_ < EI_NIDENT) return fail(ErrorKind::BadTarget, path_ + ": not an ELF file");
   // MAP_SHARED (read-only: the fd is O_RDONLY), not MAP_PRIVATE: the kernel
@@ -86,6 +87,7 @@ Result<void> ElfFile::load() {
 
   size_t shstrndx = 0;
   elf_getshdrstrndx(elf_, &shstrndx);
+  // (Sections whose headers lie past the end are not listed by libelf.)
   for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn; scn = elf_nextscn(elf_, scn)) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh)) continue;
@@ -113,7 +115,36 @@ Result<void> ElfFile::load() {
       }
     }
   }
+  noteTruncation(eh.e_shoff, eh.e_shnum, eh.e_shentsize);
   return {};
+}
+
+void ElfFile::noteTruncation(uint64_t shoff, uint64_t shnum, uint64_t shentsize) {
+  Truncation t;
+  t.size = size_;
+  auto past = [&](uint64_t offset, uint64_t len) {
+    const uint64_t end = offset + len < offset ? UINT64_MAX : offset + len;  // (no wrap-around)
+    t.described = std::max(t.described, end);
+    return end > size_;
+  };
+  // (e_shnum 0 with a table: the count is in section 0's header, one entry at least.)
+  if (shoff != 0 && past(shoff, std::max<uint64_t>(shnum, 1) * shentsize)) t.missing.push_back("the section headers");
+  for (size_t i = 0; i < segments_.size(); i++) {
+    const Segment& p = segments_[i];
+    if (p.type != PT_LOAD || !past(p.offset, p.filesz)) continue;
+    std::string rwx = {p.flags & PF_R ? 'r' : '-', p.flags & PF_W ? 'w' : '-', p.flags & PF_X ? 'x' : '-'};
+    if (p.offset >= size_)
+      t.missing.push_back("all of segment " + std::to_string(i) + " (" + rwx + ")");
+    else
+      t.missing.push_back("the last " + std::to_string(p.offset + p.filesz - size_) + " bytes of segment " +
+                          std::to_string(i) + " (" + rwx + ")");
+  }
+  for (size_t i = 0; i < sections_.size(); i++) {  // (allocated ones are in a segment above)
+    const Section& s = sections_[i];
+    if (s.type != SHT_NOBITS && (s.flags & SHF_ALLOC) == 0 && past(s.offset, s.size))
+      t.missing.push_back(s.name.empty() ? "section " + std::to_string(i + 1) : s.name);  // (its name is gone too)
+  }
+  if (!t.missing.empty()) truncation_ = std::move(t);
 }
 
 const ElfFile::Section* ElfFile::section(std::string_view name) const {

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "target/file_identity.hpp"
 #include "util/result.hpp"
 #include "util/unique_fd.hpp"
 
@@ -50,7 +51,22 @@ class ElfFile : public std::enable_shared_from_this<ElfFile> {
     uint16_t shndx = 0;
   };
 
+  // A file shorter than its own ELF headers say (a copy cut short, or
+  // headers damaged): what they place past its end. Go's own linker writes
+  // the section headers at the start; a file an external linker or objcopy
+  // wrote has them at the end, where a cut takes them first, and with them
+  // every section's name (.gopclntab, .go.buildinfo, .symtab, DWARF).
+  struct Truncation {
+    uint64_t size = 0;       // bytes in the file
+    uint64_t described = 0;  // the furthest end its headers give
+    // In file order: "the section headers", "the last 102400 bytes of
+    // segment 3 (rw-)", "all of segment 4 (r--)", ".debug_info".
+    std::vector<std::string> missing;
+  };
+
   // Errors: NotFound (no such file), BadTarget (not an ELF file, not x86-64).
+  // A truncated file opens (truncation() says what it lacks): what it
+  // holds is read, what it lacks is not there to read.
   static Result<std::shared_ptr<ElfFile>> open(const std::string& path);
 
   ~ElfFile();
@@ -58,6 +74,12 @@ class ElfFile : public std::enable_shared_from_this<ElfFile> {
   ElfFile& operator=(const ElfFile&) = delete;
 
   const std::string& path() const { return path_; }
+  // The file as it was when opened (fstat of the fd the analysis reads).
+  const FileIdentity& identity() const { return identity_; }
+  // A path that names this very open file in this process and its forks,
+  // whatever has since been renamed over, or linked to, the path it was
+  // opened by: /proc/self/fd/N. What uprobes are attached through.
+  std::string handlePath() const { return "/proc/self/fd/" + std::to_string(fd_.get()); }
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   // Lets the kernel unmap the pages of [offset, offset + len) from this
   // process: they stay in the page cache and come back on the next read
@@ -96,12 +118,16 @@ class ElfFile : public std::enable_shared_from_this<ElfFile> {
 
   Elf* libelf() const { return elf_; }
 
+  const std::optional<Truncation>& truncation() const { return truncation_; }
+
  private:
   ElfFile() = default;
   Result<void> load();
+  void noteTruncation(uint64_t shoff, uint64_t shnum, uint64_t shentsize);
 
   std::string path_;
   UniqueFd fd_;
+  FileIdentity identity_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   Elf* elf_ = nullptr;
@@ -113,6 +139,7 @@ class ElfFile : public std::enable_shared_from_this<ElfFile> {
   std::vector<Symbol> symbols_;
   bool hasSymtab_ = false;
   std::unordered_map<uint64_t, uint64_t> relative_;  // r_offset -> r_addend
+  std::optional<Truncation> truncation_;
 };
 
 }  // namespace goscope

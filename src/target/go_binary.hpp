@@ -25,8 +25,26 @@ class GoBinary {
  public:
   // `path` is opened; `displayName` is what messages call it (for a process,
   // /proc/PID/exe is opened but the real path is shown).
-  // Errors: NotFound, BadTarget (not ELF, not x86-64, not Go).
-  static Result<std::shared_ptr<GoBinary>> open(const std::string& path, const std::string& displayName = {});
+  // Errors: NotFound, BadTarget (not ELF, not x86-64, not Go; truncated,
+  // unless acceptTruncated: then truncation() says what is lost).
+  static Result<std::shared_ptr<GoBinary>> open(const std::string& path, const std::string& displayName = {},
+                                                bool acceptTruncated = false);
+
+  // A file cut short (ElfFile::Truncation), and what goscope cannot know of
+  // the program for it: nullopt for a whole file. Only a binary opened with
+  // acceptTruncated has one (goscope info and list show what is left; every
+  // subcommand that probes or reads a process refuses it).
+  struct Truncation {
+    ElfFile::Truncation file;
+    // "the Go build info (go version, module)", "every inlined body (the
+    // module data that locates them)", "the code of 12 of 10851 functions",
+    // "symbols and DWARF, if it had them (the section headers)".
+    std::vector<std::string> lost;
+    // "BIN is truncated: it has S bytes where its ELF headers describe D
+    // (missing: ...); lost: ..."
+    std::string text;
+  };
+  const std::optional<Truncation>& truncation() const { return truncation_; }
 
   // Decides where dwarf() and dwarfGlobals() read from: the executable's own
   // DWARF, or a separate debug file (separate_debug_info.hpp). The one place
@@ -76,6 +94,7 @@ class GoBinary {
 
   std::string name_;
   std::shared_ptr<ElfFile> elf_;
+  std::optional<Truncation> truncation_;
   DebugInfoOrigin debugOrigin_;
   Pclntab pcln_;
   std::optional<BuildInfo> build_;

@@ -1,5 +1,7 @@
 #include "target/pclntab.hpp"
 
+#include <elf.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -121,7 +123,21 @@ Result<void> Pclntab::parseHeader() {
       if (s.name == "runtime.text") textStart_ = s.value;
     if (textStart_ == 0)
       if (const auto* text = elf_->section(".text")) textStart_ = text->addr;
+    // A truncated file whose section names are gone (.shstrtab is last): the
+    // one executable section is .text, as Go's own linker writes it.
+    if (textStart_ == 0) {
+      const ElfFile::Section* only = nullptr;
+      size_t exec = 0;
+      for (const auto& s : elf_->sections())
+        if (s.flags & SHF_EXECINSTR) exec++, only = s.name.empty() ? &s : nullptr;
+      if (exec == 1 && only) textStart_ = only->addr;
+    }
   }
+  // Function entries are offsets from it (the 1.18 and 1.20 formats; Go 1.27
+  // writes 0 in the header): without it every address would be wrong.
+  if (textStart_ == 0 && format_ != PclnFormat::Go116)
+    return fail(ErrorKind::BadTarget, elf_->path() + ": the Go function table does not say where the code starts "
+                                                     "(runtime.text), and neither a .text section nor a symbol does");
   return {};
 }
 

@@ -41,6 +41,12 @@ const ElfFile::Symbol* findSymbol(const ElfFile& elf, std::string_view name) {
 
 }  // namespace
 
+std::span<const uint8_t> segmentBytes(const ElfFile& elf, const ElfFile::Segment& p) {
+  const auto all = elf.bytes();
+  if (p.offset >= all.size()) return {};
+  return all.subspan(p.offset, std::min<uint64_t>(p.filesz, all.size() - p.offset));
+}
+
 bool plausibleHeader(std::span<const uint8_t> b) {
   if (b.size() < 72) return false;
   uint32_t magic = le32(b, 0);
@@ -91,12 +97,13 @@ std::optional<TableLocation> locateTable(const ElfFile& elf) {
   for (bool wantExec : {false, true}) {
     for (const auto& p : elf.segments()) {
       if (p.type != PT_LOAD || ((p.flags & PF_X) != 0) != wantExec) continue;
-      auto seg = elf.readVaddr(p.vaddr, p.filesz);
-      if (!seg) continue;
-      for (uint64_t off = (8 - p.vaddr % 8) % 8; off + 72 <= seg->size(); off += 8) {
-        uint32_t m = le32(*seg, off);
+      // (of a truncated file, what it still holds)
+      const std::span<const uint8_t> seg = segmentBytes(elf, p);
+      if (seg.empty()) continue;
+      for (uint64_t off = (8 - p.vaddr % 8) % 8; off + 72 <= seg.size(); off += 8) {
+        uint32_t m = le32(seg, off);
         if (m != kMagic116 && m != kMagic118 && m != kMagic120) continue;
-        auto tail = seg->subspan(off);
+        auto tail = seg.subspan(off);
         if (plausibleHeader(tail)) return TableLocation{p.vaddr + off, tail, "segment scan"};
       }
     }
@@ -118,10 +125,11 @@ std::optional<uint64_t> locateModuledata(const ElfFile& elf, uint64_t tabAddr, u
     if (target == tabAddr) candidates.push_back(where);
   for (const auto& p : elf.segments()) {
     if (p.type != PT_LOAD || (p.flags & PF_W) == 0) continue;
-    auto seg = elf.readVaddr(p.vaddr, p.filesz);
-    if (!seg) continue;
-    for (uint64_t off = (8 - p.vaddr % 8) % 8; off + 8 <= seg->size(); off += 8)
-      if (le64(*seg, off) == tabAddr) candidates.push_back(p.vaddr + off);
+    // (of a truncated file, what it still holds)
+    const std::span<const uint8_t> seg = segmentBytes(elf, p);
+    if (seg.empty()) continue;
+    for (uint64_t off = (8 - p.vaddr % 8) % 8; off + 8 <= seg.size(); off += 8)
+      if (le64(seg, off) == tabAddr) candidates.push_back(p.vaddr + off);
   }
   for (uint64_t md : candidates)
     if (valid(md)) return md;

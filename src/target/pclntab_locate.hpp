@@ -13,6 +13,10 @@
 
 namespace goscope::pcln {
 
+// The file bytes of a segment: all of them, or of a truncated file
+// (ElfFile::truncation) what it still holds; empty when none.
+std::span<const uint8_t> segmentBytes(const ElfFile& elf, const ElfFile::Segment& p);
+
 constexpr uint32_t kMagic116 = 0xfffffffa;  // Go 1.16, 1.17
 constexpr uint32_t kMagic118 = 0xfffffff0;  // Go 1.18, 1.19
 constexpr uint32_t kMagic120 = 0xfffffff1;  // Go 1.20 and later

@@ -17,8 +17,8 @@ std::string Target::describe() const {
   return binary->name();
 }
 
-Result<Target> openBinaryTarget(const std::string& path) {
-  auto b = GoBinary::open(path);
+Result<Target> openBinaryTarget(const std::string& path, bool acceptTruncated) {
+  auto b = GoBinary::open(path, {}, acceptTruncated);
   if (!b && b.error().kind == ErrorKind::NotFound && !path.empty() && path[0] == '/') {
     // A path that exists only inside a container: say who runs it and how
     // to name it from here (docs/containers.md).
@@ -37,13 +37,15 @@ Result<Target> openBinaryTarget(const std::string& path) {
   return Target{std::move(*b), std::nullopt, 0};
 }
 
-Result<Target> openProcessTarget(pid_t pid) {
+Result<Target> openProcessTarget(pid_t pid, bool acceptTruncated) {
   auto p = Process::attach(pid);
   if (!p) return p.failure();
   std::string who = "PID " + std::to_string(pid) + " (" + p->exePath() + ")";
-  auto b = GoBinary::open(p->exeHandlePath(), p->exePath());
+  auto b = GoBinary::open(p->exeHandlePath(), p->exePath(), acceptTruncated);
   if (!b) {
     const Error& e = b.error();
+    if (e.message.rfind(p->exePath() + " is truncated: ", 0) == 0)
+      return fail(ErrorKind::BadTarget, "PID " + std::to_string(pid) + "'s executable " + e.message, e.hint);
     if (e.kind == ErrorKind::BadTarget || e.kind == ErrorKind::NotFound) {
       std::string why = e.message;
       if (auto colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
@@ -52,6 +54,10 @@ Result<Target> openProcessTarget(pid_t pid) {
     }
     return b.failure();
   }
+  // The file read is the one the pinned process runs (not a later exec's,
+  // nor another process's that took the PID meanwhile).
+  if (auto same = p->verifyIdentity("while goscope read its executable", &(*b)->elf().identity()); !same)
+    return same.failure();
   // .gnu_debuglink's directory as seen from here: the process's own path
   // when its root is ours, else through /proc/PID/root (a container's root).
   const std::string root = "/proc/" + std::to_string(pid) + "/root";

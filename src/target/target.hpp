@@ -23,9 +23,12 @@ struct Target {
 
 // Both attach the binary's debug info (GoBinary::attachDebugInfo, with
 // debugInfoSearch()): a --debug-file that does not belong is refused here.
-Result<Target> openBinaryTarget(const std::string& path);
+// A truncated executable is refused (BadTarget, saying what is missing),
+// unless acceptTruncated (goscope info and list: what is left is shown,
+// GoBinary::truncation says what is not).
+Result<Target> openBinaryTarget(const std::string& path, bool acceptTruncated = false);
 // Errors: NotFound (no such PID), BadTarget ("PID N (path) is not a Go program").
-Result<Target> openProcessTarget(pid_t pid);
+Result<Target> openProcessTarget(pid_t pid, bool acceptTruncated = false);
 // The directory part of a path ("." for a bare name): where .gnu_debuglink's file is looked for.
 std::string directoryOf(const std::string& path);
 // Parses the text of -p: a positive decimal PID.

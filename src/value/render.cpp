@@ -86,6 +86,30 @@ json::value cutJson(const Value& v) {
   return o;
 }
 
+// Shown in part: a string with fewer bytes than its length (the capture's
+// --max-string), an array or a map with fewer elements than it has. JSON
+// gives such a value as an object marked cut with its full length, never
+// as a string or an array that would read as the whole value; text ends it
+// with `…`.
+bool shownInPart(const Value& v) {
+  switch (v.kind) {
+    case K::String: return v.len > v.text.size();
+    case K::Array: return v.children.size() < v.len;
+    case K::Map: return !v.nil && v.children.size() / 2 < v.len;
+    default: return false;
+  }
+}
+
+// A slice whose elements were shown in part, or not at all (past the
+// path's depth); one whose elements could not be read says why instead.
+bool sliceCut(const Value& v) {
+  return v.kind == K::Slice && !v.nil && v.len > 0 && v.elementsUnavailable.empty() &&
+         (v.elided || v.children.size() < v.len);
+}
+
+json::value partJson(const Value& v);
+json::value mapEntriesJson(const Value& v);
+
 std::string text(const Value& v) {
   if (isCut(v) && v.kind != K::Struct && v.kind != K::Map) return "{…}";
   switch (v.kind) {
@@ -290,7 +314,7 @@ void appendJson(const Value& v, std::string& out) {
     case K::Int: appendInt(v.i, out); return;
     case K::Uint: appendInt(v.u, out); return;
     case K::String:
-      if (appendPlainQuoted(v.text, out)) return;
+      if (!shownInPart(v) && appendPlainQuoted(v.text, out)) return;
       break;
     case K::Pointer:
     case K::UnsafePointer:
@@ -322,6 +346,7 @@ void appendJson(const Value& v, std::string& out) {
       out += '}';
       return;
     case K::Array:
+      if (shownInPart(v)) break;
       out += '[';
       for (size_t i = 0; i < v.children.size(); i++) {
         if (i) out += ',';
@@ -348,6 +373,11 @@ void appendJson(const Value& v, std::string& out) {
         }
         out += ']';
       }
+      if (!v.elementsUnavailable.empty() && v.len > 0) {
+        out += ",\"elems_unavailable\":";
+        appendJsonString(v.elementsUnavailable, out);
+      }
+      if (sliceCut(v)) out += ",\"cut\":true";
       out += '}';
       return;
     default: break;
@@ -364,7 +394,9 @@ json::value renderJson(const Value& v) {
     case K::Uint: return v.u;
     case K::Float: return floatJson(v.f, floatBits(v));
     case K::Complex: return json::object{{"real", floatJson(v.f, floatBits(v))}, {"imag", floatJson(v.imag, floatBits(v))}};
-    case K::String: return json::string(utf8Sanitized(v.text));
+    case K::String:
+      if (shownInPart(v)) return partJson(v);
+      return json::string(utf8Sanitized(v.text));
     case K::Slice: {
       if (v.nil) return nullptr;
       json::object o{{"len", v.len}, {"cap", v.cap}};
@@ -375,21 +407,20 @@ json::value renderJson(const Value& v) {
         for (const auto& c : v.children) a.push_back(renderJson(c));
         o["elems"] = std::move(a);
       }
+      if (!v.elementsUnavailable.empty() && v.len > 0) o["elems_unavailable"] = v.elementsUnavailable;
+      if (sliceCut(v)) o["cut"] = true;
       return o;
     }
     case K::Array: {
+      if (shownInPart(v)) return partJson(v);
       json::array a;
       for (const auto& c : v.children) a.push_back(renderJson(c));
       return a;
     }
     case K::Map: {
       if (v.nil) return nullptr;
-      json::object o;
-      for (size_t i = 0; i + 1 < v.children.size(); i += 2) {
-        const Value& key = v.children[i];
-        o[key.kind == K::String ? utf8Sanitized(key.text) : renderText(key)] = renderJson(v.children[i + 1]);
-      }
-      return o;
+      if (shownInPart(v)) return partJson(v);
+      return mapEntriesJson(v);
     }
     case K::Struct: {
       json::object o;
@@ -405,7 +436,14 @@ json::value renderJson(const Value& v) {
       if (v.nil) return nullptr;
       json::object o{{"type", v.dynamicType.empty() ? json::value(nullptr) : json::value(json::string(v.dynamicType))}};
       o["value"] = v.children.empty() ? json::value(json::string(hexText(v.address))) : renderJson(v.children[0]);
-      if (v.errorText) o["error"] = utf8Sanitized(*v.errorText);
+      if (v.errorText) {
+        o["error"] = utf8Sanitized(*v.errorText);
+        // The message's bytes were capped as a string's are: its full length.
+        if (v.errorTextMissing) {
+          o["error_cut"] = true;
+          o["error_len"] = v.errorText->size() + v.errorTextMissing;
+        }
+      }
       return o;
     }
     case K::Chan:
@@ -417,5 +455,34 @@ json::value renderJson(const Value& v) {
   }
   return nullptr;
 }
+
+namespace {
+
+json::value mapEntriesJson(const Value& v) {
+  json::object o;
+  for (size_t i = 0; i + 1 < v.children.size(); i += 2) {
+    const Value& key = v.children[i];
+    o[key.kind == K::String ? utf8Sanitized(key.text) : renderText(key)] = renderJson(v.children[i + 1]);
+  }
+  return o;
+}
+
+// {"cut":true,"type":T,"len":N, and the part shown: "value" (a string's
+// bytes) or "elems" (an array's elements, a map's entries)}.
+json::value partJson(const Value& v) {
+  json::object o{{"cut", true}, {"type", v.type.empty() && v.kind == K::String ? "string" : v.type}, {"len", v.len}};
+  if (v.kind == K::String) {
+    o["value"] = utf8Sanitized(v.text);
+  } else if (v.kind == K::Map) {
+    o["elems"] = mapEntriesJson(v);
+  } else {
+    json::array a;
+    for (const auto& c : v.children) a.push_back(renderJson(c));
+    o["elems"] = std::move(a);
+  }
+  return o;
+}
+
+}  // namespace
 
 }  // namespace goscope

@@ -2,9 +2,13 @@
 // programs (JSON), whichever path produced the value:
 //
 //   42  true  1.5                  integers, bools, floats (Go's strconv 'g' form, as Delve prints)
-//   "hello"  "abc…"(+90 bytes)     strings, truncated at the capture cap
-//   []int{len=3 cap=4: 1, 2, 3}    slices: JSON {"len":3,"cap":4,"elems":[1,2,3]}; nil: []int(nil), JSON null
-//   [3]int{1, 2, 3}                arrays: JSON [1,2,3]
+//   "hello"  "abc…"(+90 bytes)     strings, truncated at the capture cap; JSON "hello", and a
+//                                  cut one {"cut":true,"type":"string","len":93,"value":"abc"}
+//   []int{len=3 cap=4: 1, 2, 3}    slices: JSON {"len":3,"cap":4,"elems":[1,2,3]}; nil: []int(nil), JSON null;
+//                                  fewer elements shown than len, or none (past the depth):
+//                                  "cut":true added; none readable: "elems_unavailable":"why"
+//   [3]int{1, 2, 3}                arrays: JSON [1,2,3]; fewer shown than it has:
+//                                  {"cut":true,"type":"[64]uint8","len":64,"elems":[...]}
 //   main.Point{X: 1, Y: 2}         structs: JSON {"X":1,"Y":2}
 //   main.T{…}  {…}                 cut: not loaded past the path's depth (a struct, anything
 //                                  else); never nil. JSON {"cut":true,"type":"*main.Conn",
@@ -14,12 +18,14 @@
 //                                  interface whose dynamic value was cut.
 //   &main.Server{Name: "api"}      a pointer whose target was read: JSON {"addr":"0x…","value":{…}}
 //   0xc000012345  nil              other pointers (JSON "0xc000012345"), nil (JSON null)
-//   map[string]int{len=2: "a": 1, "b": 2}   maps: JSON an object keyed by the key's text
+//   map[string]int{len=2: "a": 1, "b": 2}   maps: JSON an object keyed by the key's text; fewer
+//                                  entries shown than len: {"cut":true,"type":T,"len":N,"elems":{...}}
 //   error(*errors.errorString)0xc000010250 "not found"
 //   error(*errors.errorString)&errors.errorString{s: "not found"}
 //                                  interfaces: dynamic type, then the dynamic value when it was
 //                                  read (Delve) or its address and the error text (BPF);
 //                                  JSON {"type":"*errors.errorString","value":…,"error":"not found"}
+//                                  (a message cut at the cap: "error_cut":true,"error_len":N)
 //   chan int{len=0 cap=4}          channels: JSON {"len":0,"cap":4}
 //   <unavailable: float in X0>     what a path cannot see: JSON null, never a wrong value
 //   <not captured>  <unreadable: EFAULT>

@@ -209,7 +209,9 @@ TEST_CASE("access: with setcap cap_bpf,cap_perfmon+ep another user sees only its
 
     // Root (fully privileged) with the same copy: both processes, nothing dropped.
     const int64_t rootBefore2 = callsIn(rootOut), nobodyBefore2 = callsIn(nobodyOut);
+    const auto started = std::chrono::steady_clock::now();
     auto a = run(box.goscope + " count --json -b " + box.functions + " main.add -d 2");
+    const double ranS = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const int64_t rootMade2 = callsIn(rootOut) - rootBefore2, nobodyMade2 = callsIn(nobodyOut) - nobodyBefore2;
     INFO("root stderr: " << a.err);
     REQUIRE(a.exitCode == 0);
@@ -217,7 +219,12 @@ TEST_CASE("access: with setcap cap_bpf,cap_perfmon+ep another user sees only its
     CAPTURE(all);
     CAPTURE(rootMade2);
     CAPTURE(nobodyMade2);
-    CHECK(all > std::max(rootMade2, nobodyMade2) + 1);  // more than one process's calls
+    // More than one process's calls. The 2 s counted are a part of the run
+    // (its start-up takes seconds on a loaded machine): one process's calls
+    // in them are at most its rate over the run times 2 s and the detach.
+    const double oneProcessAtMost = static_cast<double>(std::max(rootMade2, nobodyMade2)) / ranS * 2.2;
+    CAPTURE(ranS);
+    CHECK(all > oneProcessAtMost + 1);
     CHECK(all <= rootMade2 + nobodyMade2 + 2);
     CHECK(hiddenCalls(a.err) == -1);
     CHECK(hiddenInJson(a.out) == -1);
@@ -300,10 +307,14 @@ void killSetcapSessions(long rounds) {
     const fs::path mine = fs::path(box.dir) / "cache/goscope";
     std::error_code ec;
     fs::create_directories(mine, ec);
+    // uid 65534's own, as goscope reads only a cache private to its user
+    // (docs/security.md, "Files goscope writes").
     if (!ec && fs::copy_file(costs, mine / "host-costs.json", ec) && !ec) {
       ::chmod((box.dir + "/cache").c_str(), 0755);
-      ::chmod(mine.c_str(), 0755);
-      ::chmod((mine / "host-costs.json").c_str(), 0644);
+      ::chmod(mine.c_str(), 0700);
+      ::chmod((mine / "host-costs.json").c_str(), 0600);
+      REQUIRE(::chown(mine.c_str(), 65534, 65534) == 0);
+      REQUIRE(::chown((mine / "host-costs.json").c_str(), 65534, 65534) == 0);
       cacheEnv = "env XDG_CACHE_HOME=" + box.dir + "/cache ";
     }
   }
@@ -419,7 +430,8 @@ void killSetcapSessions(long rounds) {
 // #12 item 2) and the kernel with no leaked uprobe of the session's.
 // (A SIGKILL aimed at the holder's fork inside BPF_LINK_CREATE can still make
 // the kernel leak: docs/security.md says what is left then.)
-TEST_CASE("access: a setcap copy's count -b SIGKILLed with its link holder leaves no int3 in another user's process") {
+TEST_CASE("access: a setcap copy's count -b SIGKILLed with its link holder leaves no int3 in another user's process" *
+          doctest::test_suite("slow")) {
   killSetcapSessions(envNumber("GOSCOPE_KILL_ROUNDS", 10));
 }
 

@@ -111,6 +111,43 @@ TEST_CASE("filter: count on string arguments, equality and prefix") {
   }
 }
 
+// Bytes beyond ASCII match as the bytes they are (was: never, a signed
+// char against the unsigned constant: `path == "/é"` counted 0 calls). The
+// routes fixture's paths (fixtures/go/routes/main.go) hold "/é" and "/é/x"
+// in UTF-8 and a lone Latin-1 é, "/\xe9", once a round each.
+TEST_CASE("filter: a string with bytes beyond ASCII matches its bytes, in count and trace") {
+  struct Case {
+    std::string filter;
+    int64_t perRound;
+  };
+  const std::vector<Case> cases = {
+      {"path == \"/\xC3\xA9\"", 1},                  // "/é" in UTF-8, not "/é/x" nor the Latin-1 one
+      {"path =~ \"/\xC3\xA9*\"", 2},                 // "/é", "/é/x"
+      {"path != \"/\xC3\xA9\"", 6},
+      {"path == \"/\xE6\x97\xA5\xE6\x9C\xAC/\xE6\x9D\xB1\xE4\xBA\xAC\"", 1},  // "/日本/東京"
+      {"path == \"/\xE9\"", 1},                       // the lone byte: not "/é"
+      {"path =~ \"/\xE9*\"", 1},
+  };
+  const int64_t rounds = 3;
+  const std::string cmd = "-c '" + fixture("routes") + " --rounds " + std::to_string(rounds) + "' main.route";
+  for (const auto& c : cases) {
+    CAPTURE(c.filter);
+    auto r = runCli("count --json " + cmd + " --filter '" + c.filter + "'");
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    CHECK(finalCount(r.out, "main.route") == c.perRound * rounds);
+    CHECK(costField(r.out, "filtered_out") == (7 - c.perRound) * rounds);
+  }
+  // trace: the calls shown are those, and their paths the bytes asked for.
+  auto t = runCli("trace --json " + cmd + " --filter 'path =~ \"/\xC3\xA9*\"'");
+  REQUIRE_MESSAGE(t.exitCode == 0, t.err);
+  auto calls = callObjects(t.out);
+  REQUIRE(static_cast<int64_t>(calls.size()) == 2 * rounds);
+  for (auto& o : calls) {
+    const std::string path(o["args"].as_object().at("path").as_string());
+    CHECK((path == "/\xC3\xA9" || path == "/\xC3\xA9/x"));
+  }
+}
+
 TEST_CASE("filter: trace shows only matching calls and the kernel sends nothing of the others") {
   auto r = runCli("trace --json " + zooCommand() + " main.add --filter 'x > 20'");
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);

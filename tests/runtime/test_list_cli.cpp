@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "target/elf_file.hpp"
 
@@ -120,9 +121,11 @@ TEST_CASE("list --json: keys, types, and facts on every variant") {
       if (o["probe"].is_null()) {
         CHECK(o["probe_kind"].as_string() == "none");
         CHECK(o["sites"].as_int64() == 0);
+        CHECK(o["entry"].is_null());
       } else {
         CHECK(o["probe_kind"].as_string() == "inlined");
         CHECK(o["sites"].as_int64() == 1);
+        CHECK(o["entry"] == o["probe"]);
         uint64_t probe = hexv(o["probe"]);
         if (caller.end) {  // a main.* caller: listed above
           CHECK(probe > caller.entry);
@@ -259,4 +262,32 @@ TEST_CASE("list reads the file's code, not the int3 of probes a count -b has att
   // Let the count end (it detaches at -d 4) before the copy goes.
   for (int i = 0; i < 200 && run("grep -q 'detached' '" + err + "'").exitCode != 0; i++) usleep(50 * 1000);
   run("rm -rf '" + std::string(dir) + "'");
+}
+
+// An inlined body left out has no address of its own: its entry is null as
+// its probe is (was: "0x0", an address that reads as real). Go's compiler,
+// the biggest Go program on the machine, has thousands (listed with --all).
+TEST_CASE("list --json: an inlined body left out has a null entry, a probed one its probe's") {
+  auto tooldir = run("go env GOTOOLDIR");
+  REQUIRE(tooldir.exitCode == 0);
+  const std::string compile = splitLines(tooldir.out).at(0) + "/compile";
+  auto r = runCli("list --all --json -b " + compile);
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  size_t leftOut = 0, probed = 0;
+  for (auto& o : jsonObjects(r.out)) {
+    if (!o.contains("inlined_into")) {
+      CHECK(o["entry"].is_string());  // a function's own entry
+      continue;
+    }
+    if (o["probe"].is_null()) {
+      leftOut++;
+      CHECK(o["entry"].is_null());
+    } else {
+      probed++;
+      CHECK(o["entry"] == o["probe"]);
+    }
+  }
+  MESSAGE(compile << ": " << probed << " inlined bodies probed, " << leftOut << " left out");
+  CHECK(leftOut > 0);
+  CHECK(probed > 0);
 }

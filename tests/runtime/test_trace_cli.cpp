@@ -237,3 +237,122 @@ TEST_CASE("trace: the BPF programs load beside the analysis unless a rate sizes 
     for (auto& o : calls) CHECK(o["results"].as_array()[0].as_int64() == 55);
   }
 }
+
+namespace {
+
+// The call objects of `func`, in order.
+std::vector<boost::json::object> callsOf(const std::string& out, const std::string& func) {
+  std::vector<boost::json::object> v;
+  for (auto& o : callObjects(out))
+    if (o["func"] == func.c_str()) v.push_back(std::move(o));
+  return v;
+}
+
+}  // namespace
+
+// A value read in part (--max-string, the first elements of a slice or an
+// array) is marked in JSON with its full length, as text ends it with `…`:
+// was a plain string or array, which reads as the whole value. The zoo's
+// calls are known (fixtures/go/zoo/main.go) and routes' paths too
+// (fixtures/go/routes/main.go: one of 101 bytes).
+TEST_CASE("trace --json: a value shown in part says cut and its full length, and results are named as text names them") {
+  auto r = runCli("trace --json --max-string 8 -c '" + fixture("zoo") +
+                  " --rounds 1' main.countVowels main.greet main.sum main.deepRecurse main.divmod main.add");
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  // countVowels("goscope probes running programs"): 31 bytes, 8 read.
+  auto cv = callsOf(r.out, "main.countVowels");
+  REQUIRE(cv.size() == 1);
+  auto& s = cv[0]["args"].as_object()["s"].as_object();
+  CHECK(s["cut"] == true);
+  CHECK(s["len"] == 31);
+  CHECK(s["value"] == "goscope ");
+  CHECK(s["type"] == "string");
+  // greet("gopher"): 6 bytes, whole: a plain string; its result "hello, gopher" (13) cut.
+  auto g = callsOf(r.out, "main.greet");
+  REQUIRE(g.size() == 1);
+  CHECK(g[0]["args"].as_object()["name"] == "gopher");
+  auto& hello = g[0]["results"].as_array().at(0).as_object();
+  CHECK(hello["cut"] == true);
+  CHECK(hello["len"] == 13);
+  CHECK(hello["value"] == "hello, g");
+  // sum([]int{1..10}): 4 elements read of 10.
+  auto sm = callsOf(r.out, "main.sum");
+  REQUIRE(sm.size() == 1);
+  auto& xs = sm[0]["args"].as_object()["xs"].as_object();
+  CHECK(xs["len"] == 10);
+  CHECK(xs["cut"] == true);
+  CHECK(xs["elems"] == boost::json::parse("[1,2,3,4]"));
+  // deepRecurse(depth, pad [64]byte): 16 of the 64 bytes shown.
+  auto dr = callsOf(r.out, "main.deepRecurse");
+  REQUIRE(dr.size() > 100);
+  for (size_t i = 0; i < 3; i++) {
+    auto& pad = dr[i]["args"].as_object()["pad"].as_object();
+    CHECK(pad["cut"] == true);
+    CHECK(pad["len"] == 64);
+    CHECK(pad["type"] == "[64]uint8");
+    CHECK(pad["elems"].as_array().size() == 16);
+  }
+  // divmod(17, 5) = q=3, r=2: named in text, and now in JSON; add's result
+  // is unnamed in both.
+  auto dm = callsOf(r.out, "main.divmod");
+  REQUIRE(dm.size() == 1);
+  CHECK(dm[0]["results"] == boost::json::parse("[3,2]"));
+  CHECK(dm[0]["result_names"] == boost::json::parse(R"(["q","r"])"));
+  for (auto& a : callsOf(r.out, "main.add")) CHECK_FALSE(a.contains("result_names"));
+
+  // The same in text: the cut string ends in …(+N bytes), the results named.
+  auto t = runCli("trace --max-string 8 -c '" + fixture("zoo") + " --rounds 1' main.countVowels main.divmod");
+  REQUIRE_MESSAGE(t.exitCode == 0, t.err);
+  CHECK(t.out.find("main.countVowels(s=\"goscope …\"(+23 bytes)) = 9") != std::string::npos);
+  CHECK(t.out.find("main.divmod(a=17, b=5) = q=3, r=2") != std::string::npos);
+
+  // At the default --max-string (64), routes' 101-byte path is cut, the others whole.
+  auto p = runCli("trace --json -c '" + fixture("routes") + "' main.route");
+  REQUIRE_MESSAGE(p.exitCode == 0, p.err);
+  auto routes = callsOf(p.out, "main.route");
+  REQUIRE(routes.size() == 7);
+  size_t cut = 0;
+  for (auto& o : routes) {
+    auto& path = o["args"].as_object()["path"];
+    if (path.is_string()) continue;
+    cut++;
+    CHECK(path.as_object()["len"] == 101);
+    CHECK(path.as_object()["value"].as_string().size() == 64);
+    CHECK(o["results"].as_array().at(0) == 101);
+  }
+  CHECK(cut == 1);
+}
+
+// A call already running when the probes went in shows only its return: it
+// is left out (was: `main.slow(?) = …`, "args":null,"duration_ns":null with
+// no word why) and said on stderr, and -n counts whole calls only (was: -n 1
+// printed only that return). routes --slow-ms 400 sleeps in main.slow nearly
+// all the time: the attach lands inside a call.
+TEST_CASE("trace: a call entered before the attach is left out and said, and -n counts whole calls") {
+  Child routes({fixture("routes"), "--rounds", "0", "--slow-ms", "400"}, true);
+  std::string line;
+  REQUIRE(routes.readLine(line, 10000));
+  REQUIRE(line == "ready");
+  const std::string pid = std::to_string(routes.pid());
+  for (const bool json : {true, false}) {
+    CAPTURE(json);
+    auto r = runCli(std::string("trace -n 1 ") + (json ? "--json " : "") + "-p " + pid + " main.slow");
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    CHECK(r.err.find("hit count reached") != std::string::npos);
+    CHECK(r.err.find("1 returns of calls already running when probes were attached: not shown (entered before the "
+                     "attach)") != std::string::npos);
+    if (json) {
+      auto calls = callObjects(r.out);
+      REQUIRE(calls.size() == 1);
+      CHECK(calls[0]["args"] == boost::json::parse(R"({"ms":400})"));
+      CHECK(calls[0]["results"] == boost::json::parse("[400]"));
+      CHECK(calls[0]["duration_ns"].to_number<int64_t>() >= 400'000'000);
+    } else {
+      auto lines = splitLines(r.out);
+      REQUIRE(lines.size() == 1);
+      CHECK(lines[0].find(" main.slow(ms=400) = 400  [") != std::string::npos);
+      CHECK(lines[0].find("(?)") == std::string::npos);
+    }
+  }
+  CHECK(routes.alive());
+}

@@ -1,6 +1,7 @@
 // A loaded machine for the tests that must hold under load (the "loaded"
 // doctest suite): processes that spin on a CPU each, started by the test and
-// stopped by their PIDs when it ends. Three per online CPU by default, as
+// stopped by their PIDs when it ends; and a measure of what the load does to
+// a sleeper, so that a test can state a bound that accounts for it. Three per online CPU by default, as
 // the machines the reliability issues were found on ran at load 8-28.
 #pragma once
 
@@ -12,8 +13,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 namespace goscope::test {
@@ -68,6 +71,22 @@ inline long loadedRounds() {
   const char* v = ::getenv("GOSCOPE_LOADED_ROUNDS");
   long n = v && *v ? ::strtol(v, nullptr, 10) : 0;
   return n > 0 ? n : 5;
+}
+
+// Over `window`, how late 10 ms sleeps of this thread wake up: the worst
+// lateness seen, in seconds — what the load does to a process that sleeps
+// and must run on time (goscope at an interval's end).
+inline double worstWakeupLateness(std::chrono::milliseconds window) {
+  using Clock = std::chrono::steady_clock;
+  const auto end = Clock::now() + window;
+  double worst = 0;
+  while (Clock::now() < end) {
+    const auto before = Clock::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const double late = std::chrono::duration<double>(Clock::now() - before).count() - 0.010;
+    worst = std::max(worst, late);
+  }
+  return worst;
 }
 
 }  // namespace goscope::test

@@ -29,10 +29,23 @@ namespace goscope::test {
 using namespace std::chrono_literals;
 
 // Alive and not a zombie (kill(pid, 0) succeeds for zombies).
+// A /proc file of a process, "" once it is gone. Not std::ifstream:
+// libstdc++'s filebuf throws when read(2) fails, and a read of a process
+// that exits meanwhile fails (ESRCH), which happens all the time when other
+// tests run beside this one.
+inline std::string procFile(pid_t pid, const char* name) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/" + name;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
 inline bool alive(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return false;
+  const std::string stat = procFile(pid, "stat");
   auto close = stat.rfind(')');
   return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z' && stat[close + 2] != 'X';
 }
@@ -71,8 +84,7 @@ inline std::vector<pid_t> dlvAttachedTo(pid_t target) {
   while (dirent* e = readdir(proc.get())) {
     pid_t p = static_cast<pid_t>(std::atoi(e->d_name));
     if (p <= 0) continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string cmd = procFile(p, "cmdline");
     std::vector<std::string> argv;
     for (size_t at = 0; at < cmd.size();) {
       size_t end = cmd.find('\0', at);

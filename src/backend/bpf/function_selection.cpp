@@ -152,9 +152,17 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
       uint64_t at = code->probe.address;
       bpf::SiteKind kind = code->probe.kind == ProbeSite::Kind::StackCheckBranch ? bpf::SiteKind::EntryStackCheck
                                                                                  : bpf::SiteKind::Entry;
+      // A stack-growing call passes the plain entry twice (morestack comes
+      // back to it): its jbe marks the pass going to morestack, and the
+      // entry skips the pass that follows a mark (bpf/goscope_shared.h,
+      // GS_SITE_ENTRY_MARKED), so a call counts once there too.
+      std::optional<uint64_t> markOff;
       if (opt.plainEntry && isSafeToProbe(*code, fn.entry)) {
         at = fn.entry;
         kind = bpf::SiteKind::Entry;
+        if (code->stackCheckBranch && *code->stackCheckBranch != fn.entry &&
+            isSafeToProbe(*code, *code->stackCheckBranch))
+          if ((markOff = bin.fileOffset(*code->stackCheckBranch))) kind = bpf::SiteKind::EntryMarked;
       }
       auto entryOff = bin.fileOffset(at);
       if (!entryOff) continue;
@@ -171,6 +179,7 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
         spdlog::debug("{}: entry probe, single-stepped: its call sites are not used here (stacks, break and "
                       "count --filter keep the entry: a call site's stack lacks the function's own frame)", fn.name);
       sel.points.push_back({*entryOff, id, kind});
+      if (markOff) sel.points.push_back({*markOff, id, bpf::SiteKind::MorestackMark});
       if (opt.returns) {
         for (uint64_t r : code->returns) {
           if (!isSafeToProbe(*code, r)) continue;

@@ -55,19 +55,22 @@ struct Reply {
 
 constexpr int kHolderFd = 3;  // the socket's number in the holder
 constexpr int32_t kHoldsFds = 5;  // the ready message's stage: no bpffs, the holder keeps fds
+constexpr const char* kSelfFd = "/proc/self/fd/";
 
 std::mutex gProgramMutex;
 std::string gProgram;  // set by the CLI: /proc/self/exe
 
-// sendmsg with up to two fds; retries EINTR.
-ssize_t sendFds(int sock, const void* data, size_t len, int fd1, int fd2) {
+constexpr int kMaxFds = 3;  // a create: the program, the memfd of offsets, the file probed
+
+// sendmsg with up to three fds (the first negative one ends them); retries EINTR.
+ssize_t sendFds(int sock, const void* data, size_t len, int fd1, int fd2, int fd3 = -1) {
   iovec iov{const_cast<void*>(data), len};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  int fds[2] = {fd1, fd2};
-  int nfds = fd1 < 0 ? 0 : fd2 < 0 ? 1 : 2;
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(2 * sizeof(int))] = {};
+  int fds[kMaxFds] = {fd1, fd2, fd3};
+  int nfds = fd1 < 0 ? 0 : fd2 < 0 ? 1 : fd3 < 0 ? 2 : 3;
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(kMaxFds * sizeof(int))] = {};
   if (nfds) {
     msg.msg_control = cbuf;
     msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
@@ -83,11 +86,11 @@ ssize_t sendFds(int sock, const void* data, size_t len, int fd1, int fd2) {
   return n;
 }
 
-// recvmsg of one record and the fds that came with it (up to two).
-ssize_t recvFds(int sock, void* data, size_t len, int fds[2]) {
-  fds[0] = fds[1] = -1;
+// recvmsg of one record and the fds that came with it (up to three).
+ssize_t recvFds(int sock, void* data, size_t len, int fds[kMaxFds]) {
+  for (int i = 0; i < kMaxFds; i++) fds[i] = -1;
   iovec iov{data, len};
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(2 * sizeof(int))];
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(kMaxFds * sizeof(int))];
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
@@ -104,7 +107,7 @@ ssize_t recvFds(int sock, void* data, size_t len, int fds[2]) {
     for (size_t i = 0; i < count; i++) {
       int fd;
       std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      if (k < 2) fds[k++] = fd;
+      if (k < kMaxFds) fds[k++] = fd;
       else ::close(fd);
     }
   }
@@ -130,16 +133,22 @@ struct Held {  // what a held link is on
   // tells it to exit. With a bpffs the link is pinned: -1 both.
   pid_t keeper = -1;
   int keeperSock = -1;
+  // The file probed, when goscope sent it (path is then /proc/self/fd/N of
+  // this fd): kept open while the link is held, for probedPages.
+  std::shared_ptr<UniqueFd> file;
+  dev_t dev = 0;
+  ino_t ino = 0;
 };
 
-// In a fork of the holder: closes every fd but `a` and `b` (-1: none), so
-// that the fork holds nothing of the holder's. The holder's sockets matter:
+// In a fork of the holder: closes every fd but `a`, `b` and `c` (-1: none),
+// so that the fork holds nothing of the holder's. The holder's sockets matter:
 // a fork that kept a copy of goscope's socket, or of another keeper's,
 // would keep its peer from seeing EOF when the holder dies.
-void keepOnly(int a, int b) {
-  if (a > b) std::swap(a, b);
+void keepOnly(int a, int b, int c = -1) {
+  int keep[3] = {a, b, c};
+  std::sort(keep, keep + 3);
   unsigned next = 0;
-  for (int fd : {a, b}) {
+  for (int fd : keep) {
     if (fd < 0) continue;
     if (static_cast<unsigned>(fd) > next) ::syscall(SYS_close_range, next, static_cast<unsigned>(fd) - 1, 0);
     next = static_cast<unsigned>(fd) + 1;
@@ -254,7 +263,7 @@ struct Holder {
   // goscope's: the last reference of a link goes in a process's exit, or
   // from a kworker for a pin, the releases a SIGKILL cannot interrupt
   // (docs/kernel.md, "Who drops a uprobe_multi link's last reference").
-  int create(const Request& r, int progFd, int dataFd) {
+  int create(const Request& r, int progFd, int dataFd, int fileFd) {
     if (r.cnt == 0 || progFd < 0 || dataFd < 0) return -EINVAL;
     struct stat st{};
     if (::fstat(dataFd, &st) != 0) return -errno;
@@ -273,8 +282,20 @@ struct Holder {
       ~Unmap() { ::munmap(p, n); }
     } unmap{map, size};
     const char* data = static_cast<const char*>(map);
-    const char* path = data + arrays;
-    if (!std::memchr(path, '\0', size - arrays)) return -EINVAL;  // the path ends inside the file
+    const char* sentPath = data + arrays;
+    if (!std::memchr(sentPath, '\0', size - arrays)) return -EINVAL;  // the path ends inside the file
+    // The file goscope sent, through this process's own fd for it (the
+    // creating fork keeps it); else the path as sent.
+    std::shared_ptr<UniqueFd> file;
+    std::string pathText = sentPath;
+    if (fileFd >= 0) {
+      file = std::make_shared<UniqueFd>(::fcntl(fileFd, F_DUPFD_CLOEXEC, 0));
+      if (!file->valid()) return -errno;
+      pathText = std::string(kSelfFd) + std::to_string(file->get());
+    }
+    const char* path = pathText.c_str();
+    struct stat fileSt{};
+    ::stat(path, &fileSt);
     const std::span<const uint64_t> offsets(reinterpret_cast<const uint64_t*>(data), r.cnt);
     const std::span<const uint64_t> cookies(reinterpret_cast<const uint64_t*>(data) + r.cnt, r.cnt);
     uint32_t id = nextId++;
@@ -294,7 +315,7 @@ struct Holder {
     }
     if (child == 0) {
       ::setsid();
-      keepOnly(sv[1], progFd);  // (the mapped offsets and path stay)
+      keepOnly(sv[1], progFd, file ? file->get() : -1);  // (the mapped offsets and path stay)
       int fd = rawUprobeMultiCreate(progFd, path, offsets.data(), cookies.data(), r.cnt, 0, r.pid);
       int res = fd < 0 ? fd : 0;
       if (fd >= 0 && pins) {
@@ -323,7 +344,7 @@ struct Holder {
     }
     ::close(sv[1]);
     int res = -EIO;
-    int fds[2];
+    int fds[kMaxFds];
     if (recvFds(sv[0], &res, sizeof res, fds) != static_cast<ssize_t>(sizeof res)) res = -EIO;
     for (int fd : fds)
       if (fd >= 0) ::close(fd);  // (none is sent)
@@ -340,7 +361,10 @@ struct Holder {
     if (!r.keep) return static_cast<int>(id);
     std::vector<uint64_t> sorted(offsets.begin(), offsets.end());
     std::sort(sorted.begin(), sorted.end());  // detach() searches them (goscope sends them sorted: cheap)
-    Held h{path, r.pid, std::move(sorted)};
+    Held h{pathText, r.pid, std::move(sorted)};
+    h.file = std::move(file);
+    h.dev = fileSt.st_dev;
+    h.ino = fileSt.st_ino;
     if (kept) {
       h.keeper = child;
       h.keeperSock = sv[0];
@@ -393,7 +417,7 @@ struct Holder {
     // re-links what it keeps before it closes the old link) keep their int3:
     // only the others are waited for.
     for (const auto& [otherId, other] : ids)
-      if (other.pid == held.pid && other.path == held.path)
+      if (other.pid == held.pid && other.dev == held.dev && other.ino == held.ino)
         std::erase_if(held.offsets, [&](uint64_t off) {
           return std::binary_search(other.offsets.begin(), other.offsets.end(), off);
         });
@@ -456,7 +480,7 @@ struct Holder {
         if (watched[i].revents) return releaseAll(1);
       if (!watched[0].revents) continue;
       Request r;
-      int fds[2];
+      int fds[kMaxFds];
       ssize_t n = recvFds(sock, &r, sizeof r, fds);
       if (n <= 0) {
         // EOF: goscope is gone (killed: it could not detach). Release what is
@@ -467,7 +491,7 @@ struct Holder {
       }
       Reply rep;
       if (n != static_cast<ssize_t>(sizeof r)) rep.result = -EINVAL;
-      else if (r.op == kCreate) rep.result = create(r, fds[0], fds[1]);
+      else if (r.op == kCreate) rep.result = create(r, fds[0], fds[1], fds[2]);
       else if (r.op == kDetach) rep.result = detach(r.id, &rep.stage);
       else rep.result = -EINVAL;
       for (int fd : fds)
@@ -632,7 +656,7 @@ Result<std::shared_ptr<LinkHolder>> LinkHolder::spawn() {
   pollfd p{h->sock_.get(), POLLIN, 0};
   int ready = ::poll(&p, 1, 10'000);
   Reply rep{-ETIMEDOUT, 0};
-  int fds[2];
+  int fds[kMaxFds];
   if (ready > 0 && recvFds(h->sock_.get(), &rep, sizeof rep, fds) != static_cast<ssize_t>(sizeof rep)) rep = {-EPIPE, 0};
   if (rep.result != 0) {
     if (rep.result == -ETIMEDOUT) ::kill(pid, SIGKILL);
@@ -696,12 +720,12 @@ LinkHolder::~LinkHolder() {
     }).detach();
 }
 
-int LinkHolder::roundTrip(const void* req, size_t len, int fd1, int fd2, int* extra) {
+int LinkHolder::roundTrip(const void* req, size_t len, int fd1, int fd2, int* extra, int fd3) {
   std::lock_guard<std::mutex> lock(mu_);
   if (lost_.load() || !sock_.valid()) return -EPIPE;
-  if (sendFds(sock_.get(), req, len, fd1, fd2) < 0) return -EPIPE;
+  if (sendFds(sock_.get(), req, len, fd1, fd2, fd3) < 0) return -EPIPE;
   Reply rep;
-  int fds[2];
+  int fds[kMaxFds];
   ssize_t n = recvFds(sock_.get(), &rep, sizeof rep, fds);
   for (int fd : fds)
     if (fd >= 0) ::close(fd);
@@ -734,7 +758,17 @@ int LinkHolder::create(int progFd, const std::string& path, pid_t pid, std::span
   r.pid = pid;
   r.cnt = static_cast<uint32_t>(offsets.size());
   r.keep = keep ? 1 : 0;
-  return roundTrip(&r, sizeof r, progFd, data.get());
+  // A file named by an fd of this process (/proc/self/fd/N: the file the
+  // analysis read, ElfFile::handlePath) goes along with the request: the
+  // holder attaches through its own copy of that fd, so the probes go into
+  // that very file whatever its path names by now.
+  int fileFd = -1;
+  if (path.starts_with(kSelfFd)) {
+    const std::string n = path.substr(std::strlen(kSelfFd));
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) return -EINVAL;
+    fileFd = std::stoi(n);
+  }
+  return roundTrip(&r, sizeof r, progFd, data.get(), nullptr, fileFd);
 }
 
 int LinkHolder::detach(uint32_t id) {

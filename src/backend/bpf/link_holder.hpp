@@ -98,7 +98,7 @@ class LinkHolder {
 
  private:
   LinkHolder() = default;
-  int roundTrip(const void* req, size_t len, int fd1, int fd2, int* extra = nullptr);
+  int roundTrip(const void* req, size_t len, int fd1, int fd2, int* extra = nullptr, int fd3 = -1);
   void watch();
 
   UniqueFd sock_;

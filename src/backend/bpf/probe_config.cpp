@@ -11,6 +11,8 @@ const char* siteKindName(SiteKind k) {
     case SiteKind::InlinedFrameless: return "inlined-frameless";
     case SiteKind::Call: return "call";
     case SiteKind::CallReturn: return "call-return";
+    case SiteKind::EntryMarked: return "entry-marked";
+    case SiteKind::MorestackMark: return "morestack-mark";
   }
   return "?";
 }

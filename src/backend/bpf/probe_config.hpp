@@ -35,6 +35,13 @@ enum class SiteKind : uint8_t {
   Call = GS_SITE_CALL,
   // The instruction after such a call (its return address): a return site.
   CallReturn = GS_SITE_CALL_RETURN,
+  // The first instruction of a function with a stack check, probed there on
+  // request (--entry) with a MorestackMark on its jbe: an Entry that the
+  // same call passes twice when its stack grows, seen once.
+  EntryMarked = GS_SITE_ENTRY_MARKED,
+  // The jbe of such a function: marks the passes going to morestack, for
+  // the entry to skip the call's second pass. No event, no count.
+  MorestackMark = GS_SITE_MORESTACK_MARK,
 };
 inline bool isInlinedSite(SiteKind k) { return k == SiteKind::Inlined || k == SiteKind::InlinedFrameless; }
 inline bool isReturnSite(SiteKind k) { return k == SiteKind::Return || k == SiteKind::CallReturn; }

@@ -159,7 +159,11 @@ TEST_CASE("value format: strings read exactly len bytes — truncation, failures
   trunc.reg(Reg::RAX, 0xc000010000).reg(Reg::RBX, 100).text(std::string(64, 'a'), 100);
   a = decodeArgs(trunc.e, t.layout, t.plan, kNoNames);
   CHECK(a[0].text == "\"" + std::string(64, 'a') + "…\"(+36 bytes)");
-  CHECK(jstr(a[0].json) == std::string(64, 'a'));
+  // JSON: marked cut with its full length, never a string that reads as whole.
+  REQUIRE(a[0].json.is_object());
+  CHECK(a[0].json.as_object().at("cut") == true);
+  CHECK(a[0].json.as_object().at("len") == 100);
+  CHECK(jstr(a[0].json.as_object().at("value")) == std::string(64, 'a'));
 
   EventBuilder bad;
   bad.reg(Reg::RAX, 0x10).reg(Reg::RBX, 5).block({}, 5, EFAULT);
@@ -368,6 +372,70 @@ TEST_CASE("value format: a value past the decoder's depth prints as cut on every
   Value u = Value::missing("float in X0");
   CHECK(renderText(u) == "<float in X0>");
   CHECK(renderJson(u).is_null());
+}
+
+TEST_CASE("value format: what was read in part is marked cut in JSON, with its full length") {
+  auto str = [](std::string text, uint64_t len) {
+    Value v;
+    v.kind = Value::Kind::String;
+    v.type = "string";
+    v.text = std::move(text);
+    v.len = len;
+    return v;
+  };
+  auto num = [](int64_t i) {
+    Value v;
+    v.kind = Value::Kind::Int;
+    v.type = "int";
+    v.i = i;
+    return v;
+  };
+  auto json = [](const Value& v) { return boost::json::serialize(renderJson(v)); };
+  CHECK(json(str("abc", 3)) == R"("abc")");  // whole: a plain string
+  CHECK(json(str("abc", 93)) == R"({"cut":true,"type":"string","len":93,"value":"abc"})");
+
+  Value sl;
+  sl.kind = Value::Kind::Slice;
+  sl.type = "[]int";
+  sl.address = 0xc000010000;
+  sl.len = 3, sl.cap = 4;
+  sl.children = {num(1), num(2), num(3)};
+  CHECK(json(sl) == R"({"len":3,"cap":4,"elems":[1,2,3]})");
+  sl.len = 10;
+  CHECK(json(sl) == R"({"len":10,"cap":4,"elems":[1,2,3],"cut":true})");
+  CHECK(renderText(sl) == "[]int{len=10 cap=4: 1, 2, 3, …}");
+  Value unread = sl;
+  unread.children.clear();
+  unread.elementsUnavailable = "unreadable: EFAULT";
+  CHECK(json(unread) == R"({"len":10,"cap":4,"elems_unavailable":"unreadable: EFAULT"})");
+
+  Value arr;
+  arr.kind = Value::Kind::Array;
+  arr.type = "[64]uint8";
+  arr.len = 64;
+  arr.children = {num(7), num(8)};
+  CHECK(json(arr) == R"({"cut":true,"type":"[64]uint8","len":64,"elems":[7,8]})");
+  arr.len = 2;
+  CHECK(json(arr) == "[7,8]");
+
+  Value m;
+  m.kind = Value::Kind::Map;
+  m.type = "map[string]int";
+  m.address = 0xc000020000;
+  m.len = 100;
+  m.children = {str("a", 1), num(1)};
+  CHECK(json(m) == R"({"cut":true,"type":"map[string]int","len":100,"elems":{"a":1}})");
+  m.len = 1;
+  CHECK(json(m) == R"({"a":1})");
+
+  Value e;
+  e.kind = Value::Kind::Interface;
+  e.type = "error";
+  e.dynamicType = "*errors.errorString";
+  e.address = 0xc000030000;
+  e.errorText = "not f";
+  e.errorTextMissing = 4;
+  CHECK(json(e) == R"({"type":"*errors.errorString","value":"0xc000030000","error":"not f","error_cut":true,"error_len":9})");
 }
 
 TEST_CASE("capture plan: options out of range are refused") {

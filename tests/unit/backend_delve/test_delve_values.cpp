@@ -100,7 +100,8 @@ TEST_CASE("delve values: interfaces, nil, and what Delve did not load") {
   auto err = render("main.errNotFound");  // MaxStringLen 8: "not foun" of 9 bytes
   CHECK(err.text == "error(*errors.errorString)&errors.errorString{s: \"not foun…\"(+1 bytes)}");
   CHECK(err.json.starts_with("{\"type\":\"*errors.errorString\",\"value\":{\"addr\":\"0xc"));
-  CHECK(err.json.ends_with("\",\"value\":{\"s\":\"not foun\"}}}"));
+  // JSON: the cut string says so, with its full length.
+  CHECK(err.json.ends_with("\",\"value\":{\"s\":{\"cut\":true,\"type\":\"string\",\"len\":9,\"value\":\"not foun\"}}}}"));
   CHECK(render("flag.CommandLine.output").text == "nil");  // a nil io.Writer
   CHECK(render("flag.CommandLine.output").json == "null");
   CHECK(render("main.keepList").text == "nil");  // a nil pointer
@@ -108,7 +109,7 @@ TEST_CASE("delve values: interfaces, nil, and what Delve did not load") {
   CHECK(render("main.keepBufs[0]").json == "null");
   auto bufs = render("main.keepBufs");  // MaxArrayValues 4 of 64
   CHECK(bufs.text == "[64][]uint8{[]uint8(nil), []uint8(nil), []uint8(nil), []uint8(nil), …}");
-  CHECK(bufs.json == "[null,null,null,null]");
+  CHECK(bufs.json == "{\"cut\":true,\"type\":\"[64][]uint8\",\"len\":64,\"elems\":[null,null,null,null]}");
   auto args = render("os.Args");
   CHECK(args.text.find("\"--sleep-…\"(+2 bytes), \"100000\"}") != std::string::npos);
   auto up = render("unsafe.Pointer(main.primary)");
@@ -271,7 +272,7 @@ TEST_CASE("delve values: what Delve did not load, kind by kind") {
   sl.len = 3;
   sl.cap = 8;
   CHECK(renderText(valueFromDelve(sl)) == "[]uint8{len=3 cap=8: <past Delve's load depth>}");
-  CHECK(jsonText(renderJson(valueFromDelve(sl))) == "{\"len\":3,\"cap\":8}");
+  CHECK(jsonText(renderJson(valueFromDelve(sl))) == "{\"len\":3,\"cap\":8,\"elems_unavailable\":\"past Delve's load depth\"}");
 }
 
 TEST_CASE("delve values: Go string quoting") {

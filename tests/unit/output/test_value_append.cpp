@@ -1,12 +1,10 @@
 // appendText / appendJson (trace's hot path, value/render.hpp) give the very
 // bytes renderText / jsonText(renderJson) give, for every kind and corner a
-// value has: trace's output format must not move by a byte (issue #14). And
-// the ring buffer's size from a call rate (backend/bpf/ring_size.hpp).
+// value has: trace's output format must not move by a byte (issue #14).
 #include <doctest/doctest.h>
 
 #include <limits>
 
-#include "backend/bpf/ring_size.hpp"
 #include "output/call_parts.hpp"
 #include "util/json_text.hpp"
 #include "value/render.hpp"
@@ -56,6 +54,7 @@ std::vector<Value> corpus() {
   vs.push_back(str("alpha", 5));
   vs.push_back(str("", 0));
   vs.push_back(str("abc", 90));                   // truncated at the cap
+  vs.push_back(str("h\xC3\xA9", 90));              // truncated, not plain ASCII
   vs.push_back(str("say \"hi\"\\n", 10));        // quotes and backslashes
   vs.push_back(str("tab\there\nnl", 11));        // control characters
   vs.push_back(str("h\xC3\xA9llo \xE2\x82\xAC", 10));  // valid UTF-8
@@ -102,6 +101,8 @@ std::vector<Value> corpus() {
   arr.len = 3;
   arr.children = {integer(1), integer(2), integer(3)};
   vs.push_back(arr);
+  arr.len = 64;  // 3 shown of 64: cut
+  vs.push_back(arr);
   Value sl = make(K::Slice, "[]int");
   sl.nil = true;
   vs.push_back(sl);
@@ -123,10 +124,14 @@ std::vector<Value> corpus() {
   m.len = 2;
   m.children = {str("a", 1), integer(1), str("b", 1), integer(2)};
   vs.push_back(m);
+  m.len = 70;  // 2 shown of 70: cut
+  vs.push_back(m);
   Value i = make(K::Interface, "error");
   i.dynamicType = "*errors.errorString";
   i.address = 0xc000010250;
   i.errorText = "not found";
+  vs.push_back(i);
+  i.errorTextMissing = 12;  // the message cut at the cap
   vs.push_back(i);
   Value ch = make(K::Chan, "chan int");
   ch.len = 1, ch.cap = 4;
@@ -175,25 +180,5 @@ TEST_CASE("value append: a call's argument and result lists, as trace's lines pr
     output::appendValueArray(*list, array);
     CHECK(named == jsonText(output::namedJson(*list)));  // "v" repeated: Boost keeps one key
     CHECK(array == jsonText(output::valueArray(*list)));
-  }
-}
-
-TEST_CASE("ring size: half a second of the expected calls, a power of two, between 4 MB and 256 MB") {
-  using namespace goscope::bpf;
-  auto none = ringSizeFor(std::nullopt, 336);
-  CHECK(none.bytes == kRingDefaultBytes);
-  CHECK_FALSE(none.fromRate);
-  CHECK(ringSizeFor(10.0, 336).bytes == kRingMinBytes);
-  auto r = ringSizeFor(100000.0, 336);  // 16.8 MB wanted
-  CHECK(r.bytes == 32u << 20);
-  CHECK(r.fromRate);
-  CHECK_FALSE(r.capped);
-  auto big = ringSizeFor(1e9, 336);
-  CHECK(big.bytes == kRingMaxBytes);
-  CHECK(big.capped);
-  for (double rate : {1.0, 5e4, 3e5}) {
-    const uint32_t b = ringSizeFor(rate, 600).bytes;
-    CHECK((b & (b - 1)) == 0);
-    CHECK(b >= rate * 600 * kRingBacklogS);
   }
 }

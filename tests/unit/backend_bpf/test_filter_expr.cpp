@@ -159,6 +159,11 @@ TEST_CASE("filter as a Delve condition: Go syntax, prefixes refused with a reaso
   REQUIRE_FALSE(p);
   CHECK(p.error().message.find("prefix") != std::string::npos);
   CHECK(p.error().message.find("strings.HasPrefix") != std::string::npos);
+  // Valid UTF-8 (é) as it is; a byte that is not (a lone Latin-1 é, which
+  // Go's scanner would refuse raw) as \xNN, that one byte.
+  auto u = delveCondition(parsed("path == \"/\xC3\xA9\" && q != \"\xE9\" && r == \"\xC3\""));
+  REQUIRE(u);
+  CHECK(*u == "path == \"/\xC3\xA9\" && q != \"\\xe9\" && r == \"\\xc3\"");
 }
 
 TEST_CASE("filter encoding: the kernel's conditions") {
