@@ -31,7 +31,7 @@ using namespace goscope::test;
 
 namespace {
 
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
+std::string shq(const std::string& s) { return "'" + s + "'"; }
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string masked(const std::string& s) {
@@ -60,7 +60,7 @@ std::map<std::string, std::string> jsonByExpr(const std::string& out) {
 }
 
 std::vector<std::string> variablesOf(const std::string& binary) {
-  auto list = run(quoted(binary) + " --list");
+  auto list = run(shq(binary) + " --list");
   REQUIRE(list.exitCode == 0);
   std::vector<std::string> names;
   for (const auto& n : splitLines(list.out))
@@ -88,7 +88,7 @@ void compareWithDelve(const std::string& rel) {
     REQUIRE(prog.readLine(ready, 20000));
     REQUIRE(ready == "ready");
     const std::string p = " -p " + std::to_string(prog.pid());
-    const std::string cli = dlv ? "GOSCOPE_DLV=" + quoted(*dlv) + " " + quoted(cliPath()) : quoted(cliPath());
+    const std::string cli = dlv ? "GOSCOPE_DLV=" + shq(*dlv) + " " + shq(cliPath()) : shq(cliPath());
 
     for (bool json : {false, true}) {
       CAPTURE(json);
