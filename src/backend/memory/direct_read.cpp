@@ -787,6 +787,12 @@ Result<Value> readGlobalDirect(const GoBinary& bin, const Process& proc, uint64_
         missing = true;
         break;
       }
+      // One word (a number, a bool) is read whole by one process_vm_readv:
+      // a counter written all the time is still a value, not "changed".
+      if (const GoType* t = d->type(type); t && t->size <= 8 && (isInteger(t->kind) || t->kind == Kind::Bool ||
+                                                                  t->kind == Kind::Float32 || t->kind == Kind::Float64 ||
+                                                                  t->kind == Kind::Complex64 || t->kind == Kind::UnsafePointer))
+        return std::move(*v);
       if (previous && same(*previous, *v)) return std::move(*v);
       previous = std::move(*v);
     }
