@@ -39,8 +39,9 @@ else releases=("${all[@]}"); fi
 # What the release contract runs (tests/release/): zoo (every kind of
 # argument, the Delve-path globals, latency, exact counts at its pause),
 # counter (a hot loop and a global to set), leafcalls (leaf functions),
-# inlined (inlined calls counted exactly) and fibonacci (a map argument).
-fixtures=(zoo counter leafcalls inlined fibonacci)
+# inlined (inlined calls counted exactly), fibonacci (a map argument) and
+# allkinds (every kind of value: the Delve-oracle test of the direct read).
+fixtures=(zoo counter leafcalls inlined fibonacci allkinds)
 variants=(default stripped pie)
 
 export GOENV=off GOPROXY=off GOFLAGS=-buildvcs=false GO111MODULE=on GOWORK=off

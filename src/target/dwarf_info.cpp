@@ -162,6 +162,11 @@ std::optional<uint64_t> DwarfInfo::memberOffset(std::string_view typeName, std::
   return std::nullopt;
 }
 
+const std::string* DwarfInfo::typeAtRuntimeOffset(uint64_t offset) const {
+  auto it = typeByRuntimeOffset_.find(offset);
+  return it == typeByRuntimeOffset_.end() ? nullptr : &it->second;
+}
+
 const GoVariable* DwarfInfo::variable(std::string_view name) const {
   auto it = variableByName_.find(std::string(name));
   return it == variableByName_.end() ? nullptr : &variables_[it->second];

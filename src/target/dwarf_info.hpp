@@ -99,6 +99,10 @@ struct GoType {
   std::vector<Field> fields;
   std::string elem;  // Pointer, Slice, Array, Chan: element type; Map: value type
   std::string key;   // Map
+  // Map, Chan: the runtime's pointer type the value is (`*hash<string,int>`
+  // up to Go 1.23, `*map<string,int>` from 1.24, `*hchan<int>`): the
+  // linker's synthesized structs whose fields a direct read follows.
+  std::string impl;
   uint64_t count = 0;        // Array length
   // DW_AT_go_runtime_type: where this type's runtime._type is, as an offset
   // from the module's types section start (moduledata.types); 0 if none.
@@ -152,6 +156,13 @@ class DwarfInfo {
 
   std::string producer() const { return producer_; }  // `Go cmd/compile go1.19.8; regabi`
 
+  // The name of the type whose runtime._type is at `offset` from
+  // moduledata.types (DW_AT_go_runtime_type), or null. Filled by
+  // readGlobals for every type of the binary (the type itself is built only
+  // when reached or asked for by name): how an interface's dynamic type
+  // word becomes a DWARF type.
+  const std::string* typeAtRuntimeOffset(uint64_t offset) const;
+
  private:
   friend class DwarfReader;
 
@@ -163,6 +174,7 @@ class DwarfInfo {
   std::vector<GoVariable> variables_;
   std::unordered_map<std::string, size_t> variableByName_;
   std::unordered_set<std::string> declared_;  // readGlobals: the asked names some DIE has
+  std::unordered_map<uint64_t, std::string> typeByRuntimeOffset_;  // readGlobals
   std::string producer_;
 };
 

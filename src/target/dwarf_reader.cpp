@@ -99,6 +99,7 @@ Result<void> DwarfReader::runGlobals(const std::vector<std::string>& names) {
   Dwarf_Off off = 0, next = 0;
   size_t hsize = 0;
   bool goUnits = false;
+  recordRuntimeTypes_ = true;
   while (dwarf_nextcu(dbg_, off, &next, &hsize, nullptr, nullptr, nullptr) == 0) {
     Dwarf_Die cu;
     if (dwarf_offdie(dbg_, off + hsize, &cu)) goUnits = readUnitGlobals(&cu, names) || goUnits;
@@ -109,6 +110,10 @@ Result<void> DwarfReader::runGlobals(const std::vector<std::string>& names) {
                 "is this a Go program? goscope reads DWARF only from Go compile units");
   std::vector<std::string> roots;
   for (const auto& v : out_.variables_) roots.push_back(v.type);
+  // A type asked for by name (an interface's dynamic type, found by its
+  // runtime type offset) is built with every type it reaches.
+  for (const auto& n : names)
+    if (typeCandidates_.count(n)) roots.push_back(n);
   finishTypesReachedFrom(std::move(roots));
   return {};
 }

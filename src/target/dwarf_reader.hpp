@@ -81,6 +81,7 @@ class DwarfReader {
     bool hasGoKind;
   };
   std::unordered_map<std::string, TypeCandidate> typeCandidates_;
+  bool recordRuntimeTypes_ = false;  // runGlobals: fill out_.typeByRuntimeOffset_
   std::unordered_map<Dwarf_Off, std::string> nameCache_;
   std::unordered_map<Dwarf_Off, uint64_t> sizeCache_;
 };

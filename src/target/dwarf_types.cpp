@@ -109,6 +109,13 @@ void DwarfReader::noteType(Dwarf_Die* die) {
   bool hasGoKind = dwarf_hasattr(die, kAtGoKind);
   auto [it, inserted] = typeCandidates_.try_emplace(n, TypeCandidate{dwarf_dieoffset(die), hasGoKind});
   if (!inserted && !it->second.hasGoKind && hasGoKind) it->second = {dwarf_dieoffset(die), true};
+  // Where its runtime._type is (the linker's own `uintptr` holds an
+  // absolute address instead: skipped, as in buildType).
+  Dwarf_Attribute rt;
+  Dwarf_Addr rtOff = 0;
+  if (recordRuntimeTypes_ && hasGoKind && dwarf_attr(die, kAtGoRuntimeType, &rt) && dwarf_formaddr(&rt, &rtOff) == 0 &&
+      rtOff != 0 && std::string_view(n) != "uintptr")
+    out_.typeByRuntimeOffset_.try_emplace(rtOff, n);
 }
 
 static void readMembers(DwarfReader& r, Dwarf_Die* structDie, std::vector<GoType::Field>& fields) {
@@ -140,7 +147,9 @@ GoType DwarfReader::buildType(Dwarf_Die* die, int depth) {
   Dwarf_Die target;
   bool hasTarget = refAttr(die, DW_AT_type, &target);
 
-  if (auto k = udataAttr(die, kAtGoKind); k && *k <= static_cast<uint64_t>(K::UnsafePointer)) {
+  // The linker's synthesized runtime types (hash<K,V>, *bucket<K,V>,
+  // map<K,V>, *table<K,V>...) carry DW_AT_go_kind 0: their tag says what they are.
+  if (auto k = udataAttr(die, kAtGoKind); k && *k != 0 && *k <= static_cast<uint64_t>(K::UnsafePointer)) {
     t.kind = static_cast<K>(*k);
   } else if (tag == DW_TAG_typedef && hasTarget && depth < kMaxDepth) {
     // A plain typedef (no Go kind) stands for its target. Depth-limited: a
@@ -193,6 +202,7 @@ GoType DwarfReader::buildType(Dwarf_Die* die, int depth) {
       [[fallthrough]];
     case K::Chan:
       if (refAttr(die, kAtGoElem, &other)) t.elem = typeName(&other);
+      if (hasTarget) t.impl = typeName(&target);  // *hash<K,V>, *map<K,V>, *hchan<T>
       t.size = kPointerSize;
       break;
     default: break;
@@ -225,6 +235,7 @@ void DwarfReader::finishTypesReachedFrom(std::vector<std::string> pending) {
     for (const auto& f : t.fields) pending.push_back(f.type);
     pending.push_back(t.elem);
     pending.push_back(t.key);
+    pending.push_back(t.impl);
     out_.types_.emplace(name, std::move(t));
   }
 }

@@ -406,8 +406,9 @@ void foldedStacks(const std::string& rel) {
 
 // A package variable of zoo (or an expression) and what `read` prints for it,
 // on every path. `direct`: read from memory, the target not stopped, on that
-// release (today whole variables of strings, slices, structs and pointers;
-// fields, maps and interfaces go to Delve). The Delve path reads them all.
+// release (whole package variables of every kind, maps too: test_read_oracle.cpp
+// compares every kind with Delve; fields and expressions go to Delve). The
+// Delve path reads them all.
 struct ReadCase {
   std::string expr;
   std::string text;  // "main.items = ..." as read prints it
@@ -423,7 +424,7 @@ const std::vector<ReadCase> kReads = {
     {"main.cfg.Name", "main.cfg.Name = \"zoo\" (string)", never},
     {"main.cfg.Ratio", "main.cfg.Ratio = 0.75 (float64)", never},
     {"len(main.items)", "len(main.items) = 3 (int)", never},
-    {"main.labels", "main.labels = map[string]int{len=3: \"red\": 1, \"green\": 2, \"blue\": 3} (map[string]int)", never},
+    {"main.labels", "main.labels = map[string]int{len=3: \"red\": 1, \"green\": 2, \"blue\": 3} (map[string]int)", always},
 };
 
 void directRead(const std::string& rel) {

@@ -26,7 +26,8 @@ inline const std::vector<std::string> kReleases = {"go1.19", "go1.21", "go1.22",
                                                    "go1.25", "go1.26", "go1.27"};
 inline const std::vector<std::string> kReleaseVariants = {"default", "stripped", "pie"};
 // What build-release-fixtures.sh builds with each release.
-inline const std::vector<std::string> kReleaseFixtures = {"zoo", "counter", "leafcalls", "inlined", "fibonacci"};
+inline const std::vector<std::string> kReleaseFixtures = {"zoo", "counter", "leafcalls", "inlined", "fibonacci",
+                                                          "allkinds"};
 
 // "go1.24" -> 24.
 inline int releaseMinor(const std::string& release) { return std::atoi(release.c_str() + 4); }

@@ -1,16 +1,25 @@
 // Reading a package variable straight from a running process's memory
 // (process_vm_readv), without stopping it: `goscope read`'s zero-pause path,
 // for expressions that are plain package variables whose address and type
-// DWARF gives. The result is a goscope value (value/value.hpp), laid out as
-// Delve would load it with read's limits, so both paths print the same.
+// DWARF gives. The result is a goscope value (value/value.hpp) loaded by
+// Delve's own rules (docs/delve.md "What a read loads"): the same depth
+// counting, element and string limits, map iteration order and interface
+// resolution, so both paths print the same.
 //
-// What it leaves to Delve: maps, channels, interfaces and funcs (their
-// memory layouts are runtime internals that change between Go releases;
-// Delve tracks them), and anything that is not a plain variable name.
-// What it cannot promise: atomicity. The target keeps running while the
-// words are read, so a value written during the read may mix old and new
-// words (a torn read); Delve's stop rules that out. A single aligned word of
-// up to 8 bytes (an int, a pointer) is read whole.
+// Every kind is read: numbers, strings, structs, arrays, slices, pointers,
+// maps in both runtime layouts (bucket `hmap` up to Go 1.23, Swiss tables
+// from 1.24), interfaces (the dynamic type from the itab or type word, laid
+// out from DWARF), channels (len, cap) and funcs (the name from pclntab).
+// The runtime structures are laid out from the binary's DWARF (the linker's
+// hash<K,V>, map<K,V>, table<K,V>, hchan<T>, itab), never from offsets
+// written here; a layout whose fields are not the ones this reader knows is
+// refused (docs/go-runtime.md "Maps, interfaces, channels, funcs").
+//
+// Atomicity: the target keeps running while the words are read. Each value
+// is read twice (every byte again); only two reads that agree are returned.
+// When a map or slice is being written during the read and no two reads in a
+// row agree, the value is returned as unavailable ("changed during the
+// read"), never a mix of old and new words.
 #pragma once
 
 #include <string>
@@ -22,13 +31,15 @@
 
 namespace goscope {
 
-// The same limits goscope read asks Delve for: strings up to 256 bytes, the
-// first 64 elements of slices and arrays, two levels of nested structs,
-// pointers followed.
+// The same limits goscope read asks Delve for (api/delve_work.cpp,
+// kReadLoad): strings up to 256 bytes, the first 64 elements of slices,
+// arrays and maps, two levels of nested structs (Delve's
+// MaxVariableRecurse), pointers followed.
 struct DirectReadLimits {
   size_t maxString = 256;
   size_t maxElems = 64;
   int maxDepth = 2;
+  int attempts = 5;  // reads of the whole value before it is called changed
 };
 
 // Why `name` cannot be read directly from `bin` (empty when it can).
