@@ -267,7 +267,9 @@ class DelveEventSession final : public EventSession {
     t.cost.stoppedMs = watch_ ? processStoppedBefore + stoppedAtHits + (processStoppedMs() - processStoppedAtEnd)
                               : stoppedMs();
     if (watch_) t.costs.stoppedMs = t.cost.stoppedMs;
-    t.cost.stoppedAtHitsMs = stoppedAtHits;
+    // Without a hit, what the watch saw between the attach and the detach
+    // was the stop that ends the session, not a hit's: nothing at hits.
+    t.cost.stoppedAtHitsMs = loop.hits > 0 ? stoppedAtHits : 0;
     t.cost.peakRate = peakRate_;
     t.cost.peakFunction = ids_.size() == 1 ? request_.locations.front() : std::string();
     t.cost.budgetPct = request_.maxOverheadPct;
