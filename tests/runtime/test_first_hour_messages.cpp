@@ -74,13 +74,16 @@ TEST_CASE("first hour: read on a stripped binary names --debug-file") {
   CHECK(r.err.find("has no DWARF debug info (stripped)") != std::string::npos);
   CHECK(r.err.find("--debug-file FILE") != std::string::npos);
   CHECK(r.err.find("Delve cannot read") == std::string::npos);
-  // What the hint says works: the unstripped build's DWARF, given apart,
+  CHECK(stripped.alive());
+  // What the hint says works: the build's DWARF, split off and given apart,
   // serves the direct read.
-  auto given = runCli("read --debug-file " + fixture("counter") + pidArg(stripped.pid()) + "main.counter");
+  Child split({fixture("counter-stripped", "splitdebug")});
+  std::this_thread::sleep_for(200ms);
+  auto given = runCli("read --debug-file " + fixture("counter.debug", "splitdebug") + pidArg(split.pid()) + "main.counter");
   INFO("stderr: " << given.err);
   CHECK(given.exitCode == 0);
   CHECK(given.out.rfind("main.counter = ", 0) == 0);
-  CHECK(stripped.alive());
+  CHECK(split.alive());
 }
 
 TEST_CASE("first hour: a read another user may not do says what goscope lacks, not Delve") {
