@@ -35,7 +35,7 @@ TEST_CASE("first hour: a misspelled function gets the nearest names of the binar
   Child c({fixture("counter")});
   std::this_thread::sleep_for(200ms);
   const std::string p = pidArg(c.pid());
-  for (const std::string cmd : {"count" + p + "main.doWrok -d 1", "latency" + p + "main.doWrok -d 1",
+  for (const std::string& cmd : {"count" + p + "main.doWrok -d 1", "latency" + p + "main.doWrok -d 1",
                                 "trace" + p + "main.doWrok -d 1", "trace --strategy delve" + p + "main.doWrok -d 1",
                                 "break --strategy delve" + p + "main.doWrok -d 1",
                                 "list -b " + fixture("counter") + " main.doWrok"}) {
