@@ -91,24 +91,21 @@ CostMeter::CostMeter(std::vector<Probe> probes, const HostCosts& costs, double b
       enforce_(enforce),
       dropped_(probes_.size(), false),
       last_(probes_.size(), 0),
-      rate_(probes_.size(), 0) {}
+      rate_(probes_.size(), 0),
+      windowDelta_(probes_.size(), 0),
+      secondRate_(probes_.size(), 0) {}
 
 void CostMeter::sample(const std::vector<uint64_t>& counts, double now, std::optional<uint64_t> programNs) {
   const double dt = now - lastT_;
   if (dt <= 0) return;
   double costNs = 0;
-  double topRate = 0;
-  std::string topFunc;
   for (size_t i = 0; i < probes_.size(); i++) {
     const uint64_t c = i < counts.size() ? counts[i] : last_[i];
     const uint64_t delta = c >= last_[i] ? c - last_[i] : 0;
     last_[i] = c;
+    windowDelta_[i] += delta;
     rate_[i] = static_cast<double>(delta) / dt;
     costNs += static_cast<double>(delta) * probes_[i].perCallNs;
-    if (rate_[i] > topRate) {
-      topRate = rate_[i];
-      topFunc = probes_[i].func;
-    }
   }
   if (programNs) {
     // What the BPF program itself ran (the per-hit figures include a count
@@ -135,12 +132,28 @@ void CostMeter::sample(const std::vector<uint64_t>& counts, double now, std::opt
   }
   recentPct_ = costNs / (dt * 1e9) * 100.0;
   lastT_ = now;
-  const double total = std::accumulate(rate_.begin(), rate_.end(), 0.0);
-  // The peak over windows of about a second (samples come every ~250 ms).
-  windowNs_ += dt;
-  if (total > peakRate_ && dt >= 0.2) {
-    peakRate_ = total;
-    peakFunc_ = topRate >= total * 0.5 ? topFunc : std::string();
+  // The peak over windows of about a second (samples come every ~250 ms,
+  // a little late on a loaded machine): one rate per second, the same in
+  // the peak, the warning and a -i 1 report.
+  windowS_ += dt;
+  if (windowS_ >= 0.95) {
+    double total = 0, top = 0;
+    std::string func;
+    for (size_t i = 0; i < probes_.size(); i++) {
+      secondRate_[i] = static_cast<double>(windowDelta_[i]) / windowS_;
+      total += secondRate_[i];
+      if (secondRate_[i] > top) {
+        top = secondRate_[i];
+        func = probes_[i].func;
+      }
+      windowDelta_[i] = 0;
+    }
+    if (total > peakRate_) {
+      peakRate_ = total;
+      peakFunc_ = top >= total * 0.5 ? func : std::string();
+    }
+    windowS_ = 0;
+    haveSecond_ = true;
   }
   if (recentPct_ > budgetPct_) {
     if (!overSince_) overSince_ = now - dt;
@@ -206,7 +219,11 @@ std::string CostMeter::warning() const {
     const std::string each = p.perCallLowNs > 0 ? "~" + describeNs(p.perCallLowNs) + " to ~" + describeNs(p.perCallNs) +
                                                       " (calls end at emulated and at stepped instructions)"
                                                 : "~" + describeNs(p.perCallNs);
-    std::snprintf(w, sizeof w, " (most in %s: %.0f calls/s x %s)", p.func.c_str(), top->second, each.c_str());
+    if (haveSecond_)
+      std::snprintf(w, sizeof w, " (most in %s: %.0f calls/s over the last second x %s)", p.func.c_str(),
+                    secondRate_[top->first], each.c_str());
+    else
+      std::snprintf(w, sizeof w, " (most in %s: %.0f calls/s x %s)", p.func.c_str(), top->second, each.c_str());
     where = w;
   }
   std::snprintf(buf, sizeof buf,
@@ -242,6 +259,20 @@ SessionCost CostMeter::totals(double elapsedS) const {
   }
   c.peakRate = peakRate_;
   c.peakFunction = peakFunc_;
+  if (!haveSecond_ && windowS_ >= 0.2) {
+    // A session shorter than a second: its one window, as long as it was.
+    double top = 0;
+    c.peakRate = 0;
+    for (size_t i = 0; i < probes_.size(); i++) {
+      const double rate = static_cast<double>(windowDelta_[i]) / windowS_;
+      c.peakRate += rate;
+      if (rate > top) {
+        top = rate;
+        c.peakFunction = probes_[i].func;
+      }
+    }
+    if (top < c.peakRate * 0.5) c.peakFunction.clear();
+  }
   c.budgetPct = budgetPct_;
   c.enforced = enforce_;
   c.figures = costs_.source;

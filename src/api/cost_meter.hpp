@@ -102,8 +102,12 @@ class CostMeter {
   std::optional<uint64_t> targetBase_, targetLast_;  // its clock at watchTarget and at the last sample
   std::optional<uint64_t> programBase_, programLast_;
   double recentPct_ = 0;
-  double windowStartT_ = 0;
-  double windowNs_ = 0;             // cost inside the current 1 s window
+  // Rates over windows of about a second, as a `-i 1` report's RATE: the
+  // peak is the busiest such second, the warning names the last one's rate.
+  double windowS_ = 0;                   // length of the current window so far
+  std::vector<uint64_t> windowDelta_;    // hits in it, by probe id
+  std::vector<double> secondRate_;       // hits/s over the last whole window
+  bool haveSecond_ = false;              // a whole window has ended
   std::optional<double> overSince_;
   double peakRate_ = 0;
   std::string peakFunc_;

@@ -11,6 +11,7 @@
 #include "api/event_sessions.hpp"
 #include "api/goscope.hpp"
 #include "backend/bpf/stop_watch.hpp"
+#include "probe/function_suggestions.hpp"
 #include "probe/pattern.hpp"
 #include "target/disasm.hpp"
 #include "util/stop_signals.hpp"
@@ -20,6 +21,17 @@ namespace goscope::api {
 namespace {
 
 constexpr int kTraceStackFrames = 16;
+
+// A location Delve found nowhere, named as a function: the functions of the
+// binary nearest to it, in the hint.
+Error withSuggestions(Error e, const GoBinary& bin, const std::string& location) {
+  if (e.kind != ErrorKind::NoMatch) return e;
+  auto pattern = Pattern::parse(location);
+  if (!pattern || !pattern->isLiteral()) return e;
+  if (std::string offer = functionSuggestions(bin, {*pattern}); !offer.empty())
+    e.hint = e.hint.empty() ? offer : offer + " (" + e.hint + ")";
+  return e;
+}
 
 Result<std::vector<std::string>> matchingFunctions(const GoBinary& bin, const ProbeRequest& r) {
   auto patterns = patternsOf(r);
@@ -32,11 +44,16 @@ Result<std::vector<std::string>> matchingFunctions(const GoBinary& bin, const Pr
       if ((*patterns)[i].matches(fn.name)) matched[i] = any = true;
     if (any) names.push_back(fn.name);
   }
-  if (names.empty()) return fail(ErrorKind::NoMatch, "trace: no function matches " + r.locations.front());
+  if (names.empty())
+    return fail(ErrorKind::NoMatch, "trace: no function matches " + r.locations.front(),
+                suggestionHint(bin, *patterns, "goscope list shows every function"));
   for (size_t i = 0; i < patterns->size() && !r.ignoreMissing; i++)
-    if (!matched[i])
+    if (!matched[i]) {
+      const std::string offer = functionSuggestions(bin, {(*patterns)[i]});
       return fail(ErrorKind::NoMatch, "trace: '" + (*patterns)[i].text() + "' matches no function (the other patterns do)",
-                  "check the spelling (goscope list shows every function), or --ignore-missing to go on without it");
+                  offer.empty() ? "check the spelling (goscope list shows every function), or --ignore-missing to go on without it"
+                                : offer + " (or --ignore-missing to go on without it)");
+    }
   if (names.size() > kDelveMaxBreakpoints)
     return fail(ErrorKind::Usage,
                 "trace: " + std::to_string(names.size()) + " functions match; the Delve path sets at most " +
@@ -118,7 +135,7 @@ class DelveEventSession final : public EventSession {
       delve::BreakpointSpec spec = captureSpec(loc, parts_);
       spec.cond = cond;
       auto bp = session_->createBreakpoint(spec);
-      if (!bp) return bp.failure();
+      if (!bp) return fail(withSuggestions(bp.error(), bin, loc));
       ids_.push_back(bp->id);
       if (ids_.size() == 1) {
         firstFile_ = bp->file;
@@ -250,7 +267,9 @@ class DelveEventSession final : public EventSession {
     t.cost.stoppedMs = watch_ ? processStoppedBefore + stoppedAtHits + (processStoppedMs() - processStoppedAtEnd)
                               : stoppedMs();
     if (watch_) t.costs.stoppedMs = t.cost.stoppedMs;
-    t.cost.stoppedAtHitsMs = stoppedAtHits;
+    // Without a hit, what the watch saw between the attach and the detach
+    // was the stop that ends the session, not a hit's: nothing at hits.
+    t.cost.stoppedAtHitsMs = loop.hits > 0 ? stoppedAtHits : 0;
     t.cost.peakRate = peakRate_;
     t.cost.peakFunction = ids_.size() == 1 ? request_.locations.front() : std::string();
     t.cost.budgetPct = request_.maxOverheadPct;

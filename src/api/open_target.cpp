@@ -25,12 +25,22 @@ Result<TracedTarget> openTarget(const ProbeRequest& r) {
   if (e.kind == ErrorKind::Permission && r.target.pid)
     if (auto ok = checkPtracePrivileges(*r.target.pid); !ok) {
       // The check speaks of dlv; the in-kernel subcommands need the same
-      // access for goscope itself (docs/security.md).
+      // access for goscope itself, and so does read's direct read, which
+      // serves a plain variable without Delve: process_vm_readv is a ptrace
+      // access check of its own (docs/security.md).
       Error p = ok.error();
       const std::string delve = "Delve needs CAP_SYS_PTRACE to attach to ";
-      if (bpfAction && p.message.rfind(delve, 0) == 0)
-        p.message = std::string(actionName(r.action)) + ": goscope needs CAP_SYS_PTRACE to probe " +
-                    p.message.substr(delve.size());
+      if (p.message.rfind(delve, 0) == 0) {
+        if (bpfAction)
+          p.message = std::string(actionName(r.action)) + ": goscope needs CAP_SYS_PTRACE to probe " +
+                      p.message.substr(delve.size());
+        else if (r.action == Action::Read) {
+          p.message = "read: goscope needs CAP_SYS_PTRACE to read the memory of " + p.message.substr(delve.size());
+          const std::string dlvLacks = "capabilities goscope's dlv would not have";
+          if (auto at = p.message.find(dlvLacks); at != std::string::npos)
+            p.message.replace(at, dlvLacks.size(), "capabilities goscope does not have");
+        }
+      }
       return fail(p);
     }
   if (e.kind == ErrorKind::Usage) e.message = std::string(actionName(r.action)) + ": " + e.message;

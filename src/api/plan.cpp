@@ -158,8 +158,10 @@ Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std:
       f.floatArguments = m.floats;
       f.entryPlacement = m.entry;
     }
-    f.costs = hostCosts();
   }
+  // The figures every probing session prices its hits with (count's and
+  // latency's budget as much as trace's): the facts show the same ones.
+  if (isPerHit(r.action) || r.action == Action::Count || r.action == Action::Latency) f.costs = hostCosts();
   return f;
 }
 

@@ -11,6 +11,7 @@
 #include "cli/strategy_options.hpp"
 #include "cli/target_options.hpp"
 #include "output/output.hpp"
+#include "probe/function_suggestions.hpp"
 #include "probe/pattern.hpp"
 #include "target/call_sites.hpp"
 #include "target/analysis_cache.hpp"
@@ -156,7 +157,8 @@ int runList(const std::vector<std::string>& argv) {
   if (printed == 0) {
     std::string what = patterns.empty() ? "no probe-able functions" : "no probe-able function matches";
     for (const auto& p : patterns) what += " '" + p.text() + "'";
-    raise({ErrorKind::NoMatch, what + " in " + target.describe(), "goscope list -b BINARY shows every function"});
+    raise({ErrorKind::NoMatch, what + " in " + target.describe(),
+           suggestionHint(bin, patterns, "goscope list -b BINARY shows every function")});
   }
   return 0;
 }

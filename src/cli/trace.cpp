@@ -201,6 +201,10 @@ int runTrace(const std::vector<std::string>& argv) {
                                  {"force-signature", 0, false, "use the signatures given even where the binary's DWARF disagrees"},
                                  {"entry", 0, false, "probe the plain function entry and its RETs, not the cheaper stack-check branch or call sites"}});
   for (auto& o : strategyOptionSpecs(true)) specs.push_back(o);
+  // trace prints calls as they happen: an interval means something only to
+  // the stack counts of --folded (alone, -i is refused).
+  for (auto& o : specs)
+    if (o.longName == "interval") o.help = "with --folded: print the stack counts of each SECS seconds";
   auto args = orRaise(parseArgs("trace", specs, argv));
   if (args.has("help")) {
     std::cout << usageOf("goscope trace (-p PID | -c 'CMD ARGS' | -b BINARY) [--stack | --folded [-i SECS]] [--svg FILE] [-n N] [--filter EXPR] [-d SECS] [--json] SPEC...", specs)

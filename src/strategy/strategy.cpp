@@ -165,6 +165,15 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
         return p;
       }
       if (forcedBpf) return cannot(r, "--strategy bpf cannot evaluate expressions", "use --strategy auto or delve");
+      // Without DWARF neither path finds a variable; the debug info a
+      // distribution ships apart gives the direct read what it needs
+      // (docs/debug-info.md), while Delve needs the unstripped build.
+      if (!f.hasDwarf)
+        return cannot(r, "the binary has no DWARF debug info (stripped): goscope cannot find its variables or their types",
+                      "give goscope its separate debug info: --debug-file FILE or --debug-dir DIR (package variables are "
+                      "then read directly), or rebuild without -ldflags='-s -w'; the BPF path works on it as it is: "
+                      "goscope count/latency/trace",
+                      ErrorKind::BadTarget);
       return useDelve((f.directReadRefusal.empty() ? std::string("expressions need Go's type understanding")
                                                    : f.directReadRefusal) +
                       "; Delve reads it (the target stops for the read)");

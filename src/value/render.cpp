@@ -116,7 +116,7 @@ std::string text(const Value& v) {
     case K::Unavailable: return "<" + v.unavailable + ">";
     case K::Bool: return v.boolean ? "true" : "false";
     case K::Int: return std::to_string(v.i);
-    case K::Uint: return std::to_string(v.u);
+    case K::Uint: return v.type == "uintptr" ? hexText(v.u) : std::to_string(v.u);
     case K::Float: return goFloat(v.f, floatBits(v));
     case K::Complex: {
       std::string im = goFloat(v.imag, floatBits(v));
@@ -267,7 +267,10 @@ void appendText(const Value& v, std::string& out) {
   switch (v.kind) {
     case K::Bool: out += v.boolean ? "true" : "false"; return;
     case K::Int: appendInt(v.i, out); return;
-    case K::Uint: appendInt(v.u, out); return;
+    case K::Uint:
+      if (v.type == "uintptr") appendHex(v.u, out);
+      else appendInt(v.u, out);
+      return;
     case K::String:
       if (v.len <= v.text.size() && appendPlainQuoted(v.text, out)) return;
       break;

@@ -2,6 +2,7 @@
 // programs (JSON), whichever path produced the value:
 //
 //   42  true  1.5                  integers, bools, floats (Go's strconv 'g' form, as Delve prints)
+//   0x4a5f20                       a uintptr (an address or a handle, read as one): JSON a number
 //   "hello"  "abc…"(+90 bytes)     strings, truncated at the capture cap; JSON "hello", and a
 //                                  cut one {"cut":true,"type":"string","len":93,"value":"abc"}
 //   []int{len=3 cap=4: 1, 2, 3}    slices: JSON {"len":3,"cap":4,"elems":[1,2,3]}; nil: []int(nil), JSON null;

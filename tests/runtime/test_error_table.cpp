@@ -371,7 +371,7 @@ TEST_CASE("error table: missing privileges are named before any work") {
   CHECK_FALSE(std::filesystem::exists(marker));  // the -c command never ran
   // Root without CAP_SYS_PTRACE: the counter (root, all capabilities) is out of reach.
   checkRows({
-                {"read -p {P} main.counter", 6, "Delve needs CAP_SYS_PTRACE to attach to PID {P}"},
+                {"read -p {P} main.counter", 6, "read: goscope needs CAP_SYS_PTRACE to read the memory of PID {P}: it holds capabilities goscope does not have"},
                 {"sample -p {P} --at main.doWork main.counter", 6, "Delve needs CAP_SYS_PTRACE"},
                 {"break --strategy delve -p {P} main.doWork", 6, "Delve needs CAP_SYS_PTRACE"},
                 {"set -p {P} main.counter=1 --allow-write", 6, "Delve needs CAP_SYS_PTRACE"},

@@ -11,6 +11,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "probe/function_suggestions.hpp"
 #include "target/analysis_cache.hpp"
 #include "target/call_sites.hpp"
 #include "target/inline_sites.hpp"
@@ -315,15 +316,22 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
     if (!unsafeExample.empty())
       return fail(ErrorKind::NoMatch, what + " matches only functions that cannot be probed safely (" + unsafeExample + ")");
     return fail(ErrorKind::NoMatch, "no function matches " + what + " in " + targetName,
-                "goscope list -b BINARY shows every probe-able function");
+                suggestionHint(bin, patterns, "goscope list -b BINARY shows every probe-able function"));
   }
   if (!opt.ignoreMissing) {
     std::string missing;
+    std::vector<Pattern> unmatched;
     for (size_t i = 0; i < patterns.size(); i++)
-      if (!matched[i]) missing += (missing.empty() ? "'" : ", '") + patterns[i].text() + "'";
-    if (!missing.empty())
+      if (!matched[i]) {
+        missing += (missing.empty() ? "'" : ", '") + patterns[i].text() + "'";
+        unmatched.push_back(patterns[i]);
+      }
+    if (!missing.empty()) {
+      const std::string offer = functionSuggestions(bin, unmatched);
       return fail(ErrorKind::NoMatch, missing + " matches no function in " + targetName + " (the other patterns do)",
-                  "check the spelling (goscope list shows every function), or --ignore-missing to go on without it");
+                  offer.empty() ? "check the spelling (goscope list shows every function), or --ignore-missing to go on without it"
+                                : offer + " (or --ignore-missing to go on without it)");
+    }
   }
   return sel;
 }

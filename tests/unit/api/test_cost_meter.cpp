@@ -71,3 +71,22 @@ TEST_CASE("cost meter: a Delve-path cost line says stopped, and whether it was m
   c.stoppedMeasured = false;
   CHECK(describe(c).find("(at least)") != std::string::npos);
 }
+
+TEST_CASE("cost meter: the peak and the warning speak of calls per second over a whole second") {
+  CostMeter m({{"f", 100000}}, HostCosts{}, 1.0, false);
+  // A burst in the last quarter of each second: 4,000/s in that quarter, 1,000/s over the second.
+  for (uint64_t s = 0; s < 3; ++s) {
+    m.sample({1000 * s}, s + 0.25);
+    m.sample({1000 * s}, s + 0.50);
+    m.sample({1000 * s}, s + 0.75);
+    m.sample({1000 * (s + 1)}, s + 1.00);
+  }
+  CHECK(m.totals(3).peakRate == doctest::Approx(1000));
+  CHECK(m.warning().find("most in f: 1000 calls/s over the last second") != std::string::npos);
+  // Shorter than a second: its one window.
+  CostMeter brief({{"g", 1000}}, HostCosts{}, 1.0, false);
+  brief.sample({50}, 0.25);
+  brief.sample({100}, 0.50);
+  CHECK(brief.totals(0.5).peakRate == doctest::Approx(200));
+  CHECK(brief.totals(0.5).peakFunction == "g");
+}

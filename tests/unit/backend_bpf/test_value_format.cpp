@@ -136,7 +136,7 @@ TEST_CASE("value format: integer widths, signs, bool — uint64 above 2^53 stays
       .reg(Reg::RSI, 16)
       .reg(Reg::R8, 0xffff0000ffffULL);
   auto args = decodeArgs(in.e, t.layout, t.plan, kNoNames);
-  CHECK(texts(args) == "a=-1, b=-2, c=9223372036854775809, d=true, e=16, f=65535");
+  CHECK(texts(args) == "a=-1, b=-2, c=9223372036854775809, d=true, e=0x10, f=65535");  // a uintptr in hex
   CHECK(jsons(args) == R"({"a":-1,"b":-2,"c":9223372036854775809,"d":true,"e":16,"f":65535})");
 }
 

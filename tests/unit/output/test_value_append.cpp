@@ -47,6 +47,9 @@ std::vector<Value> corpus() {
   Value u = make(K::Uint, "uint64");
   u.u = std::numeric_limits<uint64_t>::max();
   vs.push_back(u);
+  Value uptr = make(K::Uint, "uintptr");
+  uptr.u = 0x4a5f20;
+  vs.push_back(uptr);
   Value b = make(K::Bool, "bool");
   b.boolean = true;
   vs.push_back(b);
@@ -181,4 +184,18 @@ TEST_CASE("value append: a call's argument and result lists, as trace's lines pr
     CHECK(named == jsonText(output::namedJson(*list)));  // "v" repeated: Boost keeps one key
     CHECK(array == jsonText(output::valueArray(*list)));
   }
+}
+
+TEST_CASE("value append: a uintptr prints in hex, JSON keeps the number") {
+  Value v = make(K::Uint, "uintptr");
+  v.u = 0x4a5f20;
+  CHECK(renderText(v) == "0x4a5f20");
+  CHECK(jsonText(renderJson(v)) == "4874016");
+  std::string text, json;
+  appendText(v, text);
+  appendJson(v, json);
+  CHECK(text == "0x4a5f20");
+  CHECK(json == "4874016");
+  v.type = "uint64";
+  CHECK(renderText(v) == "4874016");  // other unsigned kinds stay decimal
 }
