@@ -5,6 +5,11 @@
 #include "target/text_restore.hpp"
 
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -29,6 +34,9 @@ namespace {
 constexpr uint64_t kFirstId = uint64_t(1) << 40;  // far from goscope's ids
 constexpr int kReplyTimeoutMs = 10'000;
 constexpr unsigned kPidfdThread = O_EXCL;  // PIDFD_THREAD (Linux 6.9)
+
+int gNotifyFd = -1;  // the listener of dlv's write filter (see serveWrites), -1 without one
+void serveWrites();
 
 long nowMs() {
   timespec ts{};
@@ -119,10 +127,14 @@ class Conn {
       }
       long left = deadline - nowMs();
       if (left <= 0) return false;
-      pollfd p{fd_, POLLIN, 0};
-      int r = ::poll(&p, 1, static_cast<int>(left));
+      // dlv's writes wait on the guardian (serveWrites): a Detach clears
+      // breakpoints, so answer them while waiting for its reply.
+      pollfd p[2] = {{fd_, POLLIN, 0}, {gNotifyFd, POLLIN, 0}};
+      int r = ::poll(p, 2, static_cast<int>(left));
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0) return false;
+      if (p[1].revents) serveWrites();
+      if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t n = ::read(fd_, buf_, sizeof buf_);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return false;
@@ -326,6 +338,7 @@ void noteHandler(uint64_t addr) {
 // hit is an untraced SIGTRAP that kills the target. Put the file's bytes
 // back at once (a no-op when Delve or the sentinel restored them).
 int gTargetMem = -1;  // /proc/TARGET/mem, opened at the start (its writes fail once the target exec'd)
+pid_t gPlanTarget = -1;
 
 void restoreAfterDlv(const Plan& plan) {
   restoreText(plan.target, gShared->patches, patchCount(), plan.stoppedBefore, plan.exeDev, plan.exeIno);
@@ -420,6 +433,122 @@ void rescue(const Plan& plan, pid_t tracerTid) {
   }
 }
 
+// ---- dlv's writes into the target, made through the guardian ----
+//
+// Delve writes the target's memory with PTRACE_POKEDATA (and with
+// process_vm_writev for more than 8 bytes, falling back to PTRACE_POKEDATA
+// when that fails). Both write into whatever program the target runs at that
+// moment: when the target execs while Delve steps over a breakpoint, Delve's
+// write of the old program's byte lands in the new program (seen: main.doWork's
+// first byte of the old program in the new one, 9 ms after the exec). So dlv
+// runs under a seccomp filter that hands each PTRACE_POKEDATA to the guardian
+// (SECCOMP_RET_USER_NOTIF) and refuses process_vm_writev; the guardian makes
+// the write through its /proc/TARGET/mem, which is bound to the program the
+// target ran when the guardian started: after an exec that write fails, and
+// dlv gets EIO instead of corrupting the new program.
+
+
+// Installed in dlv's process just before its execve; the listener goes to
+// the guardian over `sock`. Without it (no seccomp, not allowed) dlv runs
+// as before.
+void installWriteFilter(int sock) {
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0])),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PTRACE_POKEDATA, 1, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PTRACE_POKETEXT, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog prog{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+  int nfd = static_cast<int>(::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog));
+  char tag = nfd >= 0 ? 'N' : 'X';
+  iovec iov{&tag, 1};
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  if (nfd >= 0) {
+    msg.msg_control = cbuf;
+    msg.msg_controllen = sizeof cbuf;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    ::memcpy(CMSG_DATA(c), &nfd, sizeof nfd);
+  }
+  (void)!::sendmsg(sock, &msg, MSG_NOSIGNAL);
+  if (nfd >= 0) ::close(nfd);
+  ::close(sock);
+}
+
+// The listener from dlv's process (or -1), waiting up to `ms`.
+int receiveWriteFilter(int sock, int ms) {
+  pollfd p{sock, POLLIN, 0};
+  if (::poll(&p, 1, ms) != 1) return -1;
+  char tag = 0;
+  iovec iov{&tag, 1};
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = cbuf;
+  msg.msg_controllen = sizeof cbuf;
+  if (::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) <= 0 || tag != 'N') return -1;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      int fd;
+      ::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+      return fd;
+    }
+  }
+  return -1;
+}
+
+bool threadOfTarget(pid_t target, pid_t tid) {
+  Text path;
+  path.add("/proc/").num(static_cast<uint64_t>(target)).add("/task/").num(static_cast<uint64_t>(tid));
+  struct stat st {};
+  return ::stat(path.data, &st) == 0;
+}
+
+// Answers every write dlv is waiting on; never blocks.
+void serveWrites() {
+  for (int served = 0; served < 256; ++served) {
+    if (gNotifyFd < 0) return;
+    pollfd p{gNotifyFd, POLLIN, 0};
+    if (::poll(&p, 1, 0) != 1) return;
+    if (p.revents & (POLLHUP | POLLERR)) {  // dlv is gone
+      ::close(gNotifyFd);
+      gNotifyFd = -1;
+      return;
+    }
+    seccomp_notif req;
+    ::memset(&req, 0, sizeof req);
+    if (::ioctl(gNotifyFd, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) continue;  // the caller died meanwhile
+    seccomp_notif_resp resp;
+    ::memset(&resp, 0, sizeof resp);
+    resp.id = req.id;
+    const pid_t tid = static_cast<pid_t>(req.data.args[1]);
+    const uint64_t addr = req.data.args[2], word = req.data.args[3];
+    if (!threadOfTarget(gPlanTarget, tid)) {
+      resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;  // not our target's memory: dlv's own business
+    } else if (gTargetMem >= 0 && ::pwrite(gTargetMem, &word, sizeof word, static_cast<off_t>(addr)) == sizeof word) {
+      resp.val = 0;
+    } else {
+      resp.error = -EIO;  // the target exec'd (its old program is gone) or exited
+    }
+    ::ioctl(gNotifyFd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+  }
+}
+
 // ---- the process ----
 
 void sendMessage(int fd, char type, const void* payload, size_t len) {
@@ -429,7 +558,7 @@ void sendMessage(int fd, char type, const void* payload, size_t len) {
   (void)!::send(fd, buf, len + 1, MSG_NOSIGNAL);
 }
 
-[[noreturn]] void spawnDlv(const Plan& plan, pid_t guardian) {
+[[noreturn]] void spawnDlv(const Plan& plan, pid_t guardian, int filterSock) {
   // dlv dies with the guardian, never with goscope directly: SIGKILL, not
   // dlv's own shutdown (its halt can cross a hit and leave a SIGTRAP for
   // after its Detach), and the sentinel makes that death safe.
@@ -444,6 +573,7 @@ void sendMessage(int fd, char type, const void* payload, size_t len) {
   ::dup2(plan.nullFd, 0);
   ::dup2(plan.stdoutFd, 1);
   ::dup2(plan.stderrFd, 2);
+  installWriteFilter(filterSock);
   ::execve(plan.dlvPath, plan.dlvArgv, plan.envp);
   ::_exit(127);
 }
@@ -481,12 +611,9 @@ void waitDlvExit(pid_t dlv, int pidfd, long timeoutMs) {
     if (::waitpid(dlv, &st, WNOHANG) != 0) return;  // reaped, or not ours
     long left = deadline - nowMs();
     if (left <= 0) return;
-    if (pidfd >= 0) {
-      pollfd p{pidfd, POLLIN, 0};
-      ::poll(&p, 1, static_cast<int>(left));
-    } else {
-      sleepMs(left < 20 ? left : 20);
-    }
+    pollfd p[2] = {{pidfd, POLLIN, 0}, {gNotifyFd, POLLIN, 0}};
+    ::poll(p, 2, static_cast<int>(pidfd >= 0 ? left : (left < 20 ? left : 20)));
+    if (p[1].revents) serveWrites();
   }
 }
 
@@ -511,14 +638,7 @@ void run(const Plan& plan) {
   // of our making is undone below.
   const bool stoppedBefore = plan.stoppedBefore;
   const pid_t self = ::getpid();
-  const pid_t dlv = ::fork();
-  if (dlv == 0) spawnDlv(plan, self);
-  if (dlv < 0) {
-    int e = errno;
-    sendMessage(plan.controlFd, kSpawnFailed, &e, sizeof e);
-    ::_exit(1);
-  }
-  sendMessage(plan.controlFd, kDlvPid, &dlv, sizeof dlv);
+  gPlanTarget = plan.target;
   {
     char path[64] = "/proc/";
     char digits[16];
@@ -529,6 +649,24 @@ void run(const Plan& plan) {
     ::memcpy(path + len, "/mem", 5);
     gTargetMem = ::open(path, O_RDWR | O_CLOEXEC);
   }
+  int filterPair[2] = {-1, -1};
+  (void)!::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, filterPair);
+  const pid_t dlv = ::fork();
+  if (dlv == 0) {
+    if (filterPair[0] >= 0) ::close(filterPair[0]);
+    spawnDlv(plan, self, filterPair[1]);
+  }
+  if (filterPair[1] >= 0) ::close(filterPair[1]);
+  if (dlv < 0) {
+    int e = errno;
+    sendMessage(plan.controlFd, kSpawnFailed, &e, sizeof e);
+    ::_exit(1);
+  }
+  if (filterPair[0] >= 0) {
+    gNotifyFd = receiveWriteFilter(filterPair[0], 2'000);
+    ::close(filterPair[0]);
+  }
+  sendMessage(plan.controlFd, kDlvPid, &dlv, sizeof dlv);
   setRealtime();
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, dlv, 0));
   // The target's death while dlv holds it leaves a zombie only its tracer can
@@ -570,13 +708,15 @@ void run(const Plan& plan) {
     restoreAfterDlv(plan);
   };
   for (;;) {
-    pollfd fds[5] = {{plan.controlFd, POLLIN, 0},
+    pollfd fds[6] = {{plan.controlFd, POLLIN, 0},
                      {dlvGone ? -1 : pidfd, POLLIN, 0},
                      {tracerFd, POLLIN, 0},
                      {sentinelFd, POLLIN, 0},
-                     {targetFd, POLLIN, 0}};
-    int r = ::poll(fds, 5, pidfd < 0 && !dlvGone ? 100 : !dlvGone && !targetDeathSeen ? 250 : -1);
+                     {targetFd, POLLIN, 0},
+                     {gNotifyFd, POLLIN, 0}};
+    int r = ::poll(fds, 6, pidfd < 0 && !dlvGone ? 100 : !dlvGone && !targetDeathSeen ? 250 : -1);
     if (r < 0 && errno != EINTR) break;
+    if (fds[5].revents) serveWrites();
     if (targetFd >= 0 && (fds[4].revents & (POLLIN | POLLHUP | POLLERR))) {
       ::close(targetFd);
       targetFd = -1;
