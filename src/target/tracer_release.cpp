@@ -254,9 +254,18 @@ void fixThread(const ReleaseTarget& t, const ReleaseState& s, pid_t tid, int mem
     ++r.unreleased;
     return;
   }
-  bool wasTraced = false;
+  ++r.examined;
+  bool wasTraced = false, wasTrap = false;
   for (int i = 0; i < s.count; ++i)
-    if (s.tids[i] == tid) wasTraced = s.traced[i];
+    if (s.tids[i] == tid) {
+      wasTraced = s.traced[i];
+      wasTrap = s.trap[i];
+    }
+  if (wasTrap && r.trapThreadPc == 0) {
+    r.trapThreadPc = regs.rip;
+    int signo = -1;
+    if (readMem(mem, regs.rsp + kSiginfo, &signo, sizeof signo)) r.trapFrameSigno = signo;
+  }
 
   if (isHandler(t, regs.rip)) {
     // A SIGTRAP whose stop the tracer never collected was delivered as the
@@ -350,6 +359,7 @@ pid_t tracerOf(pid_t pid) {
 void releaseHold(const ReleaseTarget& t, ReleaseState& s, ReleaseReport& r) {
   s.count = 0;
   s.needFinish = false;
+  r.handlers = t.handlerCount;
   for (bool& b : s.heldInt3) b = false;
   const char leader = threadState(t.pid, t.pid, nullptr);
   if (leader == 'Z' || leader == 'X' || leader == '?') {
@@ -380,8 +390,9 @@ void releaseHold(const ReleaseTarget& t, ReleaseState& s, ReleaseReport& r) {
     long code = 0;
     const char st = threadState(t.pid, s.tids[i], &code);
     s.traced[i] = st == 't';
+    s.trap[i] = s.traced[i] && code == SIGTRAP;
     if (s.traced[i]) ++r.tracedStops;
-    if (s.traced[i] && code == SIGTRAP) ++r.trapStops;
+    if (s.trap[i]) ++r.trapStops;
   }
   const uint64_t pending = pendingSignals(t.pid, s.tids, s.count, nullptr);
   const bool trouble = r.tracedStops > 0 || (pending & (sigBit(SIGTRAP) | sigBit(SIGSTOP)));

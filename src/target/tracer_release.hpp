@@ -59,6 +59,12 @@ struct ReleaseReport {
   int ambiguous = 0;        // a thread just past a one-byte instruction that may have run: left as it was
   int trapsDrained = 0;     // pending SIGTRAPs consumed
   int unreleased = 0;       // threads that could not be examined (not stopped in time, seize refused)
+  int handlers = 0;         // SIGTRAP handler addresses known
+  int examined = 0;         // threads seized and examined after the release
+  // The first thread that was in an uncollected SIGTRAP stop, as found after
+  // the release: its pc, and the signal number in the frame there (for -v).
+  uint64_t trapThreadPc = 0;
+  int trapFrameSigno = -1;
   bool execed = false;      // the target runs another program: nothing written, nothing examined
   bool gone = false;        // the target is gone
   bool stopped = false;     // SIGSTOP queued at the hold
@@ -70,6 +76,7 @@ struct ReleaseState {
   static constexpr int kMaxThreads = 1024;
   pid_t tids[kMaxThreads];
   bool traced[kMaxThreads];     // in a ptrace stop at the hold
+  bool trap[kMaxThreads];       // ... that would deliver SIGTRAP
   int count = 0;
   bool heldInt3[256];           // patches[i] held 0xCC at the hold (first 256)
   bool needFinish = false;

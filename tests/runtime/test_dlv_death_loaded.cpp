@@ -273,11 +273,14 @@ TEST_CASE("loaded: the target execs another program in the middle of a session" 
   const std::string counter = fixture("counter");
   for (long round = 0; round < rounds(); ++round) {
     CAPTURE(round);
-    const long after = std::uniform_int_distribution<long>(500, 2'500)(rng);
-    // execer calls main.doWork in a loop, then execs counter: the breakpoint
-    // is hit until the exec.
-    Target t({fixture("execer"), "--after-ms", std::to_string(after), counter});
-    Break b(t.pid, "main.doWork", {"-d", "60"});
+    // execer calls main.doWork ~1,000 times a second, and execs counter on
+    // SIGUSR1: sent at a random moment once the breakpoint is being hit.
+    Target t({fixture("execer"), "--on-usr1", counter});
+    Break b(t.pid, "main.doWork", {"-d", "120"});
+    b.attached(t.pid, 20);
+    const long after = std::uniform_int_distribution<long>(0, 1'000'000)(rng);
+    b.pumpFor(std::chrono::microseconds(after));
+    REQUIRE(::kill(t.pid, SIGUSR1) == 0);
     const int status = b.g.wait(120s);
     INFO("goscope stderr: " << b.g.err());
     REQUIRE_MESSAGE(status != -1, "goscope did not end within 120 s of the exec");
@@ -285,7 +288,8 @@ TEST_CASE("loaded: the target execs another program in the middle of a session" 
     CHECK(WEXITSTATUS(status) == 8);
     CHECK(b.g.err().find("replaced its program during the session") != std::string::npos);
     REQUIRE(std::filesystem::read_symlink("/proc/" + std::to_string(t.pid) + "/exe") == counter);
-    MESSAGE("round " << round << ": exec after " << after << " ms, " << b.hits << " hits before it; load " << loadAverage());
+    MESSAGE("round " << round << ": exec " << after / 1000 << " ms after the 20th hit, " << b.hits << " hits before it; "
+                     << releaseLine(b.g.err()) << "; load " << loadAverage());
     // counter prints "counter: ..." lines: checkLeftAlone's progress check.
     checkLeftAlone(t);
   }

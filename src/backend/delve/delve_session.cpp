@@ -82,6 +82,11 @@ std::string describeRelease(pid_t pid, const ReleaseReport& r) {
   for (size_t i = 0; i < did.size(); ++i) s += (i == 0 ? " " : i + 1 == did.size() ? " and " : ", ") + did[i];
   if (r.ambiguous > 0) s += "; " + std::to_string(r.ambiguous) + " thread(s) just past a one-byte instruction were left as they were";
   if (r.unreleased > 0) s += "; " + std::to_string(r.unreleased) + " thread(s) could not be examined";
+  s += " (" + std::to_string(r.threads) + " threads: " + std::to_string(r.tracedStops) + " in ptrace stops, " +
+       std::to_string(r.trapStops) + " with a SIGTRAP dlv had not collected; " + std::to_string(r.examined) + " examined)";
+  if (r.trapStops > 0)
+    spdlog::debug("delve: the SIGTRAP thread was found at {:#x} (signal {} in a frame there); {} handler address(es) known",
+                  r.trapThreadPc, r.trapFrameSigno, r.handlers);
   return s;
 }
 
@@ -226,11 +231,17 @@ void DelveSession::noteDelveOwnBreakpoints() {
   if (maps) {
     if (auto elf = ElfFile::open("/proc/" + std::to_string(pid_) + "/exe")) {
       for (const auto& sym : (*elf)->symbols()) {
-        if (sym.name != "runtime.sigtramp" && sym.name != "runtime.cgoSigtramp") continue;
+        // Assembly functions are named with ".abi0" in the symbol table (Go 1.17+).
+        if (sym.name != "runtime.sigtramp" && sym.name != "runtime.sigtramp.abi0" && sym.name != "runtime.cgoSigtramp" &&
+            sym.name != "runtime.cgoSigtramp.abi0")
+          continue;
         auto off = (*elf)->vaddrToOffset(sym.value);
         if (!off) continue;
         for (const auto& m : *maps)
-          if (*off >= m.offset && *off < m.offset + (m.end - m.start)) dlv_->noteHandler(m.start + (*off - m.offset));
+          if (*off >= m.offset && *off < m.offset + (m.end - m.start)) {
+            spdlog::debug("delve: {} at {:#x} (the SIGTRAP handler the sentinel recognises)", sym.name, m.start + (*off - m.offset));
+            dlv_->noteHandler(m.start + (*off - m.offset));
+          }
       }
     }
   }
