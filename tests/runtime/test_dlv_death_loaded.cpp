@@ -209,7 +209,7 @@ std::mt19937_64 seeded() {
   return std::mt19937_64(seed);
 }
 
-enum class Victim { Dlv, Guardian, All };
+enum class Victim { Dlv, Guardian, All, FrozenDlv };
 
 void killRounds(Victim v, const std::string& rate) {
   Hogs hogs;
@@ -221,13 +221,21 @@ void killRounds(Victim v, const std::string& rate) {
     Break b(t.pid, "main.scale");
     b.attached(t.pid, rate == "10" ? 2 : 20);
     b.pumpFor(std::chrono::microseconds(std::uniform_int_distribution<long>(0, 1'000'000)(rng)));
+    if (v == Victim::FrozenDlv) {
+      // dlv stopped (SIGSTOP) while the target runs: a thread that hits the
+      // breakpoint now sits in a SIGTRAP stop dlv never collects, which the
+      // kernel would deliver when dlv dies ("SIGTRAP: trace trap").
+      waitUntil([&] { return procState(t.pid) != 't'; }, 2s);
+      ::kill(b.dlv, SIGSTOP);
+      std::this_thread::sleep_for(200ms);
+    }
     const char state = procState(t.pid);
     if (v == Victim::All) {
       ::kill(b.g.pid(), SIGKILL);
       ::kill(b.guardian, SIGKILL);
       ::kill(b.dlv, SIGKILL);
     } else {
-      REQUIRE(::kill(v == Victim::Dlv ? b.dlv : b.guardian, SIGKILL) == 0);
+      REQUIRE(::kill(v == Victim::Guardian ? b.guardian : b.dlv, SIGKILL) == 0);
     }
     const int status = b.g.wait(60s);
     INFO("goscope stderr: " << b.g.err());
@@ -257,6 +265,11 @@ TEST_CASE("loaded: dlv SIGKILLed while a breakpoint is hit ~1,000 times a second
 
 TEST_CASE("loaded: dlv SIGKILLed while a breakpoint is hit ~10 times a second" * doctest::test_suite("loaded")) {
   killRounds(Victim::Dlv, "10");
+}
+
+TEST_CASE("loaded: dlv stopped while the target runs, then SIGKILLed: the SIGTRAP it never collected is undone" *
+          doctest::test_suite("loaded")) {
+  killRounds(Victim::FrozenDlv, "1000");
 }
 
 TEST_CASE("loaded: the guardian SIGKILLed alone, breakpoint hit ~1,000 times a second" * doctest::test_suite("loaded")) {
