@@ -223,8 +223,20 @@ void DelveSession::noteDelveOwnBreakpoints() {
     break;
   }
   // Delve sets its own at attach (unrecovered-panic, runtime-fatal-throw:
-  // negative ids); they are int3 bytes like ours if dlv dies.
+  // negative ids); they are int3 bytes like ours if dlv dies. Sent first:
+  // until the guardian knows them, a goscope killed now leaves it only
+  // Delve's Detach (which SIGCONTs a stopped target).
   auto maps = exeTextMappings(pid_);
+  auto all = client_->listBreakpoints(true, /*interruptible=*/false);
+  if (all && maps) {
+    for (const auto& b : *all) {
+      if (b.id >= 0) continue;
+      std::vector<uint64_t> set = b.addrs;
+      if (set.empty() && b.addr) set.push_back(b.addr);
+      for (uint64_t a : set)
+        if (auto byte = exeFileByte(pid_, *maps, a)) dlv_->notePatch(a, *byte);
+    }
+  }
   // Where a SIGTRAP dlv never collected would start to run if dlv died: the
   // Go runtime's signal handler (runtime.sigtramp; runtime.cgoSigtramp when
   // cgo installed it). The sentinel undoes such a frame before it runs.
@@ -244,15 +256,6 @@ void DelveSession::noteDelveOwnBreakpoints() {
           }
       }
     }
-  }
-  auto all = client_->listBreakpoints(true, /*interruptible=*/false);
-  if (!all || !maps) return;
-  for (const auto& b : *all) {
-    if (b.id >= 0) continue;
-    std::vector<uint64_t> set = b.addrs;
-    if (set.empty() && b.addr) set.push_back(b.addr);
-    for (uint64_t a : set)
-      if (auto byte = exeFileByte(pid_, *maps, a)) dlv_->notePatch(a, *byte);
   }
 }
 
