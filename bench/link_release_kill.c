@@ -12,6 +12,12 @@
 //           carries the receiving socket itself (a cycle only the af_unix
 //           garbage collector frees, from a kworker), fd closed: the child
 //           just dies holding the socket (needs no capability, no bpffs)
+//   exitnow the child calls _exit(0) holding the link's only fd: a task that
+//           exits of its own accord while a SIGKILL comes
+//   handoff the child leads a process group; it forks a helper into that
+//           group that holds a copy of the fd and waits for a pipe's EOF,
+//           closes its own fd, then the pipe; the whole group is SIGKILLed
+//           (the fd-keeping link holder's detach until 2026-11-27)
 // After each round: how many probed entries still hold int3 (0xcc) in the
 // target, and whether a link of the target's pid is left. Count "leaking
 // uprobe" lines in dmesg around the run to see what the kernel said.
@@ -77,10 +83,11 @@ static int links_of(int pid) {  // uprobe_multi links whose pid filter is `pid`
 
 int main(int argc, char** argv) {
   if (argc != 7) {
-    fprintf(stderr, "usage: %s create|close|unlink|ns|exit|park ROUNDS MAXUS PID BINARY OFFSETS\n", argv[0]);
+    fprintf(stderr, "usage: %s create|close|unlink|ns|exit|park|exitnow|handoff ROUNDS MAXUS PID BINARY OFFSETS\n", argv[0]);
     return 2;
   }
   const char* mode = argv[1];
+  const int group = strcmp(mode, "handoff") == 0;  // the kill goes to the child's process group
   int rounds = atoi(argv[2]), maxus = atoi(argv[3]), pid = atoi(argv[4]);
   const char* bin = argv[5];
   static uint64_t offs[20000], cookies[20000];
@@ -115,6 +122,7 @@ int main(int argc, char** argv) {
     pipe(go);
     pid_t c = fork();
     if (c == 0) {
+      if (group) setpgid(0, 0);
       char pin[128] = "";
       if (strcmp(mode, "unlink") == 0 || strcmp(mode, "ns") == 0) {
         if (strcmp(mode, "ns") == 0) {  // a bpffs of its own, in a namespace of its own
@@ -155,6 +163,23 @@ int main(int argc, char** argv) {
         close(fd);
       } else if (strcmp(mode, "unlink") == 0) {
         unlink(pin);
+      } else if (strcmp(mode, "exitnow") == 0) {
+        _exit(0);
+      } else if (strcmp(mode, "handoff") == 0) {
+        int done[2];
+        if (pipe(done) == 0) {
+          pid_t h = fork();
+          if (h == 0) {  // the helper: its exit drops the last reference
+            close(done[1]);
+            while (read(done[0], &b, 1) < 0 && errno == EINTR) {
+            }
+            _exit(0);
+          }
+          close(fd);
+          close(done[0]);
+          close(done[1]);
+          if (h > 0) waitpid(h, NULL, 0);
+        }
       }
       pause();  // killed here at the latest
       _exit(0);
@@ -169,7 +194,7 @@ int main(int argc, char** argv) {
     struct timespec d = {0, (long)(rand() % (maxus + 1)) * 1000};
     write(go[1], &b, 1);
     nanosleep(&d, NULL);
-    kill(c, SIGKILL);
+    kill(group ? -c : c, SIGKILL);
     int st;
     waitpid(c, &st, 0);
     close(ready[0]), close(ready[1]), close(go[0]), close(go[1]);

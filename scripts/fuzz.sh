@@ -4,10 +4,15 @@
 # build directory of their own, then runs each for SECONDS_PER_TARGET.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 60)
-#   GOSCOPE_FUZZ_SECONDS=3600 scripts/fuzz.sh (the environment wins: ctest's
-#                                             fuzz_bounded passes 20)
+#   scripts/fuzz.sh --total SECONDS           (the whole run, build included,
+#                                             in about SECONDS: what is left
+#                                             after the build is shared out,
+#                                             at least 2 s a target; ctest's
+#                                             fuzz_bounded passes --total 60)
+#   GOSCOPE_FUZZ_SECONDS=3600 scripts/fuzz.sh (seconds per target; the
+#                                             environment wins over both)
 #   GOSCOPE_FUZZ_BUILD=dir                    (default <repo>/build-fuzz)
-#   GOSCOPE_FUZZ_TARGETS="pclntab delve_json" (default: all seven)
+#   GOSCOPE_FUZZ_TARGETS="pclntab delve_json" (default: all eight)
 #
 # The seed corpus (tests/fuzz/<name>/, regressions included) is read, never
 # written: new inputs go to <build>/corpus/<name>/, kept between runs so that
@@ -18,9 +23,20 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-seconds=${GOSCOPE_FUZZ_SECONDS:-${1:-60}}
+started=$SECONDS
+total=
+if [[ ${1:-} == --total ]]; then
+  total=${2:?usage: fuzz.sh --total SECONDS}
+  seconds=
+else
+  seconds=${1:-60}
+fi
+if [[ -n ${GOSCOPE_FUZZ_SECONDS:-} ]]; then
+  seconds=$GOSCOPE_FUZZ_SECONDS
+  total=
+fi
 build=${GOSCOPE_FUZZ_BUILD:-$repo/build-fuzz}
-targets=${GOSCOPE_FUZZ_TARGETS:-probe_spec pclntab dwarf_location dwarf_types delve_json disasm analysis_record}
+targets=${GOSCOPE_FUZZ_TARGETS:-probe_spec pclntab dwarf_location dwarf_types delve_json disasm analysis_record cached_probe_proof}
 cxx=$(command -v clang++ || command -v clang++-14 || true)
 if [[ -z $cxx ]]; then
   echo "fuzz.sh: clang++ not found (scripts/setup.sh installs it)" >&2
@@ -34,6 +50,13 @@ declare -A max_len=([probe_spec]=512 [pclntab]=65536 [dwarf_location]=256 [dwarf
 echo "fuzz.sh: building the fuzz targets in $build"
 cmake -S "$repo/tests/fuzz" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=None >/dev/null
 cmake --build "$build" -j2 >/dev/null
+if [[ -n $total ]]; then
+  read -ra names <<<"$targets"
+  left=$(( total - (SECONDS - started) ))
+  seconds=$(( left / ${#names[@]} ))
+  (( seconds >= 2 )) || seconds=2
+  echo "fuzz.sh: built in $(( SECONDS - started ))s; ${seconds}s per target to end within about ${total}s"
+fi
 
 failed=()
 summary=()
@@ -63,7 +86,7 @@ for name in $targets; do
   fi
 done
 
-echo "fuzz.sh: summary"
+echo "fuzz.sh: summary ($(( SECONDS - started ))s in all)"
 printf '  %s\n' "${summary[@]}"
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "fuzz.sh: ${failed[*]} found a bug; inputs in $build/artifacts/" >&2

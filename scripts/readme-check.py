@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Re-runs the README's examples and says where their output drifted.
+"""Re-runs the documentation's examples and says where their output drifted.
 
-Every fenced block of README.md whose lines start with `$ goscope ...` is an
-example: the command and, until the next `$ ` line or the block's end, the
+Every fenced block of README.md and of the command reference
+(docs/commands/*.md) whose lines start with `$ goscope ...` is an example: the command and, until the next `$ ` line or the block's end, the
 output the README shows. Each is run again from the repository's root with
 build/ first on PATH (as root: BPF needs it).
 
@@ -35,14 +35,9 @@ Lines a run prints or not by timing alone, and figures that come from this
 host's history, are set aside (SHAPES' first rules, a recipe's maybe and
 same), and the plans start from the documented Delve cost (pinned_cache):
 without that, each whole run found another such line. The ctest
-`readme_examples` runs it (CI is root). Measured on 2026-11-25 on 2 vCPUs
-that other helpers' builds and tests kept at load average 7-30: runs 5 to 8
-(138-201 s at load 18-30, while every fixture ran to the end) and runs 9 to
-12 (88-101 s at load 7-16, each fixture killed once no later example names
-its PID) found all 79 examples of the same shape; runs 1 to 4 found the
-timing lines now set aside.
+`readme_examples` runs it (CI is root); its timings are in tests/README.md.
 
-  usage: scripts/readme-check.py [--build DIR] [--readme FILE] [--only SUBSTRING]
+  usage: scripts/readme-check.py [--build DIR] [--readme FILE]... [--only SUBSTRING]
                                  [--timeout SECS] [--strict] [--no-live] [--show]
   (an example still running after SECS, default 20, gets SIGINT: Ctrl-C)
   exit:  0 every re-run example has the README's shape; 1 some drifted;
@@ -146,17 +141,30 @@ RECIPES = [
 
 Example = collections.namedtuple("Example", "line cmd shown block")
 
+# The pages whose examples are checked: the README and the command reference.
+DOCS = ["README.md", "docs/commands/*.md"]
+
+
+def doc_files(given):
+    """The files to check, in order: those given, else DOCS under ROOT."""
+    if given:
+        return given
+    import glob
+    return [f for pat in DOCS for f in sorted(glob.glob(os.path.join(ROOT, pat)))]
+
 
 def examples(readme):
     """An Example for each `$ goscope` line; block: every `$ ` entry of its
-    fenced block as (line, command, [output lines])."""
+    fenced block as (line, command, [output lines]). `line` is FILE:N."""
     out, block, entries = [], False, []
+    name = os.path.relpath(readme, ROOT) if os.path.isabs(readme) else readme
 
     def close():
         text = "\n".join(f"$ {c}\n" + "\n".join(o) for _, c, o in entries)
         out.extend(Example(n, c, o, (entries, text)) for n, c, o in entries if c.startswith("goscope"))
 
     for n, line in enumerate(open(readme, encoding="utf-8"), 1):
+        n = f"{name}:{n}"
         line = line.rstrip("\n")
         if line.startswith("```"):
             if block:
@@ -179,6 +187,7 @@ SHAPES = [
     # (~/.cache/goscope/host-costs.json), the GNU build-id's directory.
     (re.compile(r", peak [\d.]+ hits/s(?: in [^\s;]+)?"), ""),   # (the name ends before a "; capped ...")
     (re.compile(r" \([\d.]+ hits/s\)(?=;)"), ""),   # break's rate: said once it ran 1 s
+    (re.compile(r',"peak_func":"[^"]*"'), ""),   # JSON's peak: named once a rate was sampled, as the text's
     # The cap on the cost estimate: said or not as this host's per-hit
     # figures price the probes above the target's own CPU clock or not.
     (re.compile(r"; capped at the target's own CPU time: the host's per-hit figures priced [\d.,]+ ms, more than it used"), ""),
@@ -498,7 +507,8 @@ def main():
     ap = argparse.ArgumentParser(description="re-run the README's examples and report drift")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--fixtures", help="the fixtures directory (default: BUILD/fixtures)")
-    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    ap.add_argument("--readme", action="append", default=[],
+                    help="a page to check (repeatable; default: README.md and docs/commands/*.md)")
     ap.add_argument("--only", default="", help="only examples whose command contains this")
     ap.add_argument("--strict", action="store_true",
                     help="lines the run printed that the README does not show are drift too (many examples are excerpts)")
@@ -515,7 +525,7 @@ def main():
     fx = os.path.abspath(a.fixtures or os.path.join(a.build, "fixtures"))
     samples = next((d for d in (os.environ.get("GOSCOPE_GO_SAMPLES"), os.path.join(a.build, "go-samples"))
                     if d and os.path.isdir(d)), None)
-    exs = examples(a.readme)
+    exs = [ex for f in doc_files(a.readme) for ex in examples(f)]
     known = binaries_by_pid(exs)
     live = Live(fx, samples)
     a.env["XDG_CACHE_HOME"] = pinned_cache(live.top)
@@ -533,7 +543,7 @@ def main():
             prep = prepare(ex, rec, live, known, a)
             if isinstance(prep, str):
                 why[re.sub(r"\d+", "N", prep)] += 1
-                print(f"README:{ex.line}: not re-run ({prep}): $ {ex.cmd}")
+                print(f"{ex.line}: not re-run ({prep}): $ {ex.cmd}")
                 continue
             cmd, cwd, shown, follow, pid = prep
             ran += 1
@@ -547,10 +557,10 @@ def main():
                 g, nw = compare(want, o, a.strict)
                 gone, new = gone + g, new + nw
             if not gone and (not new or not a.strict):
-                print(f"README:{ex.line}: same shape{' (the run printed more: --strict shows it)' if new else ''}: $ {ex.cmd}")
+                print(f"{ex.line}: same shape{' (the run printed more: --strict shows it)' if new else ''}: $ {ex.cmd}")
                 continue
             drifted += 1
-            print(f"README:{ex.line}: DRIFT: $ {ex.cmd}")
+            print(f"{ex.line}: DRIFT: $ {ex.cmd}")
             for l in gone:
                 print(f"    README only: {l[:300]}")
             for l in new:

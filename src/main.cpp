@@ -12,7 +12,9 @@
 #include "api/link_holder.hpp"
 #include "cli/command.hpp"
 #include "cli/target_watch.hpp"
+#include "output/stdout_writer.hpp"
 #include "util/log.hpp"
+#include "util/printable.hpp"
 #include "util/result.hpp"
 
 namespace {
@@ -21,10 +23,15 @@ namespace {
 // first descriptors goscope opens would become 0, 1 and 2: a socket to dlv
 // or a memfd written to as if it were the output, a pipe closed by a
 // redirection meant for a child. /dev/null takes those numbers first, before
-// any static initializer opens anything (priority 101 runs first).
+// any static initializer opens anything (priority 101 runs first). A
+// closed stdout is still an error to say (the output went nowhere): the
+// stdout writer is told, and never writes to that /dev/null.
+bool stdoutClosedAtStart = false;
+
 __attribute__((constructor(101))) void occupyStandardFds() {
   for (int fd = 0; fd <= 2; ++fd) {
     if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    if (fd == STDOUT_FILENO) stdoutClosedAtStart = true;
     const int n = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
     if (n >= 0 && n != fd) {  // a lower one was free after all: put it where it belongs
       ::dup2(n, fd);
@@ -36,20 +43,13 @@ __attribute__((constructor(101))) void occupyStandardFds() {
 void printUsage(FILE* to) {
   std::fprintf(to, "usage: goscope COMMAND [OPTIONS]   (goscope COMMAND --help for its options)\n\ncommands:\n");
   for (const auto& c : goscope::cli::commands()) std::fprintf(to, "  %-10s %s\n", c.name, c.summary);
-  std::fprintf(to, "\nexit codes: 0 ok, 1 internal error, 2 usage, 3 not found, 4 bad target, 5 no match,\n"
-                   "            6 permission, 7 external tool failed, 8 target exec'd (or exited, with --strict),\n"
+  std::fprintf(to, "\nexit codes: 0 ok, 1 internal error (or stdout not written), 2 usage, 3 not found, 4 bad target,\n"
+                   "            5 no match, 6 permission, 7 external tool failed, 8 target exec'd (or exited, with --strict),\n"
                    "            9 doctor: the code differs from the file; a -c command that ends the session: its own\n"
                    "\n-v or --verbose, anywhere on the line, logs what goscope does on stderr\n");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // `goscope __link-holder FD ...`: the process that holds a session's BPF
-  // links (src/backend/bpf/link_holder.hpp), before anything else runs.
-  if (int code = goscope::api::linkHolderMain(argc, argv); code >= 0) return code;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  goscope::setupLogging(args);  // consumes -v / --verbose
+int run(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     printUsage(args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
@@ -66,10 +66,25 @@ int main(int argc, char** argv) {
     const goscope::Error e = goscope::cli::explainFailure(fatal.error);
     std::string line = "goscope: " + e.message;
     if (!e.hint.empty()) line += " (hint: " + e.hint + ")";
-    std::fprintf(stderr, "%s\n", line.c_str());
+    // One line, whatever the message quotes (a pattern, a path).
+    std::fprintf(stderr, "%s\n", goscope::escapeControl(line).c_str());
     return goscope::exitCodeFor(e.kind);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "goscope: internal error: %s\n", e.what());
+    std::fprintf(stderr, "goscope: internal error: %s\n", goscope::escapeControl(e.what()).c_str());
     return 1;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // `goscope __link-holder FD ...`: the process that holds a session's BPF
+  // links (src/backend/bpf/link_holder.hpp), before anything else runs.
+  if (int code = goscope::api::linkHolderMain(argc, argv); code >= 0) return code;
+  // Every write to stdout from here goes through one writer: never held by
+  // a reader that does not read, write errors kept for the exit status.
+  goscope::output::StdoutWriter::install(stdoutClosedAtStart);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  goscope::setupLogging(args);  // consumes -v / --verbose
+  return goscope::output::finishStdout(run(args));
 }

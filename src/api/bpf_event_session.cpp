@@ -222,11 +222,16 @@ class BpfEventSession final : public EventSession {
     if (kept.empty()) {
       if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; nothing was attached");
       // Handed over (the engine keeps them; no copy at the peak RSS).
+      // The target is still the one analysed (docs/security.md).
+      if (auto same = target_.checkIdentity(); !same) return same.failure();
       auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), std::move(sel_.points));
       sel_.points.clear();
       if (!stats) return stats.failure();
       attach_ = std::move(*stats);
     }
+    // The probes are on from here (a -c command runs from its release, just
+    // below): -d counts from this moment, not from when run() is called.
+    onS_ = monotonicSeconds();
     {
       const HostCosts costs = hostCosts();
       std::vector<CostMeter::Probe> probes;
@@ -236,6 +241,7 @@ class BpfEventSession final : public EventSession {
       sampleEvery_.assign(sel_.functions.size(), 0);
     }
     if (auto rel = target_.release(); !rel) return rel;
+    if (target_.isLaunched()) onS_ = monotonicSeconds();
     if (!target_.isBinaryWide()) {
       if (auto bias = target_.loadBias()) setBias(*bias);
       // A -c command that ran and exited before its maps could be read (a
@@ -264,10 +270,10 @@ class BpfEventSession final : public EventSession {
   }
 
   EventTotals run(const std::function<bool(const Call&)>& sink) override {
-    const double t0 = monotonicSeconds();
+    const double t0 = onS_ > 0 ? onS_ : monotonicSeconds();
     t0_ = t0;
     auto onEvent = [&](const bpf::Event& e) { onEventOf(e, sink); };
-    LoopOptions loop{0, request_.durationS, [this] { return done(); }};
+    LoopOptions loop{0, request_.durationS, [this] { return done(); }, t0};
     EndReason why;
     {
       // A write to a pipe nobody reads gives way to the end (Ctrl-C,
@@ -276,21 +282,37 @@ class BpfEventSession final : public EventSession {
       // long the reader took (util/stop_signals.hpp, endPending).
       ProbesOnScope probesOn(request_.durationS > 0 ? t0 + request_.durationS : 0);
       why = runSessionLoop(target_, loop,
-                           [&](int ms) {
-                             (void)engine_->poll(std::min(ms, 100), onEvent);
+                           [&](double untilS) {
+                             (void)engine_->poll(std::min(millisecondsUntil(untilS), 100), onEvent);
                              idle();
                              govern(true);
                            },
-                           [] {});
+                           [](const IntervalDue&) {}).why;
+      // The session ends at -d's deadline even when goscope saw it late:
+      // calls after it are not the session's (bpf_ktime_get_ns's clock).
+      const double endS = why == EndReason::Duration ? t0 + request_.durationS : monotonicSeconds();
+      endNs_ = static_cast<uint64_t>(endS * 1e9);
+      setSessionEnding();  // from here no write waits for stdout's reader while the probes are on
+      // What the ring holds now is shown before the detach, which waits for an
+      // RCU grace period per link (docs/reliability.md, "Durations, intervals
+      // and held output"): the results do not wait for it. Bounded,
+      // as the kernel keeps writing while the probes are on; the rest is read
+      // after the detach.
+      const double drainUntil = monotonicSeconds() + kPreDetachDrainS;
+      while (!outputClosed_ && !hitsReached() && monotonicSeconds() < drainUntil) {
+        auto n = engine_->poll(0, onEvent);
+        if (!n || *n == 0) break;
+      }
     }
     // Off first, then what is still in the ring, in full: with the probes
     // attached the kernel kept writing while goscope read, and the session's
     // end (Ctrl-C, -d) came seconds late on a hot function (issue #14).
     // After Ctrl-C too: those calls happened and are shown, not dropped.
     if (auto lost = engine_->linksLost()) linksLost_ = *lost;
-    endNs_ = static_cast<uint64_t>(monotonicSeconds() * 1e9);  // bpf_ktime_get_ns's clock
     auto detached = engine_->detachAll();
-    while (!outputClosed_ && !hitsReached()) {
+    // Not when stdout drops what it is given (a reader that does not read,
+    // a user who will not wait: util/stop_signals.hpp, outputDropped).
+    while (!outputClosed_ && !hitsReached() && !outputDropped()) {
       auto n = engine_->poll(0, onEvent);
       if (!n || *n == 0) break;
     }
@@ -313,6 +335,7 @@ class BpfEventSession final : public EventSession {
     }
     t.detachedPoints = detached.points;
     t.detachMs = detached.detachMs;
+    t.cost.detachMs = detached.detachMs;
     t.hiddenCalls = engine_->stats().foreignCalls;  // every probe is off: final
     t.cost.hiddenCalls = t.hiddenCalls;
     if (request_.filter) {
@@ -326,6 +349,8 @@ class BpfEventSession final : public EventSession {
  private:
   void stop() override { stopAsked_ = true; }
 
+  // How long the ring is read before the detach at most (the rest after it).
+  static constexpr double kPreDetachDrainS = 0.1;
   std::optional<std::string> linksLost_;  // the link holder died (said before detaching)
   uint64_t endNs_ = 0;                    // the session's end, once it has come
   bool hitsReached() const { return request_.maxHits > 0 && delivered_ >= request_.maxHits; }
@@ -413,7 +438,7 @@ class BpfEventSession final : public EventSession {
   }
 
   void onEventOf(const bpf::Event& e, const std::function<bool(const Call&)>& sink) {
-    if (e.probeId >= traces_.size() || outputClosed_ || hitsReached()) return;
+    if (e.probeId >= traces_.size() || outputClosed_ || hitsReached() || outputDropped()) return;
     // Calls after the session's end, while the probes come off one by one
     // (an entry's probe can go before its return's): not the session's.
     if (endNs_ && e.tsNs > endNs_) return;
@@ -614,6 +639,7 @@ class BpfEventSession final : public EventSession {
   std::unique_ptr<CostMeter> meter_;
   std::vector<uint32_t> sampleEvery_;  // by probe id: 0 = every call
   double t0_ = 0;
+  double onS_ = 0;  // CLOCK_MONOTONIC: when the probes went on (a -c command: when it was let run)
   bool warned_ = false;
   std::atomic<bool> stopAsked_{false};
   std::optional<double> ratePerS_;  // calls a second the plan expects (ring size)

@@ -1,6 +1,5 @@
 #include "api/cost_meter.hpp"
 
-#include "backend/bpf/bpf_engine.hpp"
 #include "backend/bpf/function_selection.hpp"
 #include "target/process_cpu.hpp"
 
@@ -223,19 +222,6 @@ SessionCost CostMeter::totals(double elapsedS) const {
   c.figures = costs_.source;
   c.actions = actions_;
   return c;
-}
-
-bool sampleEngine(CostMeter& meter, const bpf::Engine& engine, double now, bool force, bool plusFiltered) {
-  if (!force && now - meter.lastSampleS() < 0.25) return false;
-  auto counts = engine.counts();
-  if (!counts) return false;
-  if (plusFiltered) {
-    auto filtered = engine.filteredCounts();
-    if (!filtered) return false;
-    for (size_t i = 0; i < counts->size() && i < filtered->size(); i++) (*counts)[i] += (*filtered)[i];
-  }
-  meter.sample(*counts, now, engine.programRunNs());
-  return true;
 }
 
 }  // namespace goscope::api

@@ -62,6 +62,7 @@ struct AggregateSession::Impl {
   std::unique_ptr<CostMeter> meter_;
   BoundCallback onBound_;
   double endS_ = 0;  // when the probes came off
+  std::optional<double> detachMs_;  // how long the detach took, once done
   bool warned_ = false;
   std::vector<std::optional<double>> droppedAt_;  // by probe id
   std::vector<uint64_t> droppedCount_;
@@ -74,6 +75,10 @@ struct AggregateSession::Impl {
   uint64_t filteredOut_ = 0;  // read at detach, as hiddenCalls_
   bool enforce() const { return enforce_; }
   void govern(bool act = true);
+  // The counters now (mu_ held).
+  Result<CountSnapshot> read() const;
+  // The reading taken when run() ended: what snapshot() returns from then on.
+  std::optional<CountSnapshot> final_;
   // snapshot() may be called from another thread while run() runs (the
   // Prometheus exporter's server does): this guards what the loop changes
   // (dropped probes, the meter) and the engine's life. Recursive because
@@ -242,8 +247,14 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   reportProgress("placing probes", 0, points);
   // Handed over: the engine keeps them, and a copy here is 5 MB of buf's
   // peak RSS (issue #14).
+  // The target is still the one analysed (docs/security.md): checked last,
+  // right before the attach.
+  if (auto same = s->target_.checkIdentity(); !same) return fail(same.error());
   auto stats = s->engine_->attach(s->target_.attachPath(), s->target_.pidFilter(), std::move(s->selection_.points));
   s->selection_.points.clear();
+  // The probes are on from here: the session's clock (-d, -i, elapsed)
+  // starts now, not when run() is called (a -c command: at its release).
+  s->startS_ = monotonicSeconds();
   reportProgress("placing probes", points, points);
   if (!stats) return fail(stats.error());
   s->attach_ = std::move(*stats);
@@ -260,7 +271,12 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   if (auto rel = s->target_.release(); !rel) return fail(rel.error());
   if (readAfterStart)
     if (auto c = configureRead(); !c) return fail(c.error());
-  s->startS_ = monotonicSeconds();
+  // Stacks are symbolized at the end, when a program started by -c may have
+  // exited and its memory map with it: a PIE's load bias is taken (and kept
+  // by the target) now, while it runs. Without it the folded stacks of a
+  // PIE were bare addresses.
+  if (r.capture.stack && s->target_.isLaunched() && bin.elf().isPie()) (void)s->target_.loadBias();
+  if (s->target_.isLaunched()) s->startS_ = monotonicSeconds();
   return session;
 }
 
@@ -282,32 +298,37 @@ uint64_t AggregateSession::hiddenCalls() const {
 
 Result<CountSnapshot> AggregateSession::snapshot() const {
   std::lock_guard lock(impl_->mu_);
-  if (impl_->detached_) return fail(ErrorKind::Internal, "count session already detached");
-  auto counts = impl_->engine_->counts();
+  if (impl_->final_) return *impl_->final_;
+  return impl_->read();
+}
+
+Result<CountSnapshot> AggregateSession::Impl::read() const {
+  if (detached_) return fail(ErrorKind::Internal, "count session already detached");
+  auto counts = engine_->counts();
   if (!counts) return fail(counts.error());
   CountSnapshot snap;
-  snap.elapsedS = monotonicSeconds() - impl_->startS_;
+  snap.elapsedS = monotonicSeconds() - startS_;
   // One buffer of the final size: grown by doubling, the old and new
   // buffers of 66,875 rows (buf '*') were the whole run's peak RSS at exit.
-  snap.functions.reserve(impl_->selection_.functions.size());
-  for (const auto& f : impl_->selection_.functions) {
+  snap.functions.reserve(selection_.functions.size());
+  for (const auto& f : selection_.functions) {
     FunctionCount fc{f.fn->name, f.probeId < counts->size() ? (*counts)[f.probeId] : 0, std::nullopt, 0, 0, std::nullopt};
-    if (f.probeId < impl_->droppedAt_.size() && impl_->droppedAt_[f.probeId]) {
-      fc.droppedAtS = impl_->droppedAt_[f.probeId];
-      fc.count = impl_->droppedCount_[f.probeId];
+    if (f.probeId < droppedAt_.size() && droppedAt_[f.probeId]) {
+      fc.droppedAtS = droppedAt_[f.probeId];
+      fc.count = droppedCount_[f.probeId];
     }
-    if (impl_->latency_) {
-      if (auto l = impl_->engine_->latency(f.probeId)) fc.latency = std::move(*l);
-      if (impl_->meter_) {
-        fc.probeCostNs = impl_->meter_->perCallNs(f.probeId);
-        fc.probeCostLowNs = impl_->meter_->perCallLowNs(f.probeId);
+    if (latency_) {
+      if (auto l = engine_->latency(f.probeId)) fc.latency = std::move(*l);
+      if (meter_) {
+        fc.probeCostNs = meter_->perCallNs(f.probeId);
+        fc.probeCostLowNs = meter_->perCallLowNs(f.probeId);
       }
     }
     snap.functions.push_back(std::move(fc));
   }
-  if (impl_->meter_) snap.costFigures = impl_->meter_->costs().source;
-  if (impl_->readVariable_)
-    if (auto g = impl_->engine_->globalValue(0); g && g->tsNs != 0) snap.readValue = static_cast<int64_t>(g->value);
+  if (meter_) snap.costFigures = meter_->costs().source;
+  if (readVariable_)
+    if (auto g = engine_->globalValue(0); g && g->tsNs != 0) snap.readValue = static_cast<int64_t>(g->value);
   return snap;
 }
 
@@ -341,19 +362,44 @@ Result<std::map<std::string, uint64_t>> AggregateSession::foldedStacks() {
 }
 
 EndReason AggregateSession::run(const std::function<void(const CountSnapshot&)>& onInterval) {
-  EndReason why = runSessionLoop(
-      impl_->target_, impl_->loop_,
-      [&](int ms) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-        std::lock_guard lock(impl_->mu_);
-        impl_->govern();
+  Impl& m = *impl_;
+  LoopOptions loop = m.loop_;
+  loop.startS = m.startS_;
+  // While the probes are on, a write to a stdout nobody reads gives way to
+  // the session's end (util/stop_signals.hpp, endPending); they are off at
+  // detach().
+  setProbesOn(loop.durationS > 0 ? m.startS_ + loop.durationS : 0);
+  auto report = [&](CountSnapshot snap, const IntervalDue& due) {
+    snap.intervalLateS = due.lateS;
+    snap.intervalsSkipped = due.skipped;
+    if (onInterval) onInterval(snap);
+  };
+  LoopEnd end = runSessionLoop(
+      m.target_, loop,
+      [&](double untilS) {
+        sleepUntil(untilS);
+        std::lock_guard lock(m.mu_);
+        m.govern();
       },
-      [&] {
-        if (auto s = snapshot(); s && onInterval) onInterval(*s);
+      [&](const IntervalDue& due) {
+        if (auto s = snapshot()) report(std::move(*s), due);
       });
+  // The counters are read the moment the loop sees its end, before anything
+  // is printed and before the detach (an RCU grace period per link: long on
+  // a loaded machine): -d N reports N seconds of calls. snapshot() gives this reading
+  // from now on; the last interval (due at -d's end) is the same reading.
+  {
+    std::lock_guard lock(m.mu_);
+    if (auto s = m.read()) {
+      s->endLateS = end.lateS;
+      m.final_ = std::move(*s);
+    }
+  }
+  setSessionEnding();
+  if (end.lastInterval && m.final_) report(*m.final_, *end.lastInterval);
   // The holder of the links died (it asked the loop to stop): say so, not "interrupted".
-  if (impl_->engine_ && impl_->engine_->linksLost()) return EndReason::ProbesLost;
-  return why;
+  if (m.engine_ && m.engine_->linksLost()) return EndReason::ProbesLost;
+  return end.why;
 }
 
 void AggregateSession::stop() { requestStop(); }
@@ -369,6 +415,7 @@ SessionCost AggregateSession::cost() const {
   const double elapsed = (impl_->detached_ ? impl_->endS_ : monotonicSeconds() - impl_->startS_);
   SessionCost c = impl_->meter_->totals(elapsed);
   c.hiddenCalls = hiddenCalls();
+  c.detachMs = impl_->detachMs_;
   if (impl_->filtered_)
     c.filteredOut = impl_->detached_ || !impl_->engine_ ? impl_->filteredOut_ : impl_->engine_->stats().filteredOut;
   return c;
@@ -385,6 +432,8 @@ Detached AggregateSession::detach() {
   impl_->hiddenCalls_ = impl_->engine_->stats().foreignCalls;  // every probe is off: final
   impl_->filteredOut_ = impl_->engine_->stats().filteredOut;
   impl_->detached_ = true;
+  impl_->detachMs_ = d.detachMs;
+  setProbesOff();
   return {d.points, d.detachMs};
 }
 

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
 #include "rpc/delve_errors.hpp"
 #include "target/ptrace_privileges.hpp"
 #include "target/run_state.hpp"
 #include "api/session_loop.hpp"
 #include "target/target.hpp"
 #include "util/stop_signals.hpp"
+#include "backend/delve/delve_finder.hpp"
+#include "backend/delve/dlv_startup.hpp"
 #include "backend/delve/values_from_delve.hpp"
 
 namespace goscope::api {
@@ -18,15 +22,7 @@ constexpr uint16_t kReturnArgument = 16;  // api.VariableReturnArgument
 
 // Delve needs DWARF; without it dlv fails after loading the binary with a
 // message that does not say what to do instead.
-Result<void> requireDwarf(pid_t pid, const TracedTarget* known) {
-  std::optional<Target> opened;
-  if (!known) {
-    auto t = openProcessTarget(pid);
-    if (!t) return t.failure();
-    opened = std::move(*t);
-  }
-  const GoBinary& bin = known ? known->binary() : *opened->binary;
-  const std::string who = known ? known->describe() : opened->describe();
+Result<void> requireDwarf(pid_t pid, const GoBinary& bin, const std::string& who) {
   if (bin.hasEmbeddedDwarf()) return {};
   if (bin.hasDwarf())
     return fail(ErrorKind::BadTarget,
@@ -52,15 +48,33 @@ std::vector<Value> values(const std::vector<rpc::Variable>& vars, bool arguments
 
 }  // namespace
 
-Result<std::unique_ptr<delve::DelveSession>> attachDelve(pid_t pid, const std::vector<std::string>& dlvArgs,
-                                                        const TracedTarget* target, const char* needsRunning) {
+Result<std::unique_ptr<delve::DelveSession>> attachDelve(pid_t pid, const DelveRequest& dlv, const TracedTarget* target,
+                                                        const char* needsRunning) {
   // Before anything is read or started: whether dlv may ptrace it at all
   // (a missing capability, Yama, another user, another debugger already on it).
   if (auto ok = checkPtracePrivileges(pid); !ok) return ok.failure();
   if (needsRunning && runStateOf(pid) == RunState::Stopped) return fail(stoppedTargetRefusal(pid, needsRunning));
-  if (auto ok = requireDwarf(pid, target); !ok) return ok.failure();
+  std::optional<Target> opened;
+  if (!target) {
+    auto t = openProcessTarget(pid);
+    if (!t) return t.failure();
+    opened = std::move(*t);
+  }
+  const GoBinary& bin = target ? target->binary() : *opened->binary;
+  if (auto ok = requireDwarf(pid, bin, target ? target->describe() : opened->describe()); !ok) return ok.failure();
   delve::DelveOptions options;
-  options.extraArgs = dlvArgs;
+  options.extraArgs = dlv.args;
+  // The dlv whose window covers the target's Go release (delve_finder.hpp).
+  const BuildInfo* bi = bin.buildInfo();
+  delve::DelveChoice choice = delve::chooseDelve(dlv.path, bi ? bi->goVersion : std::string());
+  spdlog::debug("delve: {}", choice.why);
+  if (!choice.chosen) {
+    Error e = delve::dlvNotFound(choice.tried);
+    if (!choice.hint.empty()) e.hint = choice.hint + "; or " + e.hint;
+    return fail(e);
+  }
+  options.dlvPath = choice.chosen->path;
+  options.fetchHint = choice.covers ? std::string() : choice.hint;
   auto s = delve::DelveSession::attach(pid, options);
   if (!s) {
     Error e = s.error();

@@ -33,12 +33,17 @@ struct CaptureParts {
 
 // Checks that `pid` is a Go program dlv may ptrace and read (a stripped
 // binary gets the BPF hint without starting dlv), then attaches. The target
-// is stopped when this returns. `dlvArgs`: --dlv-arg values. `target`: the
+// is stopped when this returns. `dlv`: --dlv and --dlv-arg. `target`: the
 // process as the command opened it already (its binary is not read again).
 // `needsRunning`: the session will let the target run (breakpoints,
 // samples): a target stopped by job control (state T) is refused before dlv
 // starts, since Delve would resume it (read and set leave it stopped).
-Result<std::unique_ptr<delve::DelveSession>> attachDelve(pid_t pid, const std::vector<std::string>& dlvArgs,
+// Which dlv, and what it is given: --dlv and --dlv-arg.
+struct DelveRequest {
+  std::vector<std::string> args;
+  std::string path;  // empty: $GOSCOPE_DLV, else the one whose window covers the target (delve_finder.hpp)
+};
+Result<std::unique_ptr<delve::DelveSession>> attachDelve(pid_t pid, const DelveRequest& dlv,
                                                         const TracedTarget* target = nullptr,
                                                         const char* needsRunning = nullptr);
 

@@ -101,7 +101,7 @@ class DelveEventSession final : public EventSession {
     parts_.exprs = request_.capture.exprs;
     parts_.locals = request_.capture.locals;
     parts_.stack = request_.capture.stack ? (isBreak ? request_.capture.stackFrames : kTraceStackFrames) : 0;
-    auto session = attachDelve(pid_, request_.dlvArgs, &target, isBreak ? "break" : "trace on the Delve path");
+    auto session = attachDelve(pid_, {request_.dlvArgs, request_.dlvPath}, &target, isBreak ? "break" : "trace on the Delve path");
     if (!session) return session.failure();
     session_ = std::move(*session);
     if (auto e = syntaxError(*session_, parts_.exprs)) return fail(*e);

@@ -66,7 +66,7 @@ Result<ReadResult> readDirectly(const ProbeRequest& r, TracedTarget& target) {
 
 Result<ReadResult> readWithDelve(const ProbeRequest& r, const TracedTarget& target) {
   const auto t0 = Clock::now();
-  auto session = attachDelve(*r.target.pid, r.dlvArgs, &target);
+  auto session = attachDelve(*r.target.pid, {r.dlvArgs, r.dlvPath}, &target);
   if (!session) return session.failure();
   ReadResult out;
   out.path = Backend::Delve;
@@ -147,7 +147,7 @@ Result<ReadResult> read(const ProbeRequest& r, const Plan& plan, TracedTarget& t
 Result<WriteResult> write(const ProbeRequest& r, const TracedTarget* target) {
   if (!r.target.pid) return fail(ErrorKind::Usage, "set: name the process: -p PID");
   const auto t0 = Clock::now();
-  auto session = attachDelve(*r.target.pid, r.dlvArgs, target);
+  auto session = attachDelve(*r.target.pid, {r.dlvArgs, r.dlvPath}, target);
   if (!session) return session.failure();
   auto& s = **session;
   WriteResult out;
@@ -196,7 +196,7 @@ Result<SampleTotals> sample(const ProbeRequest& r, double timeoutS, const std::f
   const pid_t pid = *r.target.pid;
   const std::string at = r.locations.empty() ? std::string() : r.locations.front();
   const auto t0 = Clock::now();
-  auto attached = attachDelve(pid, r.dlvArgs, target, "sample");
+  auto attached = attachDelve(pid, {r.dlvArgs, r.dlvPath}, target, "sample");
   if (!attached) return attached.failure();
   auto& s = **attached;
   StopHookScope hook = interruptOnStop(s);

@@ -9,6 +9,7 @@
 
 #include "backend/bpf/live_uprobes.hpp"
 #include "target/exe_text.hpp"
+#include "target/ptrace_privileges.hpp"
 #include "target/target.hpp"
 #include "target/text_restore.hpp"
 
@@ -52,6 +53,14 @@ Result<DoctorReport> doctor(pid_t pid, bool fix) {
   auto diffs = compareExeText(pid, *maps);
   if (!diffs) return diffs.failure();
   r.differing = diffs->size();
+  // A live debugger's breakpoints are not leftovers: read before the
+  // bytes are judged, and again before any write.
+  auto tracerNow = [&]() -> pid_t {
+    auto facts = readPtraceFacts(pid);
+    return facts ? facts->targetTracer : 0;
+  };
+  r.tracer = tracerNow();
+  if (r.tracer) r.tracerName = processName(r.tracer);
 
   auto uprobes = uprobeOffsets(pid, r.uprobeLinks);
   if (!uprobes && fix && !diffs->empty()) return uprobes.failure();
@@ -69,6 +78,9 @@ Result<DoctorReport> doctor(pid_t pid, bool fix) {
     if (auto it = live.find(d.fileOffset); it != live.end()) {
       b.uprobeLink = it->second;
       ++r.liveUprobe;
+    } else if (b.int3 && r.tracer) {
+      b.tracerOwned = true;
+      ++r.tracerInt3;
     } else if (b.int3) {
       ++r.int3;
       patches.push_back(TextPatch{d.addr, d.file, 0xCC});
@@ -87,6 +99,19 @@ Result<DoctorReport> doctor(pid_t pid, bool fix) {
     r.functions.back().bytes.push_back(b);
   }
 
+  // A debugger that attached since the bytes were read: its breakpoints
+  // could be among them; nothing is written.
+  if (fix && !patches.empty() && (r.tracer = tracerNow())) {
+    r.tracerName = processName(r.tracer);
+    for (auto& f : r.functions)
+      for (auto& b : f.bytes)
+        if (b.int3 && !b.uprobeLink && !b.tracerOwned) {
+          b.tracerOwned = true;
+          ++r.tracerInt3;
+          --r.int3;
+        }
+    patches.clear();
+  }
   if (fix && !patches.empty()) {
     const bool stoppedBefore = processStopped(pid);
     auto done = restoreText(pid, patches.data(), static_cast<int>(patches.size()), stoppedBefore, 0, 0);

@@ -9,6 +9,11 @@
 // BPF path, bpftrace...): the bytes at the file offsets of every uprobe link
 // on this file (uprobe_multi for this pid or every pid, perf-event uprobes)
 // are reported as such and never written.
+//
+// A process a debugger holds (TracerPid non-zero: goscope's own dlv, a
+// user's `dlv attach`, gdb, strace) has int3 bytes that are that debugger's
+// live breakpoints, not leftovers: they are reported as the tracer's, and
+// nothing is written, with or without fix (docs/security.md).
 #pragma once
 
 #include <sys/types.h>
@@ -26,6 +31,7 @@ struct DoctorByte {
   uint64_t fileOffset = 0;  // in the executable
   uint8_t memory = 0, file = 0;
   bool int3 = false;        // 0xCC where the file has another byte
+  bool tracerOwned = false; // an int3 while a live debugger traces the process: its breakpoint (left alone)
   uint32_t uprobeLink = 0;  // a live uprobe link's id when one is placed here (left alone)
   bool restored = false;    // --fix wrote the file's byte back
 };
@@ -45,6 +51,9 @@ struct DoctorReport {
   size_t differing = 0;         // bytes that differ (at the start)
   size_t int3 = 0;              // ... that are leftover int3 bytes
   size_t liveUprobe = 0;        // ... that are live uprobes
+  size_t tracerInt3 = 0;        // ... that are int3 bytes of the live debugger (tracer)
+  pid_t tracer = 0;             // the process tracing it (TracerPid's), 0 when none
+  std::string tracerName;       // its /proc/PID/comm
   bool fix = false;             // --fix was asked
   size_t restored = 0;
   bool stopped = false;         // the process was SIGSTOPped (and SIGCONTed unless it was stopped before) for the writes
@@ -52,7 +61,7 @@ struct DoctorReport {
 
   // Bytes that still differ and are not live uprobes: the code is not what
   // the file says.
-  size_t remaining() const { return differing - liveUprobe - restored; }
+  size_t remaining() const { return differing - liveUprobe - tracerInt3 - restored; }
 };
 
 // Compares; with `fix`, restores the leftover int3 bytes (only those: any

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "api/call.hpp"
+#include "api/delve_choice.hpp"
 #include "api/delve_work.hpp"
 #include "api/doctor.hpp"
 #include "api/event_session.hpp"
@@ -75,6 +76,10 @@ void preloadHostCosts();
 // cache taken under load) and rewrites the cache; the last measured Delve
 // stop is kept. Fails without BPF privileges or when the measure is refused.
 Result<HostCosts> recalibrate();
+// Where the measured figures are cached, in words: "cached in PATH" (with
+// why it is not $XDG_CACHE_HOME/goscope when it is a per-user temporary
+// directory instead), or "not cached: REASON" when they could not be written.
+std::string hostCostsCacheLocation();
 // A Delve session measured what its stops cost per hit (`how` says where):
 // later plans use it, in this process and, through the cache, later ones
 // (docs/overhead.md).
@@ -125,6 +130,15 @@ struct CountSnapshot {
   std::vector<FunctionCount> functions;  // every selected function, in selection order
   std::optional<int64_t> readValue;      // request.readVariable at its last read (none before the first hit)
   std::string costFigures;               // where the per-hit figures behind probeCostNs come from
+  // An interval's reading: how long after its due time it was taken (a
+  // loaded machine did not run goscope on time; elapsedS is the true
+  // moment), and how many whole intervals before it passed with no reading
+  // (folded into this one).
+  double intervalLateS = 0;
+  int intervalsSkipped = 0;
+  // The reading at the session's end (run() returned): how long after -d's
+  // deadline it was taken.
+  double endLateS = 0;
 };
 
 struct Detached {
@@ -163,7 +177,9 @@ class AggregateSession {
   uint64_t hiddenCalls() const;
 
   // Safe from any thread, also while run() runs on another (an exporter's
-  // server takes one per scrape); an error once detached.
+  // server takes one per scrape). Once run() has returned, the reading it
+  // took as the session ended (-d N: N seconds of calls, however long the
+  // detach takes), also after detach().
   Result<CountSnapshot> snapshot() const;
   // With request.capture.stack: how often each distinct stack reached the
   // probes, as folded lines ("main.main;main.run;main.add", root first) —
@@ -181,7 +197,9 @@ class AggregateSession {
 
   // Runs until request.durationS, a stop request (SIGINT/SIGTERM through
   // util/stop_signals, or stop()) or the target's exit; `onInterval` gets a
-  // snapshot every request.intervalS (0: never).
+  // snapshot every request.intervalS (0: never), the last one included when
+  // it falls at -d's end (then the same reading as the totals). Time counts
+  // from the moment the probes went on.
   EndReason run(const std::function<void(const CountSnapshot&)>& onInterval);
   void stop();
 

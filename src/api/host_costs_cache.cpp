@@ -40,10 +40,20 @@ std::string hostIdentity() {
   return std::string(u.release) + " " + u.version + " |" + cpu + " | " + std::to_string(::sysconf(_SC_NPROCESSORS_ONLN)) + " CPUs";
 }
 
+constexpr const char* kCacheFile = "host-costs.json";
+constexpr size_t kMaxCacheBytes = 64 * 1024;
+
+// Where the file really is (util/cache_dir.hpp: the per-user cache
+// directory, or a per-user temporary one when that cannot be used); empty
+// when no directory could be had.
 std::string cachePath() {
-  std::string d = cacheDir();
-  return d.empty() ? d : d + "/host-costs.json";
+  const CacheDirectory& d = cacheDirectory();
+  return d.dir ? d.dir->pathOf(kCacheFile) : std::string();
 }
+
+// Set by saveCache when the file could not be written: the reason, for the
+// calibration's line.
+std::string gSaveError;
 
 bool plausibleProbeNs(double v) { return std::isfinite(v) && v >= 10 && v <= 1e6; }
 bool plausibleDelveNs(double v) { return std::isfinite(v) && v >= 1e4 && v <= 1e9; }
@@ -64,15 +74,15 @@ std::string text(const boost::json::object& o, const char* key) {
 
 // The cached figures for this host, if the file holds sane ones.
 std::optional<HostCosts> loadCache(const std::string& identity) {
-  const std::string path = cachePath();
-  if (path.empty()) return std::nullopt;
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (ss.str().size() > 64 * 1024) return std::nullopt;
+  const CacheDirectory& d = cacheDirectory();
+  if (!d.dir) return std::nullopt;
+  auto content = d.dir->readOwnFile(kCacheFile, kMaxCacheBytes);
+  if (!content) {
+    if (content.error().kind != ErrorKind::NotFound) spdlog::debug("host costs: {} ignored", content.error().message);
+    return std::nullopt;
+  }
   boost::system::error_code ec;
-  auto doc = boost::json::parse(ss.str(), ec);
+  auto doc = boost::json::parse(*content, ec);
   if (ec || !doc.is_object()) return std::nullopt;
   const auto& o = doc.as_object();
   if (text(o, "host") != identity) return std::nullopt;
@@ -97,25 +107,32 @@ std::optional<HostCosts> loadCache(const std::string& identity) {
 }
 
 void saveCache(const std::string& identity, const HostCosts& c) {
-  const std::string dir = cacheDir();
-  if (dir.empty()) return;
-  // mkdir -p of the last two levels (~/.cache may not exist yet); the file
-  // holds only figures, so it is written whoever owns the directory.
-  makePrivateDir(dir);
+  const CacheDirectory& d = cacheDirectory();
+  if (!d.dir) {
+    gSaveError = d.note;
+    return;
+  }
   boost::json::object o{{"host", identity},         {"emulated_ns", c.emulatedNs}, {"stepped_ns", c.steppedNs},
                         {"return_ns", c.returnNs},  {"source", c.source}};
   if (c.delveMeasured) {
     o["delve_stop_ns"] = c.delveStopNs;
     o["delve_source"] = c.delveSource;
   }
-  const std::string path = cachePath(), tmp = path + "." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return;
-    out << boost::json::serialize(o) << "\n";
-    if (!out) return;
+  if (auto w = d.dir->writeFile(kCacheFile, boost::json::serialize(o) + "\n"); !w) {
+    gSaveError = w.error().message;
+    spdlog::debug("host costs: {}", gSaveError);
+  } else {
+    gSaveError.clear();
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+}
+
+// Where the figures went, for the calibration's line: the file, with why it
+// is not the usual place; or why they stay in memory.
+std::string whereCached() {
+  const CacheDirectory& d = cacheDirectory();
+  if (!gSaveError.empty()) return "not cached: " + gSaveError;
+  if (!d.dir) return "not cached: " + d.note;
+  return "cached in " + cachePath() + (d.note.empty() ? "" : " (" + d.note + ")");
 }
 
 struct State {
@@ -158,9 +175,12 @@ HostCosts hostCosts() {
   }
   if (const char* env = std::getenv("GOSCOPE_NO_CALIBRATION"); env && *env) return s.costs;  // the documented defaults
   if (!bpf::checkPrivileges()) return s.costs;
-  std::fprintf(stderr, "goscope: measuring what a probe costs on this host (once per kernel and CPU; cached in %s)\n",
-               cachePath().empty() ? "memory only: no $HOME" : cachePath().c_str());
-  if (auto r = measureInto(s.costs, identity); !r) spdlog::debug("calibration failed: {}", r.error().message);
+  std::fprintf(stderr, "goscope: measuring what a probe costs on this host (once per kernel and CPU)\n");
+  if (auto r = measureInto(s.costs, identity); !r) {
+    spdlog::debug("calibration failed: {}", r.error().message);
+  } else {
+    std::fprintf(stderr, "goscope: probe costs %s\n", whereCached().c_str());
+  }
   return s.costs;
 }
 
@@ -175,13 +195,19 @@ void preloadHostCosts() {
 }
 
 Result<HostCosts> recalibrate() {
-  (void)hostCosts();  // the Delve figure a session cached stays
+  // The cached figures, if any (the Delve figure a session cached stays);
+  // never a calibration of its own first (hostCosts() would measure once
+  // more before this measure when nothing is cached).
+  preloadHostCosts();
   if (auto ok = bpf::checkPrivileges(); !ok) return ok.failure();
   State& s = state();
   std::lock_guard lock(s.mu);
   if (auto r = measureInto(s.costs, hostIdentity()); !r) return r.failure();
+  s.loaded = true;
   return s.costs;
 }
+
+std::string hostCostsCacheLocation() { return whereCached(); }
 
 void recordDelveStopCost(double perHitNs, const std::string& how) {
   if (!plausibleDelveNs(perHitNs)) return;

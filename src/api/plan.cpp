@@ -1,6 +1,6 @@
 // api::gatherFacts and api::plan: what the strategy layer weighs, found out
 // as cheaply as each fact allows — section headers for DWARF, $PATH and
-// `dlv version` for Delve (only when Delve may serve), capget for
+// the dlvs found and their versions for Delve (only when Delve may serve), capget for
 // privileges, for read only the DWARF of the variables named — and the hit
 // rate, the one fact that costs a probe, only when it decides between the
 // paths.
@@ -13,7 +13,7 @@
 #include "api/goscope.hpp"
 #include "api/prepared_engine.hpp"
 #include "backend/bpf/privileges.hpp"
-#include "backend/delve/delve_window.hpp"
+#include "backend/delve/delve_finder.hpp"
 #include "probe/abi_layout.hpp"
 #include "probe/pattern.hpp"
 #include "backend/memory/direct_read.hpp"
@@ -106,7 +106,7 @@ Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std:
     f.ptracePrivileges = ::geteuid() == 0;
   }
   f.runningProcess = pid.has_value();
-  f.dlvInstalled = delve::dlvOnPath();  // a $PATH lookup, no process
+  f.dlvInstalled = delve::anyDelve(r.dlvPath);  // $PATH and the toolchain cache looked at, no process
   bool directReadServes = false;
   if (r.action == Action::Read) {
     // Only the DWARF these variables need, once for all of them.
@@ -124,17 +124,21 @@ Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std:
     directReadServes = f.readsArePlainVariables && f.ptracePrivileges && r.strategy == StrategyChoice::Auto;
   }
   // `dlv version` is a process (~10-100 ms): asked only when Delve may be
-  // the plan. A direct read leaves it unasked (Delve stays its fallback:
-  // a Go release outside Delve's window is then dlv's own error).
+  // the plan, and only of the dlvs looked at before one covers the target.
+  // A direct read leaves it unasked (Delve stays its fallback: a Go release
+  // outside Delve's window is then dlv's own error).
   if (directReadServes) spdlog::debug("plan facts: a direct read serves: dlv's version not asked, no process started");
-  if (needsDelveFacts(r.action) && !directReadServes) {
-    if (auto w = f.dlvInstalled ? delve::installedDelveWindow() : std::nullopt) {
-      auto minor = delve::goMinorOf(f.goVersion);
-      bool overridden = false;
-      for (const auto& a : r.dlvArgs) overridden = overridden || a == "--check-go-version=false";
-      f.delveAcceptsGoVersion = overridden || !minor || w->accepts(*minor);
-      f.delveWindow = w->describe();
+  if (needsDelveFacts(r.action) && !directReadServes && f.dlvInstalled) {
+    delve::DelveChoice choice = delve::chooseDelve(r.dlvPath, f.goVersion);
+    bool overridden = false;
+    for (const auto& a : r.dlvArgs) overridden = overridden || a == "--check-go-version=false";
+    if (choice.chosen && choice.chosen->window) {
+      f.delveAcceptsGoVersion = overridden || choice.covers;
+      // Nothing found covers it: every window looked at, not just the first.
+      f.delveWindow = choice.covers || choice.windows.empty() ? choice.chosen->window->describe() : choice.windows;
     }
+    f.delveChoice = choice.why;
+    if (!choice.covers) f.delveFetchHint = choice.hint;
   }
   if (isPerHit(r.action)) {
     // Locations that are not all patterns are Delve's (break only).

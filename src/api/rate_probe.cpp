@@ -46,7 +46,11 @@ Result<double> measureHitRateKeeping(const GoBinary& bin, pid_t pid, const std::
   const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count();
   for (const auto& f : sel->functions)
     if (auto c = (*engine)->configureProbe(f.probeId, bpf::ProbeConfig{.count = true}); !c) return fail(c.error());
-  auto stats = (*engine)->attach(proc->exeHandlePath(), pid, sel->points);
+  // Through the file analysed, in the process that runs it (not a later
+  // exec's program, nor another process that took the PID: docs/security.md).
+  if (auto same = proc->verifyIdentity("before the rate probe was attached", &bin.elf().identity()); !same)
+    return fail(same.error());
+  auto stats = (*engine)->attach(bin.elf().handlePath(), pid, sel->points);
   if (!stats) return fail(stats.error());
   auto total = [&]() -> Result<uint64_t> {
     auto counts = (*engine)->counts();

@@ -34,6 +34,10 @@ struct SessionCost {
   // BPF event sessions (trace): records the kernel wrote to the ring buffer,
   // an entry and a return a call. JSON "events_sent".
   std::optional<uint64_t> eventsSent;
+  // BPF: how long taking the probes off took, once the session had ended
+  // (an RCU grace period per link: seconds on a loaded machine). It comes
+  // after the results, never before them. JSON "detach_ms".
+  std::optional<double> detachMs;
 
   // One target process: the CPU time it used in the session, all threads
   // (JSON "target_cpu_ms"), and whether the estimate was more and cpuMs is

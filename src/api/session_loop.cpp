@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "util/stop_signals.hpp"
@@ -27,28 +28,73 @@ double monotonicSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
+int millisecondsUntil(double untilS) {
+  const double ms = std::ceil((untilS - monotonicSeconds()) * 1000);
+  return ms <= 0 ? 0 : static_cast<int>(std::min(ms, 1e9));
+}
 
-EndReason runSessionLoop(TracedTarget& target, const LoopOptions& o, const std::function<void(int)>& wait,
-                         const std::function<void()>& onInterval) {
-  double start = monotonicSeconds();
-  double nextTick = o.intervalS > 0 ? start + o.intervalS : 0;
-  for (;;) {
-    if (o.finished && o.finished()) return EndReason::Finished;
-    if (stopRequested()) return EndReason::Signal;
-    double now = monotonicSeconds();
-    if (o.durationS > 0 && now - start >= o.durationS) return EndReason::Duration;
-    if (target.ended()) return EndReason::TargetExited;
-    if (target.execed()) return EndReason::TargetExeced;
-    if (nextTick > 0 && now >= nextTick) {
-      onInterval();
-      nextTick += o.intervalS;
-      if (nextTick < now) nextTick = now + o.intervalS;  // we fell behind: do not burst
+void sleepUntil(double untilS) {
+  if (untilS <= 0) return;
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(untilS);
+  ts.tv_nsec = static_cast<long>((untilS - static_cast<double>(ts.tv_sec)) * 1e9);
+  if (ts.tv_nsec >= 1000000000L) ts.tv_nsec = 999999999L;
+  // EINTR (a stop signal: the handlers have no SA_RESTART) returns at once.
+  clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+}
+
+namespace {
+
+// Wake at least this often to notice the target's exit and signals.
+constexpr double kPollS = 0.1;
+// A deadline this close counts as reached (floating-point sums of -i).
+constexpr double kSlackS = 1e-6;
+
+}  // namespace
+
+LoopEnd runSessionLoop(TracedTarget& target, const LoopOptions& o, const std::function<void(double)>& wait,
+                       const std::function<void(const IntervalDue&)>& onInterval) {
+  const double start = o.startS > 0 ? o.startS : monotonicSeconds();
+  const double end = o.durationS > 0 ? start + o.durationS : 0;
+  // The k-th interval is due at start + k·i: computed from k, never by
+  // adding up late wake-ups.
+  int k = 1;
+  auto dueAt = [&](int n) { return start + n * o.intervalS; };
+  auto ended = [&](EndReason why, double now) {
+    LoopEnd e{why, now};
+    if (why == EndReason::Duration) {
+      e.lateS = std::max(0.0, now - end);
+      // The interval due at the end (-i 1 -d 3: the third) is the caller's
+      // to report, with the reading of the totals.
+      if (o.intervalS > 0 && dueAt(k) <= end + kSlackS) {
+        // Whole intervals before it that were never reported: folded in.
+        int last = k;
+        while (dueAt(last + 1) <= end + kSlackS) last++;
+        e.lastInterval = IntervalDue{last, dueAt(last), std::max(0.0, now - dueAt(last)), last - k, true};
+      }
     }
-    // Wake at least every 100 ms to notice the target's exit and signals.
-    double until = 0.1;
-    if (nextTick > 0) until = std::min(until, nextTick - now);
-    if (o.durationS > 0) until = std::min(until, start + o.durationS - now);
-    wait(std::max(1, static_cast<int>(until * 1000)));
+    return e;
+  };
+  for (;;) {
+    if (o.finished && o.finished()) return ended(EndReason::Finished, monotonicSeconds());
+    if (stopRequested()) return ended(EndReason::Signal, monotonicSeconds());
+    const double now = monotonicSeconds();
+    if (end > 0 && now + kSlackS >= end) return ended(EndReason::Duration, now);
+    if (target.ended()) return ended(EndReason::TargetExited, now);
+    if (target.execed()) return ended(EndReason::TargetExeced, now);
+    if (o.intervalS > 0 && now + kSlackS >= dueAt(k)) {
+      // Late by more than a whole interval (goscope did not run): one report
+      // for all of them, saying so; the next is due on the original grid.
+      int last = k;
+      while (now + kSlackS >= dueAt(last + 1) && (end == 0 || dueAt(last + 1) < end - kSlackS)) last++;
+      onInterval(IntervalDue{last, dueAt(last), std::max(0.0, now - dueAt(last)), last - k, false});
+      k = last + 1;
+      continue;  // the report took time: look at the clock again
+    }
+    double until = now + kPollS;
+    if (o.intervalS > 0) until = std::min(until, dueAt(k));
+    if (end > 0) until = std::min(until, end);
+    wait(until);
   }
 }
 

@@ -120,6 +120,7 @@ int runBreak(const std::vector<std::string>& argv) {
   request.maxHits = orRaise(args.getInt("count", 0, 1, 1'000'000'000));
   request.durationS = args.has("duration") ? orRaise(args.getSeconds("duration", 0)) : 0;
   request.dlvArgs = args.all("dlv-arg");
+  if (auto d = args.get("dlv")) request.dlvPath = *d;
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
   checkSignatures(request, target.binary(), args.has("force-signature"));
@@ -135,7 +136,6 @@ int runBreak(const std::vector<std::string>& argv) {
   HitTimes times;
   session->onBound([&](const api::BoundAction& a) { out->bound(a); });
   api::EventTotals totals = session->run([&](const api::Call& c) {
-    StopSignalsHeld held;  // a Ctrl-C must not cut a line (stdout would drop the rest)
     out->breakHit(c, ++hits, shape);
     times.add(c.tsNs);
     return out->open();  // false when nobody reads any more (`| head`): stop holding the target

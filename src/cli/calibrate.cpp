@@ -27,6 +27,7 @@ int runCalibrate(const std::vector<std::string>& argv) {
   if (!args.positional().empty())
     raise({ErrorKind::Usage, "calibrate: unexpected argument '" + args.positional()[0] + "'", "goscope calibrate [--json]"});
   const HostCosts c = orRaise(api::recalibrate());
+  std::fprintf(stderr, "goscope: probe costs %s\n", api::hostCostsCacheLocation().c_str());
   if (args.has("json")) {
     boost::json::object o{{"emulated_ns", std::llround(c.emulatedNs)},
                           {"stepped_ns", std::llround(c.steppedNs)},

@@ -11,6 +11,7 @@
 
 #include "api/goscope.hpp"
 #include "cli/command.hpp"
+#include "cli/interval_report.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/probe_options.hpp"
 #include "cli/prometheus_option.hpp"
@@ -30,11 +31,10 @@ class CountReporter {
  public:
   // `json`: the JSON totals end with the global's last read (the text totals do not).
   // `top`: rows shown per report, 0: all.
-  CountReporter(output::Output& out, std::optional<std::string> readVar, bool json, size_t top)
-      : out_(out), readVar_(std::move(readVar)), json_(json), top_(top) {}
+  CountReporter(output::Output& out, std::optional<std::string> readVar, size_t top, double intervalS)
+      : out_(out), readVar_(std::move(readVar)), top_(top), intervalS_(intervalS) {}
 
   void interval(const api::CountSnapshot& snap) {
-    StopSignalsHeld held;  // a Ctrl-C must not cut a report (and the totals after it)
     if (last_.size() != snap.functions.size()) last_.assign(snap.functions.size(), 0);
     double now = snap.elapsedS, dt = std::max(1e-9, now - lastT_);
     std::vector<output::Output::CountRow> rows;
@@ -47,22 +47,23 @@ class CountReporter {
     }
     // Most called in this interval first (bcc funccount -i sorts by count).
     std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.delta != b.delta ? a.delta > b.delta : a.func < b.func; });
-    output::Output::Interval in{now, now - lastT_, keepTop(rows)};
-    out_.countInterval(in, rows);
+    const size_t omitted = keepTop(rows);
+    out_.countInterval(intervalOf(snap, lastT_, intervalS_, omitted), rows);
     if (readVar_) printRead(snap);
     lastT_ = now;
     out_.flush();
   }
 
+  // With --read, the variable's last value follows the totals (with its
+  // rate when intervals came before).
   void totals(const api::CountSnapshot& snap) {
-    StopSignalsHeld held;
     std::vector<output::Output::CountTotal> rows;
     for (const auto& f : snap.functions)
       if (f.count > 0 || snap.functions.size() == 1) rows.push_back({f.func, f.count, f.droppedAtS});
     std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.count != b.count ? a.count > b.count : a.func < b.func; });
     size_t omitted = keepTop(rows);
     out_.countTotals(rows, omitted);
-    if (readVar_ && json_) printRead(snap);
+    if (readVar_) printRead(snap);
     out_.flush();
   }
 
@@ -86,20 +87,25 @@ class CountReporter {
     // The variable's own rate of change between two reports (the first report
     // has nothing to compare with).
     std::optional<long long> rate;
-    if (haveRead_) rate = std::llround(static_cast<double>(value - lastValue_) / std::max(1e-9, now - lastReadT_));
+    // The totals' reading is the last interval's when -d ended on one: the
+    // same moment, so the same rate, not a rate over no time.
+    if (haveRead_ && now - lastReadT_ < 1e-3) rate = lastRate_;
+    else if (haveRead_) rate = std::llround(static_cast<double>(value - lastValue_) / (now - lastReadT_));
     out_.globalRead(*readVar_, value, rate, now);
     lastValue_ = value;
     lastReadT_ = now;
+    lastRate_ = rate;
     haveRead_ = true;
   }
 
   output::Output& out_;
   std::optional<std::string> readVar_;
-  bool json_;
   size_t top_;
+  double intervalS_;
   std::vector<uint64_t> last_;
   double lastT_ = 0, lastReadT_ = 0;
   int64_t lastValue_ = 0;
+  std::optional<long long> lastRate_;
   bool haveRead_ = false;
 };
 
@@ -135,14 +141,18 @@ int runCount(const std::vector<std::string>& argv) {
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   PrometheusServing serving(exporter.get(), *session);
   auto out = output::makeOutput(json);
-  CountReporter reporter(*out, session->readVariable(), json, top);
+  CountReporter reporter(*out, session->readVariable(), top, request.intervalS);
   session->onBound([&](const api::BoundAction& a) { out->bound(a); });
   EndReason why = session->run([&](const api::CountSnapshot& s) {
     reporter.interval(s);
     if (!out->open()) session->stop();  // nobody reads any more (`| head`): the probes come off now
   });
-  if (auto snap = session->snapshot()) reporter.totals(*snap);
+  // The reading taken as the session ended, printed before the detach
+  // (which can take seconds on a loaded machine) and said apart after it.
+  auto snap = session->snapshot();
+  if (snap) reporter.totals(*snap);
   if (!json) std::fprintf(stderr, "goscope: %s; %s probed\n", describe(why).c_str(), countOf(session->functionCount(), "function").c_str());
+  if (snap) printEndLate(*snap, request.durationS);
   auto detached = session->detach();
   std::fprintf(stderr, "goscope: detached %s in %.1f ms\n", countOf(detached.points, "probe").c_str(), detached.ms);
   printHiddenCalls(session->hiddenCalls());

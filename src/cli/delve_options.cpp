@@ -11,6 +11,7 @@ std::vector<OptionSpec> delveOptionSpecs(std::vector<OptionSpec> extra) {
       {"pid", 'p', true, "the running Go process"},
       {"json", 0, false, "one JSON object per line"},
       {"dlv-arg", 0, true, "pass an option to dlv attach (e.g. --dlv-arg=--check-go-version=false)", true},
+      kDlvOption,
       kDebugFileOption,
       kDebugDirOption,
       {"help", 'h', false, "this help"},

@@ -38,6 +38,15 @@ int runDoctor(const std::vector<std::string>& argv) {
   auto out = output::makeOutput(args.has("json"));
   out->doctor(report);
   out->flush();
+  if (report.tracer) {
+    // Whatever int3 bytes it has are that debugger's live breakpoints: not
+    // leftovers, and never written under it.
+    std::fprintf(stderr,
+                 "goscope: doctor: PID %d is traced by PID %d (%s): its int3 bytes are taken as that debugger's "
+                 "breakpoints and nothing was changed%s\n",
+                 static_cast<int>(pid), static_cast<int>(report.tracer), report.tracerName.c_str(),
+                 report.fix ? " (hint: run doctor --fix once no debugger holds it)" : "");
+  }
   if (const size_t left = report.remaining(); left > 0) {
     std::string msg = "doctor: PID " + std::to_string(pid) + "'s code differs from its executable in " +
                       std::to_string(left) + (left == 1 ? " byte" : " bytes");

@@ -11,7 +11,7 @@ std::string valuePlaceholder(const std::string& name) {
       {"count", "N"},         {"stack", "N"},                  {"repeat", "N"},           {"cond", "EXPR"},       {"filter", "EXPR"},
       {"read", "VAR"},        {"counter", "VAR"},              {"at", "FUNC"},            {"func", "FUNC"},
       {"strategy", "auto|delve|bpf"}, {"max-overhead", "PCT"}, {"expect-rate", "HITS/S"}, {"svg", "FILE"},
-      {"dlv-arg", "ARG"},     {"modes", "LIST"},               {"prometheus", "ADDR"},
+      {"dlv-arg", "ARG"},     {"dlv", "PATH"},     {"modes", "LIST"},               {"prometheus", "ADDR"},
       {"top", "N"},           {"debug-file", "PATH"},          {"debug-dir", "DIR"},
   };
   auto it = kinds.find(name);

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "cli/delve_options.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/target_options.hpp"
 #include "output/output.hpp"
@@ -13,7 +14,7 @@ namespace goscope::cli {
 
 namespace {
 const std::vector<OptionSpec> kSpecs = {
-    kBinaryOption, kPidOption, kDebugFileOption, kDebugDirOption, {"json", 0, false, "one JSON object"}, {"help", 'h', false, "this help"}};
+    kBinaryOption, kPidOption, kDebugFileOption, kDebugDirOption, kDlvOption, {"json", 0, false, "one JSON object"}, {"help", 'h', false, "this help"}};
 }
 
 int runInfo(const std::vector<std::string>& argv) {
@@ -30,7 +31,8 @@ int runInfo(const std::vector<std::string>& argv) {
     request.action = Action::Info;
     if (t.process) request.target.pid = t.process->pid();
     explainWithoutPlan("info reads the executable (build info, pclntab, DWARF, runtime.newproc1's code) and, for -p, "
-                       "the process's memory map: no probe is attached, no debugger, the process is not stopped",
+                       "the process's memory map, and asks `dlv version` of the dlvs it looks at: no probe is attached, no debugger, "
+                       "the process is not stopped",
                        request, *t.binary, request.target.pid);
   }
   const GoBinary& bin = *t.binary;
@@ -64,6 +66,9 @@ int runInfo(const std::vector<std::string>& argv) {
   info.goidOffset = goid.offset;
   info.goidOffsetHow = goid.how;
   info.goidOffsetAssumed = goid.assumed;
+  // Which dlv read, sample, break and set would run for it (a `dlv version`
+  // at most per dlv looked at; none for a binary without DWARF).
+  info.delve = api::chooseDelveFor(bin, args.get("dlv").value_or(""));
   auto out = output::makeOutput(args.has("json"));
   out->targetInfo(info);
   out->flush();

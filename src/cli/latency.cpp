@@ -11,10 +11,12 @@
 
 #include "api/goscope.hpp"
 #include "cli/command.hpp"
+#include "cli/interval_report.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/probe_options.hpp"
 #include "cli/prometheus_option.hpp"
 #include "output/output.hpp"
+#include "util/plural.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::cli {
@@ -25,12 +27,11 @@ namespace {
 // histogram, not the running total) and, at the end, the whole session's.
 class LatencyReporter {
  public:
-  LatencyReporter(output::Output& out, TimeUnit unit) : out_(out), unit_(unit) {}
+  LatencyReporter(output::Output& out, TimeUnit unit, double intervalS) : out_(out), unit_(unit), intervalS_(intervalS) {}
 
   void interval(const api::CountSnapshot& snap) {
-    StopSignalsHeld held;  // a Ctrl-C must not cut a report (and the totals after it)
     if (last_.size() != snap.functions.size()) last_.assign(snap.functions.size(), LatencyStats{});
-    output::Output::Interval in{snap.elapsedS, snap.elapsedS - lastT_, 0};
+    const output::Output::Interval in = intervalOf(snap, lastT_, intervalS_);
     for (size_t i = 0; i < snap.functions.size(); i++) {
       const auto& f = snap.functions[i];
       if (!f.latency) continue;
@@ -44,7 +45,6 @@ class LatencyReporter {
   }
 
   void totals(const api::CountSnapshot& snap) {
-    StopSignalsHeld held;
     for (const auto& f : snap.functions) {
       if (!f.latency) continue;
       if (f.latency->count == 0 && f.latency->mismatches == 0 && snap.functions.size() > 1) continue;
@@ -57,6 +57,7 @@ class LatencyReporter {
  private:
   output::Output& out_;
   TimeUnit unit_;
+  double intervalS_;
   std::vector<LatencyStats> last_;  // each function's reading at the last interval
   double lastT_ = 0;
 };
@@ -92,14 +93,18 @@ int runLatency(const std::vector<std::string>& argv) {
   PrometheusServing serving(exporter.get(), *session);
   auto out = output::makeOutput(json);
   session->onBound([&](const api::BoundAction& a) { out->bound(a); });
-  LatencyReporter reporter(*out, unit);
+  LatencyReporter reporter(*out, unit, request.intervalS);
   EndReason why = session->run([&](const api::CountSnapshot& snap) {
     reporter.interval(snap);
     if (!out->open()) session->stop();  // nobody reads any more (`| head`): the probes come off now
   });
-  if (auto snap = session->snapshot()) reporter.totals(*snap);
+  // The reading taken as the session ended, printed before the detach.
+  auto snap = session->snapshot();
+  if (snap) reporter.totals(*snap);
   std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
-  session->detach();
+  if (snap) printEndLate(*snap, request.durationS);
+  auto detached = session->detach();
+  std::fprintf(stderr, "goscope: detached %s in %.1f ms\n", countOf(detached.points, "probe").c_str(), detached.ms);
   printHiddenCalls(session->hiddenCalls());
   out->sessionCost(session->cost());
   out->flush();

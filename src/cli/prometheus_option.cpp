@@ -16,8 +16,8 @@ output::PrometheusLabels labelsOf(const TracedTarget& target) {
     l.binary = p->exePath();
   } else {
     std::error_code ec;
-    auto path = std::filesystem::weakly_canonical(target.attachPath(), ec);
-    l.binary = ec ? target.attachPath() : path.string();
+    auto path = std::filesystem::weakly_canonical(target.filePath(), ec);
+    l.binary = ec ? target.filePath() : path.string();
   }
   return l;
 }

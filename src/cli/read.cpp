@@ -30,6 +30,7 @@ int runRead(const std::vector<std::string>& argv) {
   request.target.pid = delvePidOrRaise(args, "read");
   request.capture.exprs = exprs;
   request.dlvArgs = args.all("dlv-arg");
+  if (auto d = args.get("dlv")) request.dlvPath = *d;
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
   Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);

@@ -51,6 +51,7 @@ int runSample(const std::vector<std::string>& argv) {
   request.intervalS = intervalS;
   request.durationS = durationS;
   request.dlvArgs = args.all("dlv-arg");
+  if (auto d = args.get("dlv")) request.dlvPath = *d;
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
   planOrRaise(args, request, target.binary(), request.target.pid);
@@ -60,7 +61,6 @@ int runSample(const std::vector<std::string>& argv) {
   auto totals = orRaise(api::sample(
       request, timeoutS, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); },
       [&](const api::Sample& s) {
-        StopSignalsHeld held;  // a Ctrl-C must not cut a line
         out->sample({s.index, s.elapsedS, s.pauseMs, s.call ? &*s.call : nullptr, *at, timeoutS}, shape);
         return out->open();
       },

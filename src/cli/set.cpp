@@ -50,6 +50,7 @@ int runSet(const std::vector<std::string>& argv) {
   request.target.pid = delvePidOrRaise(args, "set");
   for (const auto& a : assignments) request.writes.push_back({a.var, a.value});
   request.dlvArgs = args.all("dlv-arg");
+  if (auto d = args.get("dlv")) request.dlvPath = *d;
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
   planOrRaise(args, request, target.binary(), request.target.pid);

@@ -1,5 +1,10 @@
 #include "cli/target_options.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "cli/target_watch.hpp"
 #include "target/separate_debug_info.hpp"
 
@@ -8,7 +13,20 @@ namespace goscope::cli {
 void applyDebugInfoOptions(const Args& args) {
   DebugInfoSearch search;
   if (auto f = args.get("debug-file")) search.debugFile = *f;  // (parseArgs refuses an empty value)
-  if (args.has("debug-dir")) search.debugDirs = args.all("debug-dir");
+  if (args.has("debug-dir")) {
+    search.debugDirs = args.all("debug-dir");
+    // A directory, or nothing: a FIFO, a device or a file here was taken
+    // silently and searched as if it were one.
+    for (const auto& d : search.debugDirs) {
+      struct stat st{};
+      if (::stat(d.c_str(), &st) != 0)
+        raise({errno == ENOENT ? ErrorKind::NotFound : ErrorKind::Usage,
+               "--debug-dir " + d + ": " + std::strerror(errno)});
+      if (!S_ISDIR(st.st_mode))
+        raise({ErrorKind::Usage, "--debug-dir " + d + " is not a directory",
+               "give the directory that holds .build-id/ (gdb's debug-file-directory, e.g. /usr/lib/debug)"});
+    }
+  }
   setDebugInfoSearch(std::move(search));
 }
 

@@ -19,6 +19,7 @@
 #include "api/event_session.hpp"
 #include "api/goscope.hpp"
 #include "cli/command.hpp"
+#include "cli/interval_report.hpp"
 #include "cli/signature_specs.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/probe_options.hpp"
@@ -30,6 +31,7 @@
 #include "probe/signature_check.hpp"
 #include "probe/signature_parse.hpp"
 #include "util/plural.hpp"
+#include "util/safe_dir.hpp"
 #include "util/json_text.hpp"
 #include "util/stop_signals.hpp"
 
@@ -45,6 +47,7 @@ struct StackOutputs {
   std::string subtitle;  // the flame graph's: what was probed, where
   bool strict = false;   // --strict: a -p target's exit is exit 8
   bool intervals = false;  // -i: each interval's new stack counts, then the rest at the end
+  double intervalS = 0;    // -i's length
 };
 
 // {"stack":["runtime.main","main.main","main.add"],"count":22}: the folded
@@ -72,12 +75,14 @@ class FoldedPrinter {
  public:
   explicit FoldedPrinter(const StackOutputs& to) : to_(to) {}
 
-  void print(const std::map<std::string, uint64_t>& lines, double elapsedS) {
-    StopSignalsHeld held;  // a Ctrl-C must not cut a report
+  // `last`: the session's end, after its interval reports: nothing new since
+  // the last one (-d a whole number of intervals) prints nothing.
+  void print(const std::map<std::string, uint64_t>& lines, const api::CountSnapshot& snap, bool last = false) {
     std::optional<output::Output::Interval> in;
     if (to_.intervals) {
-      in = output::Output::Interval{elapsedS, elapsedS - lastT_, 0};
-      if (!to_.json) std::printf("\n[%s] %.2f s\n", wallClock().c_str(), in->lengthS);
+      if (last && lastT_ > 0 && !anyFresh(lines)) return;
+      in = intervalOf(snap, lastT_, to_.intervalS);
+      if (!to_.json) std::printf("\n[%s] %.2f s%s\n", wallClock().c_str(), in->lengthS, output::lateText(*in).c_str());
     }
     for (const auto& [l, n] : lines) {
       auto& seen = printed_[l];
@@ -87,11 +92,17 @@ class FoldedPrinter {
       if (to_.json) printFoldedJson(l, fresh, in);
       else std::printf("%s %llu\n", l.c_str(), static_cast<unsigned long long>(fresh));
     }
-    lastT_ = elapsedS;
+    lastT_ = snap.elapsedS;
     std::fflush(stdout);
   }
 
  private:
+  bool anyFresh(const std::map<std::string, uint64_t>& lines) const {
+    for (const auto& [l, n] : lines)
+      if (auto it = printed_.find(l); it == printed_.end() || it->second < n) return true;
+    return false;
+  }
+
   const StackOutputs& to_;
   std::map<std::string, uint64_t> printed_;  // what the reports so far covered, per line
   double lastT_ = 0;
@@ -102,20 +113,24 @@ int printFolded(api::AggregateSession& session, const StackOutputs& to) {
   std::function<void(const api::CountSnapshot&)> onInterval;
   if (to.intervals && to.folded)
     onInterval = [&](const api::CountSnapshot& snap) {
-      if (auto lines = session.foldedStacks()) printer.print(*lines, snap.elapsedS);
+      if (auto lines = session.foldedStacks()) printer.print(*lines, snap);
     };
   EndReason why = session.run(onInterval);
   auto lines = orRaise(session.foldedStacks());
   if (to.folded) {
     auto end = session.snapshot();
-    printer.print(lines, end ? end->elapsedS : 0);
+    printer.print(lines, end ? *end : api::CountSnapshot{}, true);
   }
   if (to.svgPath) {
-    std::ofstream svg(*to.svgPath, std::ios::trunc);
-    svg << output::flameGraphSvg(lines, {"goscope trace flame graph", to.subtitle});
-    svg.close();
-    if (!svg)
-      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *to.svgPath + ": " + std::strerror(errno),
+    // Created under a temporary name and renamed into place, in the
+    // directory checked before the session (util/safe_dir.hpp).
+    auto out = SafeDir::forOutputFile(*to.svgPath);
+    if (!out)
+      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *to.svgPath + ": " + out.error().message,
+             "give a writable path to --svg"});
+    if (auto w = out->dir.writeFile(out->name, output::flameGraphSvg(lines, {"goscope trace flame graph", to.subtitle}));
+        !w)
+      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *to.svgPath + ": " + w.error().message,
              "give a writable path to --svg"});
     std::fprintf(stderr, "goscope: wrote a flame graph of %zu stacks to %s\n", lines.size(), to.svgPath->c_str());
   }
@@ -141,7 +156,6 @@ int printFolded(api::AggregateSession& session, const StackOutputs& to) {
 }
 
 void printTotals(const api::EventTotals& t) {
-  StopSignalsHeld held;
   std::fflush(stdout);
   if (t.path == Backend::Delve) {
     std::fprintf(stderr, "goscope: %lld calls in %.2f s; %s\n", t.calls, t.activeS,
@@ -189,9 +203,8 @@ int runTrace(const std::vector<std::string>& argv) {
   if (args.has("folded") && stack) raise({ErrorKind::Usage, "trace: --stack and --folded do not go together"});
   if (svg && stack) raise({ErrorKind::Usage, "trace: --stack and --svg do not go together", "--svg draws the stacks --folded counts"});
   if (svg) {  // a path that cannot be written is said before the session, not after it
-    std::ofstream probe(*args.get("svg"), std::ios::app);
-    if (!probe)
-      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *args.get("svg") + ": " + std::strerror(errno),
+    if (auto out = SafeDir::forOutputFile(*args.get("svg")); !out)
+      raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *args.get("svg") + ": " + out.error().message,
              "give a writable path to --svg"});
   }
   if (args.has("interval") && !folded)
@@ -225,7 +238,7 @@ int runTrace(const std::vector<std::string>& argv) {
     printLineIfAny(session->accessNotice());
     std::fprintf(stderr, "%s\n", session->announcement().c_str());
     StackOutputs to{args.has("folded"), json, args.get("svg"), session->target().describe(), args.has("strict"),
-                    args.has("interval")};
+                    args.has("interval"), request.intervalS};
     return printFolded(*session, to);
   }
   auto session = orRaise(api::startEventSession(request, plan, std::move(target), printNotice));

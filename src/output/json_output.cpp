@@ -41,6 +41,14 @@ void hitFields(boost::json::object& o, const api::Call& c, const HitShape& shape
   }
 }
 
+// An interval read late (goscope was not run on time): "late_ms", and
+// "intervals" when it covers more than one.
+void addLate(boost::json::object& o, const Output::Interval& in) {
+  if (in.lateS <= 0 && in.skipped == 0) return;
+  o["late_ms"] = std::llround(in.lateS * 1000);
+  if (in.skipped > 0) o["intervals"] = in.skipped + 1;
+}
+
 // {"omitted":K,...}: functions called but left out by --top, in an interval
 // (with its elapsed_ms) or in the totals ("final":true).
 void printOmitted(size_t omitted, std::optional<double> elapsedS, bool final) {
@@ -144,6 +152,7 @@ class JsonOutput final : public Output {
       boost::json::object o{{"func", r.func}, {"count", r.count}, {"delta", r.delta}, {"rate", std::llround(r.rate)},
                             {"elapsed_ms", std::llround(r.elapsedS * 1000)},
                             {"interval_ms", std::llround(in.lengthS * 1000)}};
+      addLate(o, in);
       std::cout << jsonText(o) << '\n';
     }
     if (in.omitted) printOmitted(in.omitted, in.elapsedS, false);
@@ -203,6 +212,7 @@ class JsonOutput final : public Output {
     if (c.hiddenCalls) o["hidden_calls"] = c.hiddenCalls;
     if (c.filteredOut) o["filtered_out"] = *c.filteredOut;
     if (c.eventsSent) o["events_sent"] = *c.eventsSent;
+    if (c.detachMs) o["detach_ms"] = std::round(*c.detachMs * 10) / 10;
     if (c.targetCpuMs) {
       o["target_cpu_ms"] = *c.targetCpuMs;
       o["capped"] = c.capped;
@@ -239,7 +249,10 @@ class JsonOutput final : public Output {
     o["elapsed_ms"] = std::llround(rep.elapsedS * 1000);
     // An interval's object describes that interval alone (bcc funclatency
     // -i); the final one, the whole session.
-    if (rep.interval) o["interval_ms"] = std::llround(rep.interval->lengthS * 1000);
+    if (rep.interval) {
+      o["interval_ms"] = std::llround(rep.interval->lengthS * 1000);
+      addLate(o, *rep.interval);
+    }
     if (rep.probeCostNs > 0) o["probe_cost_ns"] = std::llround(rep.probeCostNs);
     // The range's bottom, when probe_cost_ns is only its top (mixed call ends).
     if (rep.probeCostLowNs > 0) o["probe_cost_min_ns"] = std::llround(rep.probeCostLowNs);
@@ -305,6 +318,19 @@ class JsonOutput final : public Output {
       if (!ns->hostExePath.empty()) n["file_from_here"] = ns->hostExePath;
       o["namespaces"] = std::move(n);
     }
+    if (const auto& d = t.delve) {
+      auto str = [](const std::optional<std::string>& v) { return v ? boost::json::value(*v) : boost::json::value(nullptr); };
+      boost::json::value reads = nullptr;
+      if (d->minGoMinor && d->maxGoMinor)
+        reads = boost::json::array{"1." + std::to_string(*d->minGoMinor), "1." + std::to_string(*d->maxGoMinor)};
+      o["delve"] = boost::json::object{{"path", str(d->path)},
+                                       {"version", d->path ? str(d->version) : boost::json::value(nullptr)},
+                                       {"reads_go", d->path ? reads : boost::json::value(nullptr)},
+                                       {"source", d->path ? boost::json::value(d->origin) : boost::json::value(nullptr)},
+                                       {"covers", d->covers},
+                                       {"why", d->why},
+                                       {"hint", d->hint.empty() ? boost::json::value(nullptr) : boost::json::value(d->hint)}};
+    }
     std::cout << jsonText(o) << '\n';
   }
 
@@ -326,6 +352,7 @@ class JsonOutput final : public Output {
         x["int3"] = b.int3;
         x["uprobe_link"] = b.uprobeLink ? boost::json::value(b.uprobeLink) : boost::json::value(nullptr);
         x["restored"] = b.restored;
+        x["tracer_owned"] = b.tracerOwned;
         bytes.push_back(std::move(x));
       }
       fns.push_back(boost::json::object{{"function", f.name}, {"entry", f.entry ? boost::json::value(hex(f.entry)) : boost::json::value(nullptr)}, {"bytes", std::move(bytes)}});
@@ -334,6 +361,9 @@ class JsonOutput final : public Output {
     o["differing"] = r.differing;
     o["int3"] = r.int3;
     o["live_uprobe"] = r.liveUprobe;
+    o["tracer_int3"] = r.tracerInt3;
+    o["tracer_pid"] = r.tracer ? boost::json::value(r.tracer) : boost::json::value(nullptr);
+    o["tracer"] = r.tracer ? boost::json::value(r.tracerName) : boost::json::value(nullptr);
     o["fix"] = r.fix;
     o["restored"] = r.restored;
     o["stopped"] = r.stopped;

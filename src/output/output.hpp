@@ -12,6 +12,7 @@
 #include <string>
 
 #include "api/call.hpp"
+#include "api/delve_choice.hpp"
 #include "api/doctor.hpp"
 #include "api/session_cost.hpp"
 #include "probe/latency_stats.hpp"
@@ -57,6 +58,11 @@ class Output {
     double elapsedS = 0;  // seconds since the probes were attached, at its end (JSON's elapsed_ms)
     double lengthS = 0;   // how long it lasted (JSON's interval_ms)
     size_t omitted = 0;   // rows left out by --top
+    // > 0: read this long after it was due (goscope was not run on time: a
+    // loaded machine), set by the caller when it is worth saying; `skipped`:
+    // intervals that passed with no report of their own, folded into this one.
+    double lateS = 0;
+    int skipped = 0;
   };
   // goscope count, each interval: the functions called in it, most called first.
   struct CountRow {
@@ -138,6 +144,8 @@ class Output {
     bool goidOffsetAssumed = false;  // not found: the probes use Go's usual offset
     // -p: the process's namespaces (a container's process: docs/containers.md).
     std::optional<ProcessNamespaces> namespaces;
+    // The dlv goscope would run for it, and why (docs/delve.md, "Which Delve").
+    std::optional<api::DelveChoiceInfo> delve;
   };
   virtual void targetInfo(const TargetInfo& info) = 0;
   // goscope doctor: the process's code against its file.
@@ -155,5 +163,10 @@ class Output {
 };
 
 std::unique_ptr<Output> makeOutput(bool json);
+
+// After a text interval header, when the interval was read late: " (0.42 s
+// late: goscope was not run on time)", with the intervals it covers when it
+// folded some in; "" otherwise.
+std::string lateText(const Output::Interval& in);
 
 }  // namespace goscope::output

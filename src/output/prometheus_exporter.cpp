@@ -201,6 +201,17 @@ Result<std::unique_ptr<PrometheusExporter>> PrometheusExporter::listen(const std
     if (ec.value() == EADDRNOTAVAIL)
       return fail(ErrorKind::NotFound, "--prometheus " + addr + ": " + bareHost + " is not an address of this host",
                   "listen on one of its addresses (ip -brief address), 127.0.0.1, or :" + p + " for every interface");
+    // A link-local IPv6 address without its interface (bind: EINVAL), IPv6
+    // turned off (EAFNOSUPPORT): no address of this host either, as said.
+    if (endpoint.address().is_v6() && endpoint.address().to_v6().is_link_local() &&
+        endpoint.address().to_v6().scope_id() == 0)
+      return fail(ErrorKind::NotFound,
+                  "--prometheus " + addr + ": " + bareHost + " is a link-local address, which needs its interface",
+                  "name it: [" + bareHost + "%eth0]:" + p + " (ip -brief address lists them)");
+    if (ec.value() == EAFNOSUPPORT || ec.value() == EINVAL)
+      return fail(ErrorKind::NotFound, "--prometheus " + addr + ": cannot listen on " + bareHost + ": " + ec.message(),
+                  "listen on one of this host's addresses (ip -brief address), 127.0.0.1, or :" + p +
+                      " for every interface");
     if (ec == asio::error::access_denied)
       return fail(ErrorKind::Permission, "--prometheus " + addr + ": listening on port " + p + " needs CAP_NET_BIND_SERVICE",
                   "pick a port from 1024 up, e.g. 9464");

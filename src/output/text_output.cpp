@@ -122,7 +122,7 @@ class TextOutput final : public Output {
   void countInterval(const Interval& in, const std::vector<CountRow>& rows) override {
     // bcc funccount -i's shape: a stamped header, then the interval's table,
     // most called first; the name column as wide as the longest name.
-    std::printf("\n[%s] %.2f s\n", wallClock().c_str(), in.lengthS);
+    std::printf("\n[%s] %.2f s%s\n", wallClock().c_str(), in.lengthS, lateText(in).c_str());
     const int w = nameWidth(rows, 40);
     std::printf("%-*s %12s %14s %14s\n", w, "FUNC", "CALLS", "RATE", "TOTAL");
     for (const auto& r : rows)
@@ -157,7 +157,9 @@ class TextOutput final : public Output {
   }
 
   void latency(const std::string& func, const LatencyStats& s, const LatencyReport& rep) override {
-    if (rep.interval) std::printf("\n[%s] %s, last %.2f s\n", wallClock().c_str(), func.c_str(), rep.interval->lengthS);
+    if (rep.interval)
+      std::printf("\n[%s] %s, last %.2f s%s\n", wallClock().c_str(), func.c_str(), rep.interval->lengthS,
+                  lateText(*rep.interval).c_str());
     else std::printf("\n%s\n", func.c_str());
     if (s.count == 0) {
       std::printf("  no completed calls\n");
@@ -217,6 +219,10 @@ class TextOutput final : public Output {
       std::cout << "runtime.g.goid: offset " << *t.goidOffset << " (" << t.goidOffsetHow << "): goroutine ids may be wrong\n";
     else if (t.goidOffset) std::cout << "runtime.g.goid: offset " << *t.goidOffset << " (" << t.goidOffsetHow << ")\n";
     else std::cout << "runtime.g.goid: not found (" << t.goidOffsetHow << "): goroutine ids may be wrong\n";
+    if (const auto& d = t.delve) {
+      std::cout << "delve:          " << d->why << '\n';
+      if (!d->hint.empty()) std::cout << "                " << d->hint << '\n';
+    }
   }
 
   void doctor(const api::DoctorReport& r) override {
@@ -239,15 +245,19 @@ class TextOutput final : public Output {
         std::cout << "  " << hex(b.addr) << " (file offset " << hex(b.fileOffset) << "): " << byteHex(b.memory)
                   << ", the file has " << byteHex(b.file);
         if (b.uprobeLink) std::cout << ": a live uprobe (BPF link " << b.uprobeLink << "), left alone";
+        else if (b.tracerOwned)
+          std::cout << ": an int3 of the live debugger (PID " << r.tracer << ", " << r.tracerName << "), left alone";
         else if (b.int3) std::cout << ": an int3 left behind" << (b.restored ? ", restored" : r.fix ? ", NOT restored" : "");
         else std::cout << ": not an int3, left alone";
         std::cout << '\n';
       }
     }
     std::cout << r.differing << (r.differing == 1 ? " byte differs" : " bytes differ") << ": " << r.int3
-              << " leftover int3, " << r.liveUprobe << " live uprobe, " << (r.differing - r.int3 - r.liveUprobe)
-              << " other";
-    if (r.fix) std::cout << "; " << r.restored << " restored" << (r.stopped ? " (the process was stopped meanwhile)" : "");
+              << " leftover int3, " << r.liveUprobe << " live uprobe, ";
+    if (r.tracer) std::cout << r.tracerInt3 << " int3 of the live debugger, ";
+    std::cout << (r.differing - r.int3 - r.liveUprobe - r.tracerInt3) << " other";
+    if (r.tracer) std::cout << "; nothing was changed: PID " << r.tracer << " (" << r.tracerName << ") traces the process";
+    else if (r.fix) std::cout << "; " << r.restored << " restored" << (r.stopped ? " (the process was stopped meanwhile)" : "");
     else if (r.int3) std::cout << "; goscope doctor -p " << r.pid << " --fix restores the int3 bytes";
     std::cout << '\n';
   }
@@ -266,6 +276,17 @@ class TextOutput final : public Output {
 };
 
 }  // namespace
+
+std::string lateText(const Output::Interval& in) {
+  if (in.lateS <= 0 && in.skipped == 0) return "";
+  char text[160];
+  if (in.skipped > 0)
+    std::snprintf(text, sizeof text, " (%.2f s late, covering %d intervals: goscope was not run on time)", in.lateS,
+                  in.skipped + 1);
+  else
+    std::snprintf(text, sizeof text, " (%.2f s late: goscope was not run on time)", in.lateS);
+  return text;
+}
 
 std::unique_ptr<Output> makeTextOutput() { return std::make_unique<TextOutput>(); }
 

@@ -61,6 +61,7 @@ struct ProbeRequest {
   double intervalS = 0;
   StrategyChoice strategy = StrategyChoice::Auto;
   std::vector<std::string> dlvArgs;  // --dlv-arg: passed to dlv attach
+  std::string dlvPath;               // --dlv: the dlv to run (empty: $GOSCOPE_DLV, else the one whose window covers the target)
 };
 
 // Parses request.locations as function patterns into request.patterns.

@@ -47,7 +47,8 @@ Blocker delveUnavailable(const TargetFacts& f) {
             "start the program, then use -p PID"};
   if (!f.dlvInstalled)
     return {"dlv (Delve) is not installed", ErrorKind::External,
-            "install it: apt-get install delve (Debian 12), or go install github.com/go-delve/delve/cmd/dlv@latest"};
+            "install it: apt-get install delve (Debian 12), scripts/toolchains.sh dlv (Delve 1.24 and 1.27, for Go "
+            "1.22 to 1.27), or go install github.com/go-delve/delve/cmd/dlv@latest"};
   if (!f.hasDwarf)
     return {"the binary has no DWARF debug info (stripped): Delve cannot read its variables", ErrorKind::BadTarget,
             "the BPF path works on it: goscope count/latency/trace; Delve needs a build without -ldflags='-s -w'"};
@@ -61,8 +62,8 @@ Blocker delveUnavailable(const TargetFacts& f) {
     return {"the target was built by " + (f.goVersion.empty() ? std::string("a Go release") : f.goVersion) +
                 ", outside what the installed Delve supports" + (f.delveWindow.empty() ? "" : " (" + f.delveWindow + ")"),
             ErrorKind::BadTarget,
-            "install a Delve that supports it, use the BPF path (goscope count/latency/trace), or try anyway: "
-            "--dlv-arg=--check-go-version=false"};
+            (f.delveFetchHint.empty() ? std::string("install a Delve that supports it") : f.delveFetchHint) +
+                "; or use the BPF path (goscope count/latency/trace), or try anyway: --dlv-arg=--check-go-version=false"};
   if (!f.delveBlockedBy.empty()) return {f.delveBlockedBy, ErrorKind::BadTarget, f.delveBlockedHint};
   if (!f.ptracePrivileges)
     return {f.ptraceRefusal.empty() ? "no ptrace privilege (CAP_SYS_PTRACE) over the target" : f.ptraceRefusal,
@@ -290,6 +291,8 @@ std::string explainFacts(const TargetFacts& f) {
     std::snprintf(buf, sizeof buf, ", measured rate %.1f hits/s", *f.measuredRatePerS);
     out += buf;
   }
+  if (!f.delveChoice.empty()) out += "\n  delve: " + f.delveChoice;
+  if (!f.delveFetchHint.empty()) out += " (" + f.delveFetchHint + ")";
   out += "\n  costs: a hit here costs ~" + describeNs(f.costs.emulatedNs) + " (emulated probe), ~" +
          describeNs(f.costs.steppedNs) + " (single-stepped), ~" + describeNs(f.costs.returnNs) + " (RET); " +
          f.costs.source + "; a Delve hit ~" + describeNs(f.costs.delveStopNs) + ", " + f.costs.delveSource;

@@ -33,6 +33,11 @@ struct TargetFacts {
   std::string goVersion;           // "go1.19.8"; empty when unknown
   bool delveAcceptsGoVersion = true;
   std::string delveWindow;         // "Delve 1.20.2 reads Go 1.18 to 1.20"; empty when unknown
+  // Which dlv and why (backend/delve/delve_finder.hpp): "Delve 1.24.0
+  // (PATH, the toolchain cache) reads Go 1.22 to 1.24, which covers
+  // go1.24.4"; empty when Delve's facts were not asked.
+  std::string delveChoice;
+  std::string delveFetchHint;      // when none covers the target: which Delve would, and how to get it
   bool dlvInstalled = true;
   bool runningProcess = true;      // -p: Delve attaches to one running process (-c and -b are BPF's)
   bool bpfPrivileges = true;       // CAP_BPF + CAP_PERFMON (or root)

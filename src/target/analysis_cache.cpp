@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -12,7 +13,9 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "target/cached_probe_proof.hpp"
 #include "target/inline_sites.hpp"
+#include "target/parallel_analysis.hpp"
 #include "util/cache_dir.hpp"
 #include "util/unique_fd.hpp"
 
@@ -20,17 +23,41 @@ namespace goscope {
 
 namespace {
 constexpr uint64_t kMaxFile = 1ull << 31;  // a record of a 60,000-function binary is ~40 MB
+// What the proofs of cached addresses read: this binary, on every CPU.
+ProofSource proofSourceOf(const GoBinary& bin) {
+  return {[&bin](uint64_t a) { return bin.pclntab().functionAt(a); },
+          [&bin](uint64_t a, size_t n) { return bin.elf().readVaddr(a, n); },
+          [&bin](const GoFunction& f) { return bin.pclntab().inlinedCalls(f); },
+          [&bin](const GoFunction& f, uint64_t pc) { return bin.pclntab().spDelta(f, pc); },
+          [](size_t n, const std::function<void(size_t)>& each) { forEachInParallel(n, each); }};
+}
+
 }  // namespace
 
 AnalysisCache AnalysisCache::forBinary(const GoBinary& bin) {
   AnalysisCache c;
   c.bin_ = &bin;
   if (const char* v = std::getenv("GOSCOPE_ANALYSIS_CACHE"); v && std::string_view(v) == "0") return c;
-  const std::string dir = cacheDir();
-  if (dir.empty() || !makePrivateDir(dir) || !makePrivateDir(dir + "/analysis")) {
-    spdlog::debug("analysis cache: not used (no private cache directory under {})", dir.empty() ? "$HOME" : dir);
+  // A goscope with more privileges than its user (file capabilities,
+  // setuid) would place probes in other users' processes at addresses that
+  // user could have written: its cache is neither read nor written
+  // (docs/security.md).
+  if (::getauxval(AT_SECURE)) {
+    spdlog::debug("analysis cache: not used (goscope runs with privileges its user lacks: AT_SECURE)");
     return c;
   }
+  const CacheDirectory& cd = cacheDirectory();
+  if (!cd.dir) {
+    spdlog::debug("analysis cache: not used (no private cache directory: {})", cd.note);
+    return c;
+  }
+  auto sub = cd.dir->sub("analysis", true);
+  if (!sub) {
+    spdlog::debug("analysis cache: not used ({})", sub.error().message);
+    return c;
+  }
+  if (!cd.note.empty()) spdlog::debug("analysis cache: in {} ({})", sub->path(), cd.note);
+  c.dir_ = std::make_shared<const SafeDir>(std::move(*sub));
   const auto t0 = std::chrono::steady_clock::now();
   // In slices, each let go of once hashed: the whole file would otherwise
   // stay in this process's RSS (57 MB for kubectl; issue #14 asks < 100 MB).
@@ -56,18 +83,21 @@ AnalysisCache AnalysisCache::forBinary(const GoBinary& bin) {
   XXH128_canonicalFromHash(&canon, h);
   std::memcpy(c.key_.data(), canon.digest, 16);
   char name[64];
-  std::snprintf(name, sizeof name, "/analysis/%016llx%016llx.bin", static_cast<unsigned long long>(h.high64),
+  std::snprintf(name, sizeof name, "%016llx%016llx.bin", static_cast<unsigned long long>(h.high64),
                 static_cast<unsigned long long>(h.low64));
-  c.path_ = dir + name;
+  c.name_ = name;
+  c.path_ = c.dir_->pathOf(c.name_);
 
-  UniqueFd fd(::open(c.path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd.valid()) return c;
-  struct stat st{};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
-      (st.st_mode & (S_IWGRP | S_IWOTH)) || static_cast<uint64_t>(st.st_size) > kMaxFile) {
-    spdlog::debug("analysis cache: {} ignored (not a private regular file of this user)", c.path_);
+  auto opened = c.dir_->openOwnFile(c.name_, kMaxFile);
+  if (!opened) {
+    if (opened.error().kind != ErrorKind::NotFound)
+      spdlog::debug("analysis cache: {} ignored (not a private regular file of this user: {})", c.path_,
+                    opened.error().message);
     return c;
   }
+  const UniqueFd fd = std::move(*opened);
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0) return c;
   std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
   size_t got = 0;
   while (got < bytes.size()) {
@@ -84,6 +114,7 @@ AnalysisCache AnalysisCache::forBinary(const GoBinary& bin) {
   bin.elf().releasePages(0, file.size());
   if (auto& r = parsed) {
     c.rec_ = std::move(*r);
+    c.provedBodies_.assign(c.rec_.inlined.size(), 0);
     spdlog::debug("analysis cache: {} read ({} call-site proofs, {} inlined bodies) in {:.1f} ms", c.path_,
                   c.rec_.callSites.size(), c.rec_.inlined.size(),
                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -93,18 +124,58 @@ AnalysisCache AnalysisCache::forBinary(const GoBinary& bin) {
   return c;
 }
 
-std::optional<std::unordered_map<uint64_t, CallSiteProof>> AnalysisCache::callSites(std::span<const uint64_t> entries) const {
+void AnalysisCache::distrust(const std::string& why) {
+  spdlog::warn("analysis cache: {} ignored: a cached probe address failed its proof against the binary ({}); "
+               "searching again",
+               path_, why);
+  rec_ = AnalysisRecord{};
+  provedEntries_.clear();
+  provedBodies_.clear();
+  dirty_ = true;  // whatever the search finds replaces the file
+}
+
+std::optional<std::unordered_map<uint64_t, CallSiteProof>> AnalysisCache::callSites(std::span<const uint64_t> entries) {
   std::unordered_map<uint64_t, CallSiteProof> out;
+  std::vector<std::pair<uint64_t, const CallSiteProof*>> unproved;
   for (uint64_t e : entries) {
     auto it = rec_.callSites.find(e);
     if (it == rec_.callSites.end()) return std::nullopt;
-    out.emplace(e, it->second);
+    if (!provedEntries_.contains(e)) unproved.emplace_back(e, &it->second);
   }
+  if (!unproved.empty()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (auto why = disproveCallSites(proofSourceOf(*bin_), unproved)) {
+      distrust(*why);
+      return std::nullopt;
+    }
+    for (const auto& [e, _] : unproved) provedEntries_.insert(e);
+    spdlog::debug("analysis cache: the call sites of {} function(s) proved on the binary in {:.1f} ms",
+                  unproved.size(),
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  for (uint64_t e : entries) out.emplace(e, rec_.callSites.find(e)->second);
   return out;
 }
 
+bool AnalysisCache::proveInlined(const std::vector<const InlinedSite*>& sites) {
+  std::vector<const InlinedSite*> unproved;
+  const InlinedSite* base = rec_.inlined.data();
+  for (const InlinedSite* s : sites)
+    if (!provedBodies_[static_cast<size_t>(s - base)]) unproved.push_back(s);
+  if (unproved.empty()) return true;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (auto why = disproveInlinedSites(proofSourceOf(*bin_), unproved)) {
+    distrust(*why);
+    return false;
+  }
+  for (const InlinedSite* s : unproved) provedBodies_[static_cast<size_t>(s - base)] = 1;
+  spdlog::debug("analysis cache: {} inlined bodies proved on the binary in {:.1f} ms", unproved.size(),
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  return true;
+}
+
 std::optional<std::vector<const InlinedSite*>> AnalysisCache::inlined(
-    const std::function<bool(std::string_view)>& wanted) const {
+    const std::function<bool(std::string_view)>& wanted) {
   if (rec_.inlinedNames.empty()) return std::nullopt;
   std::unordered_set<std::string_view> want;
   for (const auto& n : rec_.inlinedNames)
@@ -117,13 +188,17 @@ std::optional<std::vector<const InlinedSite*>> AnalysisCache::inlined(
   out.reserve(every ? rec_.inlined.size() : 0);
   for (const InlinedSite& s : rec_.inlined)
     if (every || want.contains(s.callee.view())) out.push_back(&s);
+  if (!proveInlined(out)) return std::nullopt;
   return out;
 }
 
 void AnalysisCache::addCallSites(const std::unordered_map<uint64_t, CallSiteProof>& proofs) {
   if (!enabled()) return;
   for (const auto& [e, p] : proofs)
-    if (rec_.callSites.emplace(e, p).second) dirty_ = true;
+    if (rec_.callSites.emplace(e, p).second) {
+      provedEntries_.insert(e);  // the search's own
+      dirty_ = true;
+    }
 }
 
 void AnalysisCache::addInlined(std::vector<std::string> allNames, const std::vector<std::string>& searched,
@@ -135,6 +210,16 @@ void AnalysisCache::addInlined(std::vector<std::string> allNames, const std::vec
     rec_.inlinedNames = std::move(allNames);
     rec_.inlinedSearched.clear();
     rec_.inlined.clear();
+    provedBodies_.clear();
+  }
+  // The record's bodies kept beside the search's are handed out again from
+  // here on: those not proved yet are proved first (on a failure the record
+  // is dropped, and the search's bodies alone are kept).
+  if (std::find(provedBodies_.begin(), provedBodies_.end(), 0) != provedBodies_.end()) {
+    std::vector<const InlinedSite*> all;
+    all.reserve(rec_.inlined.size());
+    for (const InlinedSite& s : rec_.inlined) all.push_back(&s);
+    if (!proveInlined(all)) rec_.inlinedNames = allNames;  // distrust() cleared the record
   }
   std::set<std::string, std::less<>> fresh;
   for (const auto& n : searched)
@@ -156,6 +241,7 @@ void AnalysisCache::addInlined(std::vector<std::string> allNames, const std::vec
   if (!std::is_sorted(rec_.inlined.begin(), rec_.inlined.end(), byCaller))
     std::stable_sort(rec_.inlined.begin(), rec_.inlined.end(), byCaller);
   rec_.inlinedSearched.insert(fresh.begin(), fresh.end());
+  provedBodies_.assign(rec_.inlined.size(), 1);
   dirty_ = true;
 }
 
@@ -165,6 +251,7 @@ namespace {
 bool writeAllAt(int fd, std::string_view bytes, off_t offset) {
   while (!bytes.empty()) {
     const ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), offset);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     bytes.remove_prefix(static_cast<size_t>(n));
     offset += n;
@@ -177,24 +264,19 @@ bool writeAllAt(int fd, std::string_view bytes, off_t offset) {
 void AnalysisCache::save() const {
   if (!enabled() || !dirty_) return;
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string tmp = path_ + "." + std::to_string(::getpid());
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd.valid()) {
-    spdlog::debug("analysis cache: cannot write {}", tmp);
-    return;
-  }
+  off_t at = static_cast<off_t>(kAnalysisHeaderSize);
   // The record in pieces after room for its header, the header (with the
   // payload's checksum) last: no buffer of the whole record (peak RSS).
-  bool ok = true;
-  off_t at = static_cast<off_t>(kAnalysisHeaderSize);
-  const auto header = streamAnalysis(rec_, key_, [&](std::string_view piece) {
-    ok = ok && writeAllAt(fd.get(), piece, at);
-    at += static_cast<off_t>(piece.size());
+  auto written = dir_->writeFile(name_, [&](int fd) {
+    bool ok = true;
+    const auto header = streamAnalysis(rec_, key_, [&](std::string_view piece) {
+      ok = ok && writeAllAt(fd, piece, at);
+      at += static_cast<off_t>(piece.size());
+    });
+    return ok && writeAllAt(fd, std::string_view(reinterpret_cast<const char*>(header.data()), header.size()), 0);
   });
-  ok = ok && writeAllAt(fd.get(), std::string_view(reinterpret_cast<const char*>(header.data()), header.size()), 0);
-  if (!ok || ::rename(tmp.c_str(), path_.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    spdlog::debug("analysis cache: writing {} failed", path_);
+  if (!written) {
+    spdlog::debug("analysis cache: {}", written.error().message);
     return;
   }
   spdlog::debug("analysis cache: {} written ({} bytes) in {:.1f} ms", path_, static_cast<uint64_t>(at),

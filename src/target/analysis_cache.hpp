@@ -22,26 +22,34 @@
 #include <vector>
 
 #include <boost/iterator/indirect_iterator.hpp>
+#include <memory>
+#include <unordered_set>
 
 #include "target/analysis_record.hpp"
 #include "target/go_binary.hpp"
+#include "util/safe_dir.hpp"
 
 namespace goscope {
 
 class AnalysisCache {
  public:
   // Disabled (finds nothing, stores nothing) when GOSCOPE_ANALYSIS_CACHE=0,
-  // when there is no cache directory or it is not private to this user.
+  // when no private cache directory could be had (util/cache_dir.hpp), and
+  // in a goscope run with more privileges than its user (AT_SECURE: file
+  // capabilities or setuid), whose user could write the record.
   static AnalysisCache forBinary(const GoBinary& bin);
 
-  bool enabled() const { return !path_.empty(); }
+  bool enabled() const { return dir_ != nullptr; }
   const AnalysisRecord& record() const { return rec_; }
   // Proofs for every one of `entries`, or nullopt when one is not cached.
-  std::optional<std::unordered_map<uint64_t, CallSiteProof>> callSites(std::span<const uint64_t> entries) const;
+  // Every address handed out has passed cached_probe_proof.hpp's proof; a
+  // record with one that does not is dropped whole (and nullopt returned).
+  std::optional<std::unordered_map<uint64_t, CallSiteProof>> callSites(std::span<const uint64_t> entries);
   // The bodies of every callee `wanted` accepts (the record's own, valid
   // while this cache lives and nothing is added to it), or nullopt when a
-  // wanted name was not searched (or the names are not known yet).
-  std::optional<std::vector<const InlinedSite*>> inlined(const std::function<bool(std::string_view)>& wanted) const;
+  // wanted name was not searched (or the names are not known yet). Proved
+  // as callSites' are.
+  std::optional<std::vector<const InlinedSite*>> inlined(const std::function<bool(std::string_view)>& wanted);
 
   void addCallSites(const std::unordered_map<uint64_t, CallSiteProof>& proofs);
   void addInlined(std::vector<std::string> allNames, const std::vector<std::string>& searched,
@@ -52,11 +60,21 @@ class AnalysisCache {
   bool dirty() const { return enabled() && dirty_; }  // save() has something to write
 
  private:
+  // The record could not be proved: dropped, and said once.
+  void distrust(const std::string& why);
+  // The cached bodies at `sites` not proved yet, proved (false: distrusted).
+  bool proveInlined(const std::vector<const InlinedSite*>& sites);
+
   const GoBinary* bin_ = nullptr;
-  std::string path_;
+  std::shared_ptr<const SafeDir> dir_;  // analysis/, held open
+  std::string name_, path_;             // the record's file name in it, and its path for messages
   std::array<uint8_t, 16> key_{};
   AnalysisRecord rec_;
   bool dirty_ = false;
+  // What has passed the proof: call-site entries, and a flag per body of
+  // rec_.inlined (a search's own results need none: they are the rule's).
+  std::unordered_set<uint64_t> provedEntries_;
+  std::vector<char> provedBodies_;
 };
 
 // The two searches through the cache: the cached answer when it has all that

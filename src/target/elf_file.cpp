@@ -42,6 +42,7 @@ Result<void> ElfFile::load() {
   struct stat st{};
   if (::fstat(fd_.get(), &st) != 0 || !S_ISREG(st.st_mode))
     return fail(ErrorKind::BadTarget, path_ + ": not a regular file");
+  identity_ = FileIdentity::of(st);
   size_ = static_cast<size_t>(st.st_size);
   if (size_ < EI_NIDENT) return fail(ErrorKind::BadTarget, path_ + ": not an ELF file");
   // MAP_SHARED (read-only: the fd is O_RDONLY), not MAP_PRIVATE: the kernel

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "target/file_identity.hpp"
 #include "util/result.hpp"
 #include "util/unique_fd.hpp"
 
@@ -58,6 +59,12 @@ class ElfFile : public std::enable_shared_from_this<ElfFile> {
   ElfFile& operator=(const ElfFile&) = delete;
 
   const std::string& path() const { return path_; }
+  // The file as it was when opened (fstat of the fd the analysis reads).
+  const FileIdentity& identity() const { return identity_; }
+  // A path that names this very open file in this process and its forks,
+  // whatever has since been renamed over, or linked to, the path it was
+  // opened by: /proc/self/fd/N. What uprobes are attached through.
+  std::string handlePath() const { return "/proc/self/fd/" + std::to_string(fd_.get()); }
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   // Lets the kernel unmap the pages of [offset, offset + len) from this
   // process: they stay in the page cache and come back on the next read
@@ -102,6 +109,7 @@ class ElfFile : public std::enable_shared_from_this<ElfFile> {
 
   std::string path_;
   UniqueFd fd_;
+  FileIdentity identity_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   Elf* elf_ = nullptr;

@@ -382,6 +382,28 @@ void InlinePlacer::place(const std::vector<std::pair<uint64_t, uint64_t>>& body,
   placeOnGraph(graph_->g, code_, body, parentPc, site);
 }
 
+// One pass for all of a caller's calls: a caller with hundreds of inlined
+// calls costs calls x depth, not calls squared.
+std::vector<std::vector<std::pair<uint64_t, uint64_t>>> bodiesOf(const std::vector<InlinedCall>& calls) {
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> bodies(calls.size());
+  for (size_t j = 0; j < calls.size(); j++) {
+    int k = static_cast<int>(j);
+    // The guard stops a parent cycle in a damaged table.
+    for (size_t guard = 0; k >= 0 && k < static_cast<int>(calls.size()) && guard <= calls.size(); guard++) {
+      auto& r = bodies[static_cast<size_t>(k)];
+      r.insert(r.end(), calls[j].ranges.begin(), calls[j].ranges.end());
+      k = calls[static_cast<size_t>(k)].parentIndex;
+    }
+  }
+  for (auto& r : bodies) std::sort(r.begin(), r.end());
+  return bodies;
+}
+
+InstructionFlow instructionFlow(uint64_t addr, std::span<const uint8_t> bytes) {
+  const Node n = decodeNode(addr, bytes);
+  return {n.fallsThrough && !n.hasTarget && !n.indirectJump, n.isNop};
+}
+
 void placeInlinedProbe(const FunctionCode& code, std::span<const uint8_t> bytes,
                        const std::vector<std::pair<uint64_t, uint64_t>>& body, uint64_t parentPc, InlinedSite& site) {
   InlinePlacer(code, bytes).place(body, parentPc, site);

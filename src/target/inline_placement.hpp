@@ -63,4 +63,19 @@ class InlinePlacer {
 void placeInlinedProbe(const FunctionCode& code, std::span<const uint8_t> bytes,
                        const std::vector<std::pair<uint64_t, uint64_t>>& body, uint64_t parentPc, InlinedSite& site);
 
+// The pc ranges of each call's body: its own and those of every call
+// inlined into it (each call's ranges go to itself and up its parent chain),
+// sorted; bodiesOf(calls)[i] is calls[i]'s.
+std::vector<std::vector<std::pair<uint64_t, uint64_t>>> bodiesOf(const std::vector<InlinedCall>& calls);
+
+// What the rule reads of one instruction (its bytes, delimited by the
+// decoder): whether it only falls through to the next one (no branch, no
+// return, no indirect jump), and whether it is a nop (what an inline mark
+// assembles to). For the proof of a cached placement (cached_probe_proof.hpp).
+struct InstructionFlow {
+  bool straightLine = false;
+  bool isNop = false;
+};
+InstructionFlow instructionFlow(uint64_t addr, std::span<const uint8_t> bytes);
+
 }  // namespace goscope

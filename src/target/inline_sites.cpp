@@ -9,28 +9,6 @@
 
 namespace goscope {
 
-namespace {
-
-// The pc ranges of each call's body: its own and those of every call
-// inlined into it (each call's ranges go to itself and up its parent chain),
-// sorted. One pass for all of a caller's calls: a caller with hundreds of
-// inlined calls costs calls x depth, not calls squared.
-std::vector<std::vector<std::pair<uint64_t, uint64_t>>> bodiesOf(const std::vector<InlinedCall>& calls) {
-  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> bodies(calls.size());
-  for (size_t j = 0; j < calls.size(); j++) {
-    int k = static_cast<int>(j);
-    // The guard stops a parent cycle in a damaged table.
-    for (size_t guard = 0; k >= 0 && k < static_cast<int>(calls.size()) && guard <= calls.size(); guard++) {
-      auto& r = bodies[static_cast<size_t>(k)];
-      r.insert(r.end(), calls[j].ranges.begin(), calls[j].ranges.end());
-      k = calls[static_cast<size_t>(k)].parentIndex;
-    }
-  }
-  for (auto& r : bodies) std::sort(r.begin(), r.end());
-  return bodies;
-}
-
-}  // namespace
 
 namespace {
 

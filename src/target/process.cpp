@@ -1,6 +1,8 @@
 #include "target/process.hpp"
 
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <sstream>
 
 #include "target/elf_file.hpp"
+#include "target/proc_stat.hpp"
 #include "target/ptrace_privileges.hpp"
 
 namespace goscope {
@@ -20,11 +23,34 @@ static std::string procPath(pid_t pid, const char* leaf) {
   return "/proc/" + std::to_string(pid) + "/" + leaf;
 }
 
+namespace {
+
+// pidfd_open(2) (Linux 5.3): -1 when the kernel or the PID says no.
+int openPidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  return static_cast<int>(::syscall(434, pid, 0));
+#endif
+}
+
+uint64_t startTimeOf(pid_t pid) {
+  auto st = readProcStat(pid);
+  return st ? st->number(22) : 0;
+}
+
+}  // namespace
+
 Result<Process> Process::attach(pid_t pid) {
   if (pid <= 0) return fail(ErrorKind::Usage, "invalid PID " + std::to_string(pid));
   Process p;
   p.pid_ = pid;
   struct stat st{};
+  // Pinned first: whatever is read below is then checked to be this
+  // process's (its start time again at the end), not a later one's.
+  if (int fd = openPidfd(pid); fd >= 0) p.pidfd_ = std::make_shared<const UniqueFd>(fd);
+  else if (errno == ESRCH) return fail(ErrorKind::NotFound, "no process with PID " + std::to_string(pid));
+  p.startTime_ = startTimeOf(pid);
   if (::stat(procPath(pid, "").c_str(), &st) != 0)
     return fail(ErrorKind::NotFound, "no process with PID " + std::to_string(pid));
   // /proc/TID answers for a thread too (it is only hidden from readdir), so
@@ -67,8 +93,35 @@ Result<Process> Process::attach(pid_t pid) {
   if (::stat(procPath(pid, "exe").c_str(), &st) == 0) {
     p.exeInode_ = st.st_ino;
     p.exeDev_ = st.st_dev;
+    p.exe_ = FileIdentity::of(st);
   }
+  if (!p.alive() || startTimeOf(pid) != p.startTime_)
+    return fail(ErrorKind::NotFound, "PID " + std::to_string(pid) + " exited while goscope was opening it");
   return p;
+}
+
+Result<void> Process::verifyIdentity(const std::string& when, const FileIdentity* exe) const {
+  const std::string who = "PID " + std::to_string(pid_);
+  const uint64_t startNow = startTimeOf(pid_);
+  if (!alive() || (startTime_ && startNow != startTime_)) {
+    std::string msg = who + " (" + exePath_ + ") exited " + when;
+    if (startNow && startNow != startTime_) {
+      std::string other = currentExePath();
+      msg += "; " + who + " now names another process" + (other.empty() ? std::string() : " (" + other + ")") +
+             ", which is not probed";
+    }
+    return fail(ErrorKind::TargetGone, msg);
+  }
+  struct stat st{};
+  if (::stat(procPath(pid_, "exe").c_str(), &st) == 0) {
+    const FileIdentity now = FileIdentity::of(st);
+    const FileIdentity& want = exe ? *exe : exe_;
+    if (want.ino && !now.sameFile(want))
+      return fail(ErrorKind::TargetGone,
+                  who + " replaced its program " + when + " (exec of " + currentExePath() + "; " +
+                      describeChange(want, now) + "): the analysis was of " + exePath_);
+  }
+  return {};
 }
 
 std::string Process::currentExePath() const {
@@ -79,11 +132,20 @@ std::string Process::currentExePath() const {
 
 std::string Process::exeHandlePath() const { return procPath(pid_, "exe"); }
 
-bool Process::alive() const { return processIsAlive(pid_); }
+bool Process::alive() const {
+  if (pidfd_ && pidfd_->valid()) {
+    // A pidfd polls readable once its process has exited (a zombie
+    // included), whatever now has the PID.
+    pollfd p{pidfd_->get(), POLLIN, 0};
+    if (::poll(&p, 1, 0) == 1) return false;
+    return processIsAlive(pid_);  // not exited; a kernel thread or zombie check as before
+  }
+  return processIsAlive(pid_) && (!startTime_ || startTimeOf(pid_) == startTime_);
+}
 
 bool Process::replacedImage() const {
   struct stat st{};
-  if (exeInode_ == 0 || ::stat(procPath(pid_, "exe").c_str(), &st) != 0) return false;
+  if (exeInode_ == 0 || !alive() || ::stat(procPath(pid_, "exe").c_str(), &st) != 0) return false;
   return st.st_ino != exeInode_ || st.st_dev != exeDev_;
 }
 

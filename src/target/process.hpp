@@ -5,10 +5,13 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "target/file_identity.hpp"
 #include "util/result.hpp"
+#include "util/unique_fd.hpp"
 
 namespace goscope {
 
@@ -21,6 +24,11 @@ struct Mapping {
   std::string path;
 };
 
+// A process is pinned when it is attached: a pidfd (which goes on naming
+// this process, never a later one given the same PID), its start time, and
+// the executable it ran then. verifyIdentity() says whether the PID still
+// names that process running that file (docs/security.md, "One target from
+// the analysis to the attach").
 class Process {
  public:
   // NotFound when the PID does not exist; Permission when /proc hides it.
@@ -33,10 +41,21 @@ class Process {
   // or replaced on disk since: /proc/PID/exe.
   std::string exeHandlePath() const;
 
+  // The pinned process has not exited (a zombie has).
   bool alive() const;
   // The process now runs another executable than at attach (it exec'd):
   // /proc/PID/exe names another device and inode. False once it is gone.
   bool replacedImage() const;
+  // The executable as it was at attach.
+  const FileIdentity& exeIdentity() const { return exe_; }
+  // Clock ticks after boot at which the process started (/proc/PID/stat 22).
+  uint64_t startTime() const { return startTime_; }
+  // Ok while the PID names the process pinned at attach, running the file
+  // it ran then (`exe`: the file the analysis read, when given). Else
+  // TargetGone, saying what happened `when` ("before the probes were
+  // attached"): it exited (and, when the PID is taken again, that another
+  // process has it now), or it exec'd another program.
+  Result<void> verifyIdentity(const std::string& when, const FileIdentity* exe = nullptr) const;
   // What /proc/PID/exe names now (after an exec: the new program); empty
   // once the process is gone.
   std::string currentExePath() const;
@@ -52,6 +71,9 @@ class Process {
   std::string exePath_;
   uint64_t exeInode_ = 0;
   uint64_t exeDev_ = 0;
+  FileIdentity exe_;
+  uint64_t startTime_ = 0;
+  std::shared_ptr<const UniqueFd> pidfd_;  // shared: a Process is copied
 };
 
 // True while `pid` exists and is not a zombie (kill(pid, 0) also succeeds

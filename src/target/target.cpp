@@ -52,6 +52,10 @@ Result<Target> openProcessTarget(pid_t pid) {
     }
     return b.failure();
   }
+  // The file read is the one the pinned process runs (not a later exec's,
+  // nor another process's that took the PID meanwhile).
+  if (auto same = p->verifyIdentity("while goscope read its executable", &(*b)->elf().identity()); !same)
+    return same.failure();
   // .gnu_debuglink's directory as seen from here: the process's own path
   // when its root is ours, else through /proc/PID/root (a container's root).
   const std::string root = "/proc/" + std::to_string(pid) + "/root";

@@ -1,6 +1,10 @@
 #include "target/traced_target.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "target/target.hpp"
@@ -32,13 +36,15 @@ Result<TracedTarget> TracedTarget::open(const TargetSpec& spec) {
     t.binary_ = target->binary;
     t.bias_ = target->loadBias;
     t.process_ = std::move(target->process);
-    t.attachPath_ = t.process_->exeHandlePath();
+    t.attachPath_ = t.binary_->elf().handlePath();
+    t.filePath_ = t.process_->exePath();
     t.pidFilter_ = *spec.pid;
   } else if (spec.binary) {
     auto target = openBinaryTarget(*spec.binary);  // (explains a path only a container has)
     if (!target) return target.failure();
     t.binary_ = target->binary;
-    t.attachPath_ = *spec.binary;
+    t.attachPath_ = t.binary_->elf().handlePath();
+    t.filePath_ = *spec.binary;
     t.display_ = *spec.binary;
   } else {
     auto child = LaunchedChild::start(*spec.command, spec.commandStdoutToStderr);
@@ -65,7 +71,8 @@ Result<TracedTarget> TracedTarget::open(const TargetSpec& spec) {
     if (!b) return b.failure();  // the held child gets EOF and exits when `child` dies
     if (auto d = (*b)->attachDebugInfo(debugInfoSearch(), directoryOf(child->program())); !d) return d.failure();
     t.binary_ = *b;
-    t.attachPath_ = program;
+    t.attachPath_ = t.binary_->elf().handlePath();
+    t.filePath_ = program;
     t.pidFilter_ = pid;
     t.display_ = "PID " + std::to_string(pid) + " (" + program + ")";
     if (t.held_) t.display_ += ", run by " + child->program();
@@ -75,6 +82,22 @@ Result<TracedTarget> TracedTarget::open(const TargetSpec& spec) {
 }
 
 std::string TracedTarget::describe() const { return display_; }
+
+Result<void> TracedTarget::checkIdentity() const {
+  const FileIdentity& read = binary_->elf().identity();
+  if (process_) return process_->verifyIdentity("before the probes were attached", &read);
+  if (held_) return {};  // a wrapper's Go program, stopped at its exec of the file read (exec_follow.hpp)
+  // The path (a -b binary, or the program a -c command is about to exec)
+  // must still name the very file read, unchanged.
+  struct stat now{};
+  std::string change;
+  if (::stat(filePath_.c_str(), &now) != 0) change = std::string("it is gone (") + std::strerror(errno) + ")";
+  else change = describeChange(read, FileIdentity::of(now));
+  if (change.empty()) return {};
+  return fail(ErrorKind::TargetGone,
+              filePath_ + " changed on disk while goscope analysed it: " + change + "; nothing was attached",
+              "run goscope again to probe the file now at " + filePath_);
+}
 
 Result<void> TracedTarget::release() {
   if (!child_) return {};

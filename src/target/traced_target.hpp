@@ -26,8 +26,19 @@ class TracedTarget {
   std::shared_ptr<GoBinary> binaryShared() const { return binary_; }
   // The running process (-p, and -c once released); nullptr for -b.
   const Process* process() const { return process_ ? &*process_ : nullptr; }
-  // The path uprobes are attached to (the inode is what counts).
+  // The path uprobes are attached through: the open file the analysis read
+  // (/proc/self/fd/N, ElfFile::handlePath), never the path it was named
+  // by again, which a rename or a symlink swap could point at another file.
   const std::string& attachPath() const { return attachPath_; }
+  // The file's path as the user named it (-b, -c) or the kernel reports it
+  // (-p): for labels and messages.
+  const std::string& filePath() const { return filePath_; }
+  // Ok while the target is the one analysed: for -p (and -c once
+  // released), the pinned process (Process::verifyIdentity) running the
+  // file read; for -b (and -c before release), the path still names that
+  // file, unchanged. Else TargetGone saying what changed. Called
+  // immediately before every attach.
+  Result<void> checkIdentity() const;
   // The pid filter for attaching: the process for -p/-c, 0 (every process
   // running the file, including later ones) for -b.
   pid_t pidFilter() const { return pidFilter_; }
@@ -60,6 +71,7 @@ class TracedTarget {
   // -c through a wrapper: the Go program it started, held until release().
   std::optional<HeldExec> held_;
   std::string attachPath_;
+  std::string filePath_;  // -b, -c: the path that must go on naming the file read
   std::string display_;
   pid_t pidFilter_ = 0;
   std::optional<uint64_t> bias_;

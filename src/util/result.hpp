@@ -9,7 +9,7 @@
 
 namespace goscope {
 
-// Each kind maps to one documented exit code (see exitCodeFor and the README).
+// Each kind maps to one documented exit code (see exitCodeFor and docs/errors.md).
 enum class ErrorKind {
   Internal,    // a bug or an unexpected system failure
   Usage,       // bad flags, malformed pattern or spec

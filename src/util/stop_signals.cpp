@@ -24,9 +24,13 @@ std::atomic<double> g_deadline{0};  // CLOCK_MONOTONIC seconds; 0 = none
 std::atomic<unsigned> g_signals{0};      // stop signals received
 std::atomic<unsigned> g_signalsAtOff{0};  // of them, received before the probes went off
 std::atomic<bool> g_probesWentOff{false};
+std::atomic<bool> g_ending{false};  // the session's loop ended; the probes are still on
+std::atomic<bool> g_terminate{false};  // a SIGTERM came
+std::atomic<bool> g_outputDropped{false};
 
 void onSignal(int sig) {
   g_signal.store(sig);
+  if (sig == SIGTERM) g_terminate.store(true);
   g_signals.fetch_add(1);
   g_stop.store(true);
   if (StopHook hook = g_hook.load()) hook(g_hookArg.load());
@@ -50,25 +54,39 @@ void requestStop() { g_stop.store(true); }
 
 void setProbesOn(double deadlineS) {
   g_deadline.store(deadlineS);
+  g_ending.store(false);
   g_probesOn.store(true);
 }
 
 void setProbesOff() {
+  if (!g_probesOn.load()) return;  // already off (a session's detach and its scope both say so)
   g_signalsAtOff.store(g_signals.load());
   g_probesOn.store(false);
   g_probesWentOff.store(true);
   g_deadline.store(0);
+  g_ending.store(false);
 }
+
+void setSessionEnding() { g_ending.store(true); }
 
 bool probesCameOff() { return g_probesWentOff.load() && !g_probesOn.load(); }
 
+bool terminateRequested() { return g_terminate.load(); }
+
+void setOutputDropped() { g_outputDropped.store(true); }
+bool outputDropped() { return g_outputDropped.load(std::memory_order_relaxed); }
+
 bool dropHeldOutput() {
-  return g_probesWentOff.load() && !g_probesOn.load() && g_signals.load() > g_signalsAtOff.load();
+  if (g_probesOn.load()) return false;
+  const unsigned signals = g_signals.load();
+  if (signals >= 2) return true;  // a second stop signal, whenever the first came
+  if (!g_probesWentOff.load()) return signals > 0;  // no probes to take off first: nothing to wait for
+  return signals > g_signalsAtOff.load();  // the first, after the probes were off (-d's end, the target's exit)
 }
 
 bool endPending() {
   if (!g_probesOn.load()) return false;
-  if (g_stop.load()) return true;
+  if (g_stop.load() || g_ending.load()) return true;
   const double deadline = g_deadline.load();
   if (deadline <= 0) return false;
   timespec ts{};

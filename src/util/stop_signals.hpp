@@ -23,14 +23,27 @@ void requestStop();
 void setProbesOn(double deadlineS);
 void setProbesOff();
 bool endPending();
+// The session's loop has ended (whatever ended it: the target's exit, -n):
+// endPending() is true from now until the probes are off, so that printing
+// the results never waits for a reader while the detach is still to come.
+void setSessionEnding();
 
 // Once the probes are off, what the session still holds is written out
 // (everything that happened is shown), waiting for the reader as long as it
-// takes. A stop signal that comes after the probes went off (a second Ctrl-C
-// after the first one, or the first after -d's end) says the user will not
-// wait: the writer drops what it holds, counted and said, and goscope ends.
+// takes. The user says they will not wait with a second stop signal (a
+// second Ctrl-C, whenever it came, or the first after -d's end), or with any
+// stop signal when no probes were ever on (list, info, a Delve session): the
+// writer drops what it holds, counted and said, and goscope ends.
 bool dropHeldOutput();
 bool probesCameOff();  // a session's probes were on and are off now
+// A SIGTERM came: the writer gives a stuck reader a short grace once the
+// probes are off, then drops what it holds (a service manager's stop).
+bool terminateRequested();
+// The stdout writer has begun dropping what it is given (the reader would
+// not read and the user would not wait): a session stops producing lines
+// nobody will see (a trace's ring read after the detach).
+void setOutputDropped();
+bool outputDropped();
 
 // Puts the probes-on state for its scope (the session's loop) and takes it
 // off when the scope ends, an exception included.

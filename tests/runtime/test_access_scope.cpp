@@ -14,10 +14,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <random>
 #include <set>
 #include <thread>
 
+#include "support/cpu_hogs.hpp"
 #include "support/goscope_process.hpp"
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
@@ -207,7 +209,9 @@ TEST_CASE("access: with setcap cap_bpf,cap_perfmon+ep another user sees only its
 
     // Root (fully privileged) with the same copy: both processes, nothing dropped.
     const int64_t rootBefore2 = callsIn(rootOut), nobodyBefore2 = callsIn(nobodyOut);
+    const auto started = std::chrono::steady_clock::now();
     auto a = run(box.goscope + " count --json -b " + box.functions + " main.add -d 2");
+    const double ranS = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const int64_t rootMade2 = callsIn(rootOut) - rootBefore2, nobodyMade2 = callsIn(nobodyOut) - nobodyBefore2;
     INFO("root stderr: " << a.err);
     REQUIRE(a.exitCode == 0);
@@ -215,7 +219,12 @@ TEST_CASE("access: with setcap cap_bpf,cap_perfmon+ep another user sees only its
     CAPTURE(all);
     CAPTURE(rootMade2);
     CAPTURE(nobodyMade2);
-    CHECK(all > std::max(rootMade2, nobodyMade2) + 1);  // more than one process's calls
+    // More than one process's calls. The 2 s counted are a part of the run
+    // (its start-up takes seconds on a loaded machine): one process's calls
+    // in them are at most its rate over the run times 2 s and the detach.
+    const double oneProcessAtMost = static_cast<double>(std::max(rootMade2, nobodyMade2)) / ranS * 2.2;
+    CAPTURE(ranS);
+    CHECK(all > oneProcessAtMost + 1);
     CHECK(all <= rootMade2 + nobodyMade2 + 2);
     CHECK(hiddenCalls(a.err) == -1);
     CHECK(hiddenInJson(a.out) == -1);
@@ -243,35 +252,38 @@ std::vector<pid_t> copiesRunning(const std::string& exe) {
   return holders;
 }
 
-// A process's parent pid (0 when it is gone).
-pid_t parentOf(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  size_t close = all.rfind(')');
-  if (close == std::string::npos) return 0;
-  char state = 0;
-  int ppid = 0;
-  return std::sscanf(all.c_str() + close + 1, " %c %d", &state, &ppid) == 2 ? ppid : 0;
+// The children of a process, from every thread's /proc children list (a
+// child belongs to the thread that forked it): quick enough to catch a fork
+// of the link holder within a millisecond or so, where a walk of /proc is not.
+std::vector<pid_t> childrenOf(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream f(t.path() / "children");
+    pid_t c;
+    while (f >> c) out.push_back(c);
+  }
+  return out;
 }
 
-}  // namespace
+// What the access kill test SIGKILLs in a round: goscope's process group,
+// the link holder's, or both (every process of the session but the forks
+// that create and keep links, which lead sessions of their own).
+enum class KillSet { Goscope, Holder, Both };
 
-// The setcap copy cannot have the link holder's private bpffs (no
-// CAP_SYS_ADMIN): its holder keeps the links' fds instead (docs/kernel.md).
-// Its `-b` probes reach root's process too, and the user owns every process
-// of the session: SIGKILLs of goscope's and the holder's process groups at
-// random moments must leave root's process with its text equal to the file
-// (issue #12 item 2) and the kernel with no leaked uprobe of the session's.
-// (A SIGKILL aimed at the holder's fork inside BPF_LINK_CREATE can still make
-// the kernel leak: docs/security.md says what is left then.)
-TEST_CASE("access: a setcap copy's count -b SIGKILLed with its link holder leaves no int3 in another user's process") {
+// Rounds of the setcap copy's `count -b` SIGKILLed at random moments (see
+// the test cases below). Each round aims at a phase (the create: from the
+// first fork of the holder; attached; the detach: from "duration reached")
+// and kills a random set of process groups a random moment after its sign.
+// Returns nothing; CHECKs and REQUIREs as it goes.
+void killSetcapSessions(long rounds) {
   if (::geteuid() != 0 || run(std::string(kAsNobody) + "true").exitCode != 0) {
     MESSAGE("needs root and a working setpriv (util-linux): skipped");
     return;
   }
   Sandbox box;
   REQUIRE_MESSAGE(box.ok, "setting file capabilities failed (a filesystem without security xattrs?)");
-  const std::string rootOut = box.dir + "/root.out";
+  const std::string rootOut = box.dir + "/root.out", err = box.dir + "/goscope.err";
   Child rootLoop(box.loop("", rootOut));
   REQUIRE(waitUntil([&] { return callsIn(rootOut) >= 2; }, 10s));
   auto elf = goscope::ElfFile::open(box.functions);
@@ -295,66 +307,95 @@ TEST_CASE("access: a setcap copy's count -b SIGKILLed with its link holder leave
     const fs::path mine = fs::path(box.dir) / "cache/goscope";
     std::error_code ec;
     fs::create_directories(mine, ec);
+    // uid 65534's own, as goscope reads only a cache private to its user
+    // (docs/security.md, "Files goscope writes").
     if (!ec && fs::copy_file(costs, mine / "host-costs.json", ec) && !ec) {
       ::chmod((box.dir + "/cache").c_str(), 0755);
-      ::chmod(mine.c_str(), 0755);
-      ::chmod((mine / "host-costs.json").c_str(), 0644);
+      ::chmod(mine.c_str(), 0700);
+      ::chmod((mine / "host-costs.json").c_str(), 0600);
+      REQUIRE(::chown(mine.c_str(), 65534, 65534) == 0);
+      REQUIRE(::chown((mine / "host-costs.json").c_str(), 65534, 65534) == 0);
       cacheEnv = "env XDG_CACHE_HOME=" + box.dir + "/cache ";
     }
   }
-  const long rounds = envNumber("GOSCOPE_KILL_ROUNDS", 10);
+  auto cmdlineHas = [](pid_t p, const char* what) {
+    std::ifstream cmd("/proc/" + std::to_string(p) + "/cmdline");
+    std::string all((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    return all.find(what) != std::string::npos;
+  };
+  auto errHas = [&](const char* what) {
+    std::ifstream in(err);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return all.find(what) != std::string::npos;
+  };
   std::mt19937_64 rng(std::random_device{}());
-  int killedWithHolder = 0, outlived = 0, othersLeaked = 0;
+  const char* aims[] = {"create", "attached", "detach"};
+  const char* sets[] = {"goscope's group", "the holder's group", "both groups"};
+  std::map<std::string, int> landed;
+  int outlived = 0, othersLeaked = 0, textWaits = 0, holderKilled = 0;
   std::vector<std::string> leaks;
   for (long r = 0; r < rounds; r++) {
     KernelLog kmsg;
+    ::unlink(err.c_str());
     // In a session of its own (setsid), so that its process group can be
     // killed without the test's.
     Child g({"/bin/sh", "-c",
              "exec setsid " + cacheEnv + std::string(kAsNobody) + box.goscope + " count -b " + box.functions +
-                 " 'main.*' 'runtime.*' -d 0.4 >/dev/null 2>&1"});
-    // Aimed from the holder's appearance, not from the start (start-up took
-    // 0.3-2.4 s here, with the load): the create follows within ~60 ms, then
-    // the 0.4 s session and the detach.
-    auto holderRuns = [&] {
-      for (pid_t p : copiesRunning(box.goscope)) {
-        std::ifstream cmd("/proc/" + std::to_string(p) + "/cmdline");
-        std::string all((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-        if (all.find("__link-holder") != std::string::npos) return true;
-      }
-      return false;
+                 " 'main.*' 'runtime.*' -d 0.4 >/dev/null 2>" + err});
+    const size_t aim = std::uniform_int_distribution<size_t>(0, 2)(rng);
+    const auto set = static_cast<KillSet>(r % 3);
+    pid_t holder = 0;
+    auto holderOf = [&] {
+      for (pid_t p : childrenOf(g.pid()))
+        if (cmdlineHas(p, "__link-holder")) return p;
+      return pid_t{0};
     };
-    waitUntil([&] { return holderRuns() || !g.alive(); }, 20s);
-    const int delayMs = std::uniform_int_distribution<int>(0, 700)(rng);
+    // The sign of the phase aimed at, then a random moment after it: a fork
+    // of the holder (the create follows at once and takes tens of ms), the
+    // attached line, or the end of the duration (the detach follows).
+    auto sign = [&] {
+      if (!holder) holder = holderOf();
+      if (aim == 0) return holder != 0 && !childrenOf(holder).empty();
+      return errHas(aim == 1 ? " attached to " : "duration reached");
+    };
+    const auto signDeadline = std::chrono::steady_clock::now() + 60s;
+    while (!sign() && g.alive() && std::chrono::steady_clock::now() < signDeadline)
+      std::this_thread::sleep_for(aim == 0 ? 200us : 5ms);
+    const int spanMs = aim == 0 ? 20 : aim == 1 ? 400 : 80;
+    const int delayMs = std::uniform_int_distribution<int>(0, spanMs)(rng);
     std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
-    // goscope, its link holder, and both their process groups (the holder
-    // has its own), all at once: every way to kill the session short of
-    // aiming at one of the holder's short-lived forks by pid.
-    std::set<pid_t> groups = {g.pid()};
-    for (pid_t p : copiesRunning(box.goscope)) {
-      std::ifstream cmd("/proc/" + std::to_string(p) + "/cmdline");
-      std::string all((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-      // The holder is goscope's child (its forks are the holder's, and those
-      // creating a link lead groups of their own).
-      if (all.find("__link-holder") != std::string::npos && parentOf(p) == g.pid()) groups.insert(p);
-    }
+    if (!holder) holder = holderOf();
+    std::set<pid_t> groups;
+    if (set != KillSet::Holder) groups.insert(g.pid());
+    if (set != KillSet::Goscope && holder) groups.insert(holder);
+    const std::string phase = !g.alive() ? "after its exit" : errHas("duration reached") ? "detaching"
+                              : errHas(" attached to ")                                 ? "attached"
+                                                                                        : "starting/attaching";
     for (pid_t group : groups) ::kill(-group, SIGKILL);
-    killedWithHolder += groups.size() > 1;
-    // A fork of the holder creating a link is in neither group
-    // (src/backend/bpf/link_holder.cpp): it finishes, finds nobody to
-    // answer and releases the link in its exit.
+    holderKilled += groups.contains(holder) && holder != 0;
+    landed[std::string(sets[static_cast<int>(set)]) + " " + phase]++;
+    // The forks that create and keep links are in neither group
+    // (src/backend/bpf/link_holder.cpp): they finish, find nobody to
+    // answer and release their links in their exits.
     for (pid_t p : copiesRunning(box.goscope))
       if (!groups.contains(::getpgid(p))) {
         outlived++;
         break;
       }
-    g.waitExit(10'000);
+    g.waitExit(20'000);
+    const std::string aimed = aims[aim], killed = sets[static_cast<int>(set)];
     CAPTURE(r);
+    CAPTURE(aimed);
+    CAPTURE(killed);
     CAPTURE(delayMs);
-    CHECK(waitUntil([&] { return copiesRunning(box.goscope).empty(); }, 10s));
+    CAPTURE(phase);
+    CHECK(waitUntil([&] { return copiesRunning(box.goscope).empty(); }, 20s));
+    const auto compared = std::chrono::steady_clock::now();
     uint64_t diff = 0;
     waitUntil([&] { return (diff = textDifference(rootLoop.pid(), **elf)) == 0; }, 5s);
-    REQUIRE_MESSAGE(diff == 0, "root's process's .text differs from the file at 0x" << std::hex << diff);
+    if (std::chrono::steady_clock::now() - compared > 20ms) textWaits++;
+    REQUIRE_MESSAGE(diff == 0, "root's process's .text differs from the file: " << describeTextDifference(rootLoop.pid(), **elf)
+                                   << "; " << bpfSceneReport());
     // No uprobe leaked by a process of this copy's (the kernel names the task
     // that failed to unregister: docs/kernel.md, "Which task leaks a
     // uprobe"); lines about other processes are only counted.
@@ -365,11 +406,41 @@ TEST_CASE("access: a setcap copy's count -b SIGKILLed with its link holder leave
       }
     }
   }
-  MESSAGE(rounds << " rounds, the link holder killed too in " << killedWithHolder << ", a process of the session outlived the kill in "
-                 << outlived << ", the kernel logged " << leaks.size() << " leaked uprobe(s) of this session's processes and "
-                 << othersLeaked << " of other processes");
+  std::string where;
+  for (const auto& [k, n] : landed) where += " " + k + ": " + std::to_string(n) + ";";
+  MESSAGE(rounds << " rounds, the holder killed in " << holderKilled << ", kills landed:" << where << " a fork of the session outlived the kill in " << outlived
+                 << "; root's text equal only after a wait " << textWaits << " times; the kernel logged "
+                 << leaks.size() << " leaked uprobe(s) of this session's processes and " << othersLeaked
+                 << " of other processes; load average " << loadAverage());
   CHECK_MESSAGE(leaks.empty(), leaks.size() << " 'leaking uprobe' line(s) about this session's processes, the first: "
                                             << (leaks.empty() ? "" : leaks.front()));
-  CHECK(killedWithHolder > 0);
+  if (rounds >= 2) CHECK(holderKilled > 0);
   CHECK(rootLoop.alive());
+}
+
+}  // namespace
+
+// The setcap copy cannot have the link holder's private bpffs (no
+// CAP_SYS_ADMIN): each link's only fd stays with the fork of the holder
+// that created it (docs/kernel.md, "Who drops a uprobe_multi link's last
+// reference"). Its `-b` probes reach root's process too, and the user owns
+// every process of the session: SIGKILLs of goscope's process group, the
+// holder's, or both, at random moments of the create, the session and the
+// detach, must leave root's process with its text equal to the file (issue
+// #12 item 2) and the kernel with no leaked uprobe of the session's.
+// (A SIGKILL aimed at the holder's fork inside BPF_LINK_CREATE can still make
+// the kernel leak: docs/security.md says what is left then.)
+TEST_CASE("access: a setcap copy's count -b SIGKILLed with its link holder leaves no int3 in another user's process" *
+          doctest::test_suite("slow")) {
+  killSetcapSessions(envNumber("GOSCOPE_KILL_ROUNDS", 10));
+}
+
+// The same on a loaded machine (three CPU hogs per CPU, started here and
+// stopped by PID): GOSCOPE_LOADED_ROUNDS rounds, 5 by default, 20 for the
+// full loaded tier.
+TEST_CASE("access (loaded): a setcap copy's fd link holder SIGKILLed at random moments under load leaks no uprobe" *
+          doctest::test_suite("loaded")) {
+  CpuHogs hogs;
+  MESSAGE(hogs.size() << " CPU hogs running, load average " << loadAverage());
+  killSetcapSessions(loadedRounds());
 }

@@ -2,6 +2,8 @@
 // problem and its documented exit code — never a crash.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 
 #include "support/run.hpp"
@@ -25,9 +27,10 @@ void expectError(const std::string& args, int code, const std::string& needle) {
 
 TEST_CASE("list: missing file, non-ELF, non-Go ELF") {
   expectError("list -b /nonexistent/prog", 3, "/nonexistent/prog: no such file");
-  std::string text = "/tmp/goscope-not-elf.txt";
+  std::string text = "/tmp/goscope-not-elf-" + std::to_string(::getpid()) + ".txt";
   std::ofstream(text) << "just text\n";
   expectError("list -b " + text, 4, "not an ELF file");
+  ::unlink(text.c_str());
   expectError("list -b /bin/true", 4, "not a Go program");
   expectError("info -b /bin/true", 4, "not a Go program");
 }

@@ -2,15 +2,19 @@
 // command started by goscope (-c), a running process (-p) and every process
 // of a binary (-b); the target survives and stays correct.
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include <boost/json.hpp>
 #include <map>
 #include <thread>
 
+#include "support/goscope_process.hpp"
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
 
 using namespace goscope::test;
+using namespace std::chrono_literals;
 
 
 TEST_CASE("count -c: exact calls from the first instruction, every variant") {
@@ -50,15 +54,22 @@ TEST_CASE("count -p: attach to a waiting process, count, target finishes correct
 }
 
 TEST_CASE("count -b: every process running the binary, including ones started later") {
-  std::string bin = fixture("functions");
-  std::thread later([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    run(bin + " --repeat 5; " + bin + " --repeat 7");
-  });
-  auto r = runCli("count --json -b " + bin + " main.add -d 2.5");
-  later.join();
-  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
-  CHECK(finalCounts(r.out)["main.add"] == 12);
+  PrivateCopy copy(fixture("functions"));  // others' runs of the fixture would count too
+  const std::string bin = copy.path();
+  std::string out;
+  GoscopeProcess g({"count", "--json", "-b", bin, "main.add", "-d", "60"}, [&](const std::string& l) { out += l + "\n"; });
+  // The processes start once the probes are in, as goscope says: its
+  // start-up takes seconds on a loaded machine.
+  REQUIRE(waitUntil([&] { return g.err().find("attached to") != std::string::npos || !g.running(); }, 60s));
+  REQUIRE_MESSAGE(g.running(), g.err());
+  run(bin + " --repeat 5; " + bin + " --repeat 7");
+  g.signal(SIGINT);
+  const int st = g.wait(20s);
+  INFO(g.err());
+  REQUIRE(st != -1);
+  REQUIRE(WIFEXITED(st));
+  REQUIRE(WEXITSTATUS(st) == 0);
+  CHECK(finalCounts(out)["main.add"] == 12);
 }
 
 TEST_CASE("count --read: the global's value and rate, target keeps counting") {
@@ -67,16 +78,22 @@ TEST_CASE("count --read: the global's value and rate, target keeps counting") {
   REQUIRE(c.readLine(line, 5000));  // counter: N (R ops/s)
   auto r = runCli("count --json -p " + std::to_string(c.pid()) + " main.doWork --read main.counter -i 0.5 -d 2");
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);
-  std::vector<int64_t> values;
+  std::vector<int64_t> values, elapsed;
   for (const auto& l : splitLines(r.out)) {
     auto o = boost::json::parse(l).as_object();
     if (o.contains("var")) {
       CHECK(o["var"].as_string() == "main.counter");
       values.push_back(o["value"].as_int64());
+      elapsed.push_back(o["elapsed_ms"].as_int64());
     }
   }
   REQUIRE(values.size() >= 3);
-  for (size_t i = 1; i < values.size(); i++) CHECK(values[i] > values[i - 1]);
+  // Each report's value is a later reading; the totals' is the last
+  // interval's own reading when -d ends on one (the same moment, the same value).
+  for (size_t i = 1; i < values.size(); i++) {
+    if (i + 1 == values.size() && elapsed[i] == elapsed[i - 1]) CHECK(values[i] == values[i - 1]);
+    else CHECK(values[i] > values[i - 1]);
+  }
   // The process is alive and still counting after detach: skip the reports
   // written while we traced, then take a fresh one.
   while (c.readLine(line, 50)) {

@@ -485,7 +485,8 @@ TEST_CASE("delve errors: one line with a hint, the documented exit code") {
   SUBCASE("dlv not installed") {
     Counter c;
     // A plain variable needs no dlv (it is read directly); an expression does.
-    auto r = run("PATH=/nonexistent " + cliPath() + " read" + pidArg(c.pid()) + "'main.counter + 1'");
+    // goscope looks on $PATH and in the toolchain cache (docs/delve.md, "Which Delve").
+    auto r = run("PATH=/nonexistent GOSCOPE_TOOLCHAINS=/nonexistent " + cliPath() + " read" + pidArg(c.pid()) + "'main.counter + 1'");
     expectError(r, 7, "dlv (Delve) is not installed");
     CHECK(r.err.find("apt-get install delve") != std::string::npos);
     CHECK(splitLines(r.err).size() == 1);

@@ -171,7 +171,8 @@ bool writeByte(pid_t pid, uint64_t addr, uint8_t b) {
 
 }  // namespace
 
-TEST_CASE("dlv death: dlv SIGKILLed while a break runs (zoo between rounds): zoo lives, its code equals the file") {
+TEST_CASE("dlv death: dlv SIGKILLed while a break runs (zoo between rounds): zoo lives, its code equals the file" *
+          doctest::test_suite("slow")) {
   const long rounds = envNumber("GOSCOPE_KILL_ROUNDS", 10);
   PausableZoo zoo;
   for (long round = 0; round < rounds; ++round) {
@@ -228,7 +229,8 @@ TEST_CASE("dlv death: goscope and its guardian SIGKILLed together, zoo between r
   checkZooUnharmed(zoo, /*paused=*/true);
 }
 
-TEST_CASE("dlv death: `pkill -9 goscope` reaches goscope only, not its guardian (gs-guardian): zoo lives") {
+TEST_CASE("dlv death: `pkill -9 goscope` reaches goscope only, not its guardian (gs-guardian): zoo lives" *
+          doctest::test_suite("slow")) {
   const long rounds = std::max(1L, envNumber("GOSCOPE_KILL_ROUNDS", 10) / 2);
   PausableZoo zoo;
   for (long round = 0; round < rounds; ++round) {
@@ -248,7 +250,8 @@ TEST_CASE("dlv death: `pkill -9 goscope` reaches goscope only, not its guardian 
   }
 }
 
-TEST_CASE("dlv death: goscope's whole process group SIGKILLed while zoo hits the breakpoint: zoo lives") {
+TEST_CASE("dlv death: goscope's whole process group SIGKILLed while zoo hits the breakpoint: zoo lives" *
+          doctest::test_suite("slow")) {
   const long rounds = std::max(1L, envNumber("GOSCOPE_KILL_ROUNDS", 10) / 2);
   PausableZoo zoo;
   for (long round = 0; round < rounds; ++round) {
@@ -358,6 +361,72 @@ TEST_CASE("dlv death: doctor leaves a live uprobe alone and says whose it is") {
   CHECK(waitUntil([&] { return textDifference(zoo.pid(), **elf) == 0; }, 5s));
   auto after = runCli("doctor -p " + pid);
   CHECK(after.exitCode == 0);
+}
+
+// A live debugger's breakpoints are int3 bytes too, and not leftovers: with
+// TracerPid set, doctor names the tracer and writes nothing, --fix included
+// (docs/security.md). The debugger here is goscope's own dlv, holding a
+// breakpoint on a function zoo never calls.
+TEST_CASE("dlv death: doctor beside a live dlv names it, calls its int3 bytes its own and changes nothing") {
+  ZooCopy copy;
+  Child zoo({copy.path}, /*captureStdout=*/true);
+  std::string ready;
+  REQUIRE(zoo.readLine(ready, 5000));
+  auto elf = ElfFile::open(copy.path);
+  REQUIRE(elf);
+  const std::string pid = std::to_string(zoo.pid());
+  GoscopeProcess brk({"break", "-p", pid, "runtime.dieFromSignal", "-d", "60", "--strategy", "delve"});
+  REQUIRE_MESSAGE(waitUntil([&] { return (tracerPid(zoo.pid()) != 0 && textDifference(zoo.pid(), **elf) != 0) ||
+                                         !brk.running(); }, 60s),
+                  brk.err());
+  REQUIRE(brk.running());
+  // TracerPid names dlv's tracing thread; doctor names its process.
+  const pid_t dlvThread = tracerPid(zoo.pid());
+  pid_t dlv = 0;
+  {
+    std::ifstream st("/proc/" + std::to_string(dlvThread) + "/status");
+    for (std::string line; std::getline(st, line);)
+      if (line.rfind("Tgid:", 0) == 0) dlv = static_cast<pid_t>(std::stol(line.substr(5)));
+  }
+  REQUIRE(dlv > 0);
+  // Every address where the code differs from the file now (dlv's
+  // breakpoints; it may add more while it settles, never fewer).
+  auto differing = [&] {
+    std::vector<uint64_t> out;
+    const auto* text = (*elf)->section(".text");
+    auto file = (*elf)->sectionBytes(*text);
+    auto mem = readMem(zoo.pid(), text->addr, file.size());
+    for (size_t i = 0; i < mem.size() && i < file.size(); i++)
+      if (mem[i] != file[i]) out.push_back(text->addr + i);
+    return out;
+  };
+  const std::vector<uint64_t> before = differing();
+  REQUIRE(!before.empty());
+  for (const char* fix : {"", " --fix"}) {
+    CAPTURE(fix);
+    auto r = runCli(std::string("doctor") + fix + " -p " + pid);
+    INFO(r.out << r.err);
+    CHECK(r.exitCode == 0);
+    CHECK(r.err.find("PID " + pid + " is traced by PID " + std::to_string(dlv) + " (dlv)") != std::string::npos);
+    CHECK(r.err.find("nothing was changed") != std::string::npos);
+    CHECK(r.out.find("an int3 of the live debugger (PID " + std::to_string(dlv)) != std::string::npos);
+    CHECK(r.out.find("restored") == std::string::npos);
+    const std::vector<uint64_t> now = differing();  // the breakpoints are where dlv put them
+    CHECK(std::includes(now.begin(), now.end(), before.begin(), before.end()));
+    CHECK(tracerPid(zoo.pid()) == dlvThread);
+  }
+  auto j = runCli("doctor --json --fix -p " + pid);
+  CHECK(j.exitCode == 0);
+  CHECK(j.out.find("\"tracer_pid\":" + std::to_string(dlv)) != std::string::npos);
+  CHECK(j.out.find("\"restored\":0") != std::string::npos);
+  CHECK(j.out.find("\"int3\":0") != std::string::npos);
+  // The debugger goes on and ends as it would have: its own bytes removed.
+  CHECK(brk.running());
+  brk.signal(SIGINT);
+  CHECK(brk.wait(60s) == 0);
+  CHECK(waitUntraced(zoo.pid(), 10s));
+  CHECK(textDifference(zoo.pid(), **elf) == 0);
+  CHECK(zoo.alive());
 }
 
 // Measurements for docs/delve.md and docs/reliability.md: dlv SIGKILLed at a

@@ -158,7 +158,8 @@ bool plausible(const json::object& o, std::string& why) {
 
 }  // namespace
 
-TEST_CASE("torture: count, latency and trace at once on zoo for GOSCOPE_TORTURE_SECONDS") {
+TEST_CASE("torture: count, latency and trace at once on zoo for GOSCOPE_TORTURE_SECONDS" *
+          doctest::test_suite("slow")) {
   const long seconds = envNumber("GOSCOPE_TORTURE_SECONDS", 60);
   MESSAGE("torture for " << seconds << " s (GOSCOPE_TORTURE_SECONDS)");
   PausableZoo zoo;

@@ -140,8 +140,7 @@ class GoscopeProcess {
 };
 
 inline std::vector<std::string> cmdlineOf(pid_t p) {
-  std::ifstream in("/proc/" + std::to_string(p) + "/cmdline");
-  std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string cmd = procFile(p, "cmdline");
   std::vector<std::string> argv;
   for (size_t at = 0; at < cmd.size();) {
     size_t end = cmd.find('\0', at);
@@ -151,10 +150,34 @@ inline std::vector<std::string> cmdlineOf(pid_t p) {
   return argv;
 }
 
+// The parent of a process (/proc/PID/stat), 0 when it is gone.
+inline pid_t parentPid(pid_t pid) {
+  const std::string stat = procFile(pid, "stat");
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 2));
+  char state;
+  long ppid = 0;
+  rest >> state >> ppid;
+  return static_cast<pid_t>(ppid);
+}
+
+// Whether a process may be one this test started: this process is among
+// its ancestors, or it was orphaned (its parent is init), which says
+// nothing. The goscope processes of tests running beside this one descend
+// from those tests.
+inline bool mayBeOurs(pid_t pid) {
+  pid_t p = parentPid(pid);
+  if (p == 1) return true;
+  for (int depth = 0; p > 1 && depth < 64; depth++, p = parentPid(p))
+    if (p == ::getpid()) return true;
+  return false;
+}
+
 // Live processes running this build's goscope with `-p TARGET`: goscope
 // itself, its Delve guardian or its BPF attach/detach helper (forks of it,
-// with the same command line), plus any exiting goscope. Other people's
-// goscope processes have other targets.
+// with the same command line), plus any exiting goscope this test may have
+// started. Other people's goscope processes have other targets.
 inline std::vector<pid_t> goscopesFor(pid_t target) {
   std::vector<pid_t> out;
   std::error_code ec;
@@ -168,10 +191,9 @@ inline std::vector<pid_t> goscopesFor(pid_t target) {
     if (ec) {
       // An exiting process has no exe (nor cmdline) once its memory is gone,
       // but still holds its fds, e.g. goscope's attach or detach helper
-      // closing a BPF link: count any exiting goscope, whatever its target.
-      std::ifstream comm("/proc/" + std::to_string(p) + "/comm");
-      std::string name;
-      if (std::getline(comm, name) && name == "goscope" && alive(p)) out.push_back(p);
+      // closing a BPF link: count any exiting goscope this test may have
+      // started, whatever its target.
+      if (procFile(p, "comm") == "goscope\n" && alive(p) && mayBeOurs(p)) out.push_back(p);
       continue;
     }
     if (exe != cli) continue;
@@ -243,11 +265,13 @@ class KernelLog {
 };
 
 // Every uprobe_multi link on the machine, as the kernel tells it: its id,
-// the pid it filters on (0: any) and how many offsets it has (struct
-// bpf_link_info's uprobe_multi member, Linux 6.8+, mirrored here because
-// Debian 12's linux/bpf.h predates it).
+// the pid it filters on (0: any), how many offsets it has and the file
+// they are in (struct bpf_link_info's uprobe_multi member, Linux 6.8+,
+// mirrored here because Debian 12's linux/bpf.h predates it; the path is
+// asked for with a buffer of PATH_MAX).
 struct UprobeMultiLink {
   uint32_t id = 0, pid = 0, offsets = 0;
+  std::string path;
 };
 inline std::vector<UprobeMultiLink> uprobeMultiLinks() {
   constexpr uint32_t kUprobeMultiLinkType = 12;  // BPF_LINK_TYPE_UPROBE_MULTI
@@ -269,12 +293,15 @@ inline std::vector<UprobeMultiLink> uprobeMultiLinks() {
     int fd = static_cast<int>(::syscall(SYS_bpf, BPF_LINK_GET_FD_BY_ID, &a, sizeof a));
     if (fd < 0) continue;  // gone meanwhile
     UprobeMultiLinkInfo info{};
+    char path[4096] = "";
+    info.path = reinterpret_cast<uint64_t>(path);
+    info.pathSize = sizeof path;
     std::memset(&a, 0, sizeof a);
     a.info.bpf_fd = static_cast<uint32_t>(fd);
     a.info.info_len = sizeof info;
     a.info.info = reinterpret_cast<uint64_t>(&info);
     if (::syscall(SYS_bpf, BPF_OBJ_GET_INFO_BY_FD, &a, sizeof a) == 0 && info.type == kUprobeMultiLinkType)
-      out.push_back({id, info.pid, info.count});
+      out.push_back({id, info.pid, info.count, path});
     ::close(fd);
   }
   return out;
@@ -286,6 +313,17 @@ inline std::vector<uint32_t> uprobeMultiLinksFor(pid_t target) {
   std::vector<uint32_t> out;
   for (const auto& l : uprobeMultiLinks())
     if (l.pid == static_cast<uint32_t>(target)) out.push_back(l.id);
+  return out;
+}
+
+// The ids of those on the file `path` (any pid), e.g. a test's own copy of a
+// binary probed with -b.
+inline std::vector<uint32_t> uprobeMultiLinksOn(const std::string& path) {
+  std::error_code ec;
+  const auto file = std::filesystem::canonical(path, ec);
+  std::vector<uint32_t> out;
+  for (const auto& l : uprobeMultiLinks())
+    if (!ec && l.path == file.string()) out.push_back(l.id);
   return out;
 }
 

@@ -11,8 +11,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 namespace goscope::test {
@@ -163,6 +165,19 @@ double cpuSeconds(pid_t pid) {
   const auto stat = goscope::readProcStat(pid);
   if (!stat || stat->field(15).empty()) return -1;
   return static_cast<double>(stat->number(14) + stat->number(15)) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+PrivateCopy::PrivateCopy(const std::string& file) {
+  char dir[] = "/tmp/goscope-copy-XXXXXX";
+  if (!::mkdtemp(dir)) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+  dir_ = dir;
+  path_ = dir_ + "/" + std::filesystem::path(file).filename().string();
+  std::filesystem::copy_file(file, path_);  // keeps the mode: an executable stays one
+}
+
+PrivateCopy::~PrivateCopy() {
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
 }
 
 std::string slurpFile(const std::string& path) {

@@ -65,6 +65,22 @@ class Child {
 // ownProcessGroup: goscope leads a process group of its own (to kill that group).
 pid_t spawnCli(const std::vector<std::string>& args, int outFd, int errFd, bool ownProcessGroup = false);
 
+// A copy of a file (a fixture, a tool) in a directory of its own, removed
+// on destruction. Uprobes belong to the file: a test that probes with pid 0
+// (-b) probes its own copy, or it counts every other test's process that
+// runs the same binary, and slows them.
+class PrivateCopy {
+ public:
+  explicit PrivateCopy(const std::string& file);
+  ~PrivateCopy();
+  PrivateCopy(const PrivateCopy&) = delete;
+  PrivateCopy& operator=(const PrivateCopy&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_, path_;
+};
+
 // A whole file, "" when unreadable.
 std::string slurpFile(const std::string& path);
 

@@ -12,9 +12,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,10 +29,23 @@ namespace goscope::test {
 using namespace std::chrono_literals;
 
 // Alive and not a zombie (kill(pid, 0) succeeds for zombies).
+// A /proc file of a process, "" once it is gone. Not std::ifstream:
+// libstdc++'s filebuf throws when read(2) fails, and a read of a process
+// that exits meanwhile fails (ESRCH), which happens all the time when other
+// tests run beside this one.
+inline std::string procFile(pid_t pid, const char* name) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/" + name;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
 inline bool alive(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return false;
+  const std::string stat = procFile(pid, "stat");
   auto close = stat.rfind(')');
   return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z' && stat[close + 2] != 'X';
 }
@@ -69,8 +84,7 @@ inline std::vector<pid_t> dlvAttachedTo(pid_t target) {
   while (dirent* e = readdir(proc.get())) {
     pid_t p = static_cast<pid_t>(std::atoi(e->d_name));
     if (p <= 0) continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string cmd = procFile(p, "cmdline");
     std::vector<std::string> argv;
     for (size_t at = 0; at < cmd.size();) {
       size_t end = cmd.find('\0', at);
@@ -119,6 +133,36 @@ inline uint64_t textDifference(pid_t pid, const ElfFile& elf) {
   if (mem.size() != file.size()) return 1;
   auto [a, b] = std::mismatch(mem.begin(), mem.end(), file.begin());
   return a == mem.end() ? 0 : text->addr + static_cast<uint64_t>(a - mem.begin());
+}
+
+// For a failure's message: how many bytes of the process's .text differ
+// from the file, and the first few (address, function+offset, byte in
+// memory, byte in the file): an uprobe's or a breakpoint's int3 reads 0xcc.
+// Says so when the process's memory cannot be read (it died).
+inline std::string describeTextDifference(pid_t pid, const ElfFile& elf) {
+  const auto* text = elf.section(".text");
+  if (!text) return "no .text in the file";
+  auto file = elf.sectionBytes(*text);
+  auto mem = readMem(pid, text->addr, file.size());
+  if (mem.size() != file.size())
+    return "the process's .text could not be read (" + std::string(alive(pid) ? "alive" : "dead") + ")";
+  std::vector<const ElfFile::Symbol*> funcs;
+  for (const auto& s : elf.symbols())
+    if (s.type == 2 /* STT_FUNC */ && s.size) funcs.push_back(&s);
+  std::ostringstream out;
+  size_t n = 0;
+  for (size_t i = 0; i < mem.size(); i++) {
+    if (mem[i] == file[i]) continue;
+    if (n++ >= 8) continue;
+    const uint64_t addr = text->addr + i;
+    std::string where = "?";
+    for (const auto* f : funcs)
+      if (addr >= f->value && addr < f->value + f->size) where = f->name + "+" + std::to_string(addr - f->value);
+    char bytes[32];
+    std::snprintf(bytes, sizeof bytes, " %02x (file %02x)", mem[i], file[i]);
+    out << " [0x" << std::hex << addr << std::dec << " " << where << bytes << "]";
+  }
+  return std::to_string(n) + " byte(s) differ:" + out.str();
 }
 
 inline ElfFile::Symbol symbolOf(const ElfFile& elf, const std::string& name) {

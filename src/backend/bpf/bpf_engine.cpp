@@ -654,12 +654,25 @@ std::string describePoints(const std::vector<RefusedPoint>& r) {
 // over the offsets in ascending order, not one pread per point: 58,000
 // probes were 58,000 system calls (issue #14); a window costs one, and
 // memory for one window only.
+namespace {
+
+// The file a path names, for messages: what /proc/self/fd/N (the open file
+// a target is attached through: target/traced_target.hpp) links to.
+std::string shownPath(const std::string& path) {
+  if (!path.starts_with("/proc/self/fd/")) return path;
+  char buf[4096];
+  const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : path;
+}
+
+}  // namespace
+
 Result<std::vector<RefusedPoint>> scanHazards(const std::string& path, std::span<const AttachPoint> points) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return fail(ErrorKind::NotFound, "attach: cannot open " + path + ": " + std::strerror(errno));
+  if (!fd.valid()) return fail(ErrorKind::NotFound, "attach: cannot open " + shownPath(path) + ": " + std::strerror(errno));
   struct stat st{};
   if (::fstat(fd.get(), &st) != 0 || st.st_size <= 0)
-    return fail(ErrorKind::BadTarget, "attach: " + path + " is empty or unreadable");
+    return fail(ErrorKind::BadTarget, "attach: " + shownPath(path) + " is empty or unreadable");
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   constexpr uint64_t kWindow = 1 << 20, kInsnMax = 16;
   // Ascending: its one caller, Engine::attach, sorts them first.
@@ -681,12 +694,12 @@ Result<std::vector<RefusedPoint>> scanHazards(const std::string& path, std::span
       while (got < window.size()) {
         ssize_t n = ::pread(fd.get(), window.data() + got, window.size() - got, static_cast<off_t>(winStart + got));
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return fail(ErrorKind::Internal, "attach: cannot read " + path + ": " + std::strerror(errno));
+        if (n < 0) return fail(ErrorKind::Internal, "attach: cannot read " + shownPath(path) + ": " + std::strerror(errno));
         if (n == 0) break;  // the file shrank under us
         got += static_cast<size_t>(n);
       }
       window.resize(got);
-      if (got == 0) return fail(ErrorKind::Internal, "attach: cannot read " + path + " at " + hex(winStart));
+      if (got == 0) return fail(ErrorKind::Internal, "attach: cannot read " + shownPath(path) + " at " + hex(winStart));
     }
     const uint64_t at = p.fileOffset - winStart;
     const size_t n = static_cast<size_t>(std::min<uint64_t>(kInsnMax, window.size() - at));
@@ -709,7 +722,7 @@ Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::span
 Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::vector<AttachPoint>&& pointsIn,
                                    const AttachOptions& ao) {
   Impl& I = *impl_;
-  if (pointsIn.empty()) return fail(ErrorKind::Usage, "attach: no addresses to attach to in " + path);
+  if (pointsIn.empty()) return fail(ErrorKind::Usage, "attach: no addresses to attach to in " + shownPath(path));
   for (const AttachPoint& p : pointsIn) {
     if (p.probeId >= I.opt.maxProbes)
       return fail(ErrorKind::Usage, "attach: probe id " + std::to_string(p.probeId) + " is not below maxProbes");
@@ -718,7 +731,7 @@ Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::vect
   }
   struct stat st{};
   if (::stat(path.c_str(), &st) != 0)
-    return fail(ErrorKind::NotFound, "attach: cannot open " + path + ": " + std::strerror(errno));
+    return fail(ErrorKind::NotFound, "attach: cannot open " + shownPath(path) + ": " + std::strerror(errno));
   if (pid < 0) return fail(ErrorKind::Usage, "attach: invalid pid " + std::to_string(pid));
   if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH)
     return fail(ErrorKind::TargetGone, "attach: no process with pid " + std::to_string(pid));
@@ -750,14 +763,14 @@ Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::vect
     std::erase_if(points, [&](const AttachPoint& p) { return bad.count({p.fileOffset, cookieFor(p)}) > 0; });
     for (auto& r : refused) stats.refused.push_back(std::move(r));
     if (points.empty())
-      return fail(kind, "attach: every address in " + path + " was refused; the first: " + stats.refused.front().reason);
+      return fail(kind, "attach: every address in " + shownPath(path) + " was refused; the first: " + stats.refused.front().reason);
     return {};
   };
 
   if (ao.checkHazards) {
     auto hz = scanHazards(path, points);
     if (!hz) return hz.failure();
-    if (auto r = leaveOut(std::move(*hz), ErrorKind::Usage, "attach: refusing to probe " + path + " at "); !r)
+    if (auto r = leaveOut(std::move(*hz), ErrorKind::Usage, "attach: refusing to probe " + shownPath(path) + " at "); !r)
       return r.failure();
   }
 
@@ -822,7 +835,7 @@ Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::vect
     stats.attachMs = msSince(t0);
     stats.links = a.perf.size();
     stats.points = a.perf.size();
-    if (a.perf.empty()) return fail(ErrorKind::External, "attach: the kernel refused every address in " + path);
+    if (a.perf.empty()) return fail(ErrorKind::External, "attach: the kernel refused every address in " + shownPath(path));
   }
   a.points = stats.points;
   a.attached = std::move(points);
@@ -833,7 +846,7 @@ Result<AttachStats> Engine::attach(const std::string& path, pid_t pid, std::vect
       });
     });
   stats.id = I.nextAttachment++;
-  spdlog::debug("bpf: attached {} address(es) of {} (pid {}) with {} in {:.2f} ms", stats.points, path, pid,
+  spdlog::debug("bpf: attached {} address(es) of {} (pid {}) with {} in {:.2f} ms", stats.points, shownPath(path), pid,
                 stats.uprobeMulti ? "uprobe_multi" : "perf-event uprobes", stats.attachMs);
   I.attachments.emplace(stats.id, std::move(a));
   return stats;
@@ -859,7 +872,7 @@ void closeAttachment(Attachment& a) {
 // tests/runtime/test_kill_safety.cpp). So the last reference is dropped by a
 // short-lived child that goscope's SIGKILL does not reach: it holds copies of
 // the link fds, goscope closes its own (which only drops references), then
-// the child closes its copies and exits while goscope waits for it. A killed
+// the child exits, which drops its copies, while goscope waits for it. A killed
 // goscope exiting with its links open is safe by itself: the kernel clears
 // the pending SIGKILL before exit closes the fds. Async-signal-safe in the
 // child (fork of a possibly threaded process): system calls only.
@@ -881,8 +894,7 @@ void closeAttachmentsOffProcess(std::map<AttachmentId, Attachment>& attachments,
     char c;
     while (::read(go[0], &c, 1) < 0 && errno == EINTR) {
     }  // EOF: goscope closed its copies (or died)
-    for (int fd : linkFds) ::close(fd);
-    ::_exit(0);
+    ::_exit(0);  // the last references go in this exit, never in a close(2) (docs/kernel.md)
   }
   for (auto id : ids)
     if (auto it = attachments.find(id); it != attachments.end()) closeAttachment(it->second);

@@ -55,19 +55,22 @@ struct Reply {
 
 constexpr int kHolderFd = 3;  // the socket's number in the holder
 constexpr int32_t kHoldsFds = 5;  // the ready message's stage: no bpffs, the holder keeps fds
+constexpr const char* kSelfFd = "/proc/self/fd/";
 
 std::mutex gProgramMutex;
 std::string gProgram;  // set by the CLI: /proc/self/exe
 
-// sendmsg with up to two fds; retries EINTR.
-ssize_t sendFds(int sock, const void* data, size_t len, int fd1, int fd2) {
+constexpr int kMaxFds = 3;  // a create: the program, the memfd of offsets, the file probed
+
+// sendmsg with up to three fds (the first negative one ends them); retries EINTR.
+ssize_t sendFds(int sock, const void* data, size_t len, int fd1, int fd2, int fd3 = -1) {
   iovec iov{const_cast<void*>(data), len};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  int fds[2] = {fd1, fd2};
-  int nfds = fd1 < 0 ? 0 : fd2 < 0 ? 1 : 2;
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(2 * sizeof(int))] = {};
+  int fds[kMaxFds] = {fd1, fd2, fd3};
+  int nfds = fd1 < 0 ? 0 : fd2 < 0 ? 1 : fd3 < 0 ? 2 : 3;
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(kMaxFds * sizeof(int))] = {};
   if (nfds) {
     msg.msg_control = cbuf;
     msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
@@ -83,11 +86,11 @@ ssize_t sendFds(int sock, const void* data, size_t len, int fd1, int fd2) {
   return n;
 }
 
-// recvmsg of one record and the fds that came with it (up to two).
-ssize_t recvFds(int sock, void* data, size_t len, int fds[2]) {
-  fds[0] = fds[1] = -1;
+// recvmsg of one record and the fds that came with it (up to three).
+ssize_t recvFds(int sock, void* data, size_t len, int fds[kMaxFds]) {
+  for (int i = 0; i < kMaxFds; i++) fds[i] = -1;
   iovec iov{data, len};
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(2 * sizeof(int))];
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(kMaxFds * sizeof(int))];
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
@@ -104,7 +107,7 @@ ssize_t recvFds(int sock, void* data, size_t len, int fds[2]) {
     for (size_t i = 0; i < count; i++) {
       int fd;
       std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      if (k < 2) fds[k++] = fd;
+      if (k < kMaxFds) fds[k++] = fd;
       else ::close(fd);
     }
   }
@@ -125,8 +128,41 @@ struct Held {  // what a held link is on
   std::string path;
   pid_t pid = 0;
   std::vector<uint64_t> offsets;
-  int fd = -1;  // without a bpffs: the link's fd (else it is pinned)
+  // Without a bpffs: the process that keeps the link's only fd (the fork
+  // that created it) and the holder's end of its socket; closing that end
+  // tells it to exit. With a bpffs the link is pinned: -1 both.
+  pid_t keeper = -1;
+  int keeperSock = -1;
+  // The file probed, when goscope sent it (path is then /proc/self/fd/N of
+  // this fd): kept open while the link is held, for probedPages.
+  std::shared_ptr<UniqueFd> file;
+  dev_t dev = 0;
+  ino_t ino = 0;
 };
+
+// In a fork of the holder: closes every fd but `a`, `b` and `c` (-1: none),
+// so that the fork holds nothing of the holder's. The holder's sockets matter:
+// a fork that kept a copy of goscope's socket, or of another keeper's,
+// would keep its peer from seeing EOF when the holder dies.
+void keepOnly(int a, int b, int c = -1) {
+  int keep[3] = {a, b, c};
+  std::sort(keep, keep + 3);
+  unsigned next = 0;
+  for (int fd : keep) {
+    if (fd < 0) continue;
+    if (static_cast<unsigned>(fd) > next) ::syscall(SYS_close_range, next, static_cast<unsigned>(fd) - 1, 0);
+    next = static_cast<unsigned>(fd) + 1;
+  }
+  ::syscall(SYS_close_range, next, ~0U, 0);
+}
+
+// Waits for a child of the holder, retrying EINTR; its status.
+int reap(pid_t child) {
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
 
 // The pages of a link's target that hold its probes: the target's address
 // of each, the file's bytes there, and which bytes in it are probed. Only
@@ -201,12 +237,9 @@ int waitRestored(pid_t pid, std::vector<ProbedPage> pages, int timeoutMs) {
 struct Holder {
   int sock;
   // The private bpffs; empty when the holder could not have one (no
-  // CAP_SYS_ADMIN: a setcap copy of goscope). It then keeps each link's fd
-  // itself: a process that dies holding a link's fd releases it in its exit,
-  // after the kernel has dequeued the SIGKILL and while it ignores any other
-  // one (a group exit), so the unregister is not interrupted (docs/kernel.md,
-  // "Who drops a uprobe_multi link's last reference": 0 leaks in the "exit"
-  // rounds).
+  // CAP_SYS_ADMIN: a setcap copy of goscope). Each link then stays with the
+  // fork that created it (its keeper), and the holder never has a link's fd
+  // in its own table: see create().
   std::string dir;
   uint32_t nextId = 1;
   std::map<uint32_t, Held> ids;
@@ -216,13 +249,21 @@ struct Holder {
   // Creates the link in a fork of the holder (the holder may be SIGKILLed at
   // any moment; a task SIGKILLed inside BPF_LINK_CREATE leaks the uprobes it
   // had placed: docs/kernel.md, "Which task leaks a uprobe (Linux 6.18)").
-  // The fork pins it (or sends its fd back) and answers through a socket.
-  // It runs in a session and process group of its own, so that a kill of
-  // the holder's group (or of goscope's) does not reach it: killed alone,
+  // The fork runs in a session and process group of its own, so that a kill
+  // of the holder's group (or of goscope's) does not reach it: killed alone,
   // the holder leaves it to finish, find nobody to answer and release the
   // link by exiting. Only a SIGKILL aimed at the fork itself can still land
   // inside the create; the holder then sweeps (sweepAfterKilledCreate).
-  int create(const Request& r, int progFd, int dataFd) {
+  // With a bpffs the fork pins the link and exits (a trial's pin is
+  // unlinked at once). Without one the fork
+  // keeps the link's only fd and waits on its socket: the holder closing its
+  // end (detach), or dying, makes it exit, and its exit drops the link's last
+  // reference. No link fd is ever sent over a socket, nor closed with
+  // close(2) while it may be the last reference, by any process of
+  // goscope's: the last reference of a link goes in a process's exit, or
+  // from a kworker for a pin, the releases a SIGKILL cannot interrupt
+  // (docs/kernel.md, "Who drops a uprobe_multi link's last reference").
+  int create(const Request& r, int progFd, int dataFd, int fileFd) {
     if (r.cnt == 0 || progFd < 0 || dataFd < 0) return -EINVAL;
     struct stat st{};
     if (::fstat(dataFd, &st) != 0) return -errno;
@@ -241,65 +282,94 @@ struct Holder {
       ~Unmap() { ::munmap(p, n); }
     } unmap{map, size};
     const char* data = static_cast<const char*>(map);
-    const char* path = data + arrays;
-    if (!std::memchr(path, '\0', size - arrays)) return -EINVAL;  // the path ends inside the file
+    const char* sentPath = data + arrays;
+    if (!std::memchr(sentPath, '\0', size - arrays)) return -EINVAL;  // the path ends inside the file
+    // The file goscope sent, through this process's own fd for it (the
+    // creating fork keeps it); else the path as sent.
+    std::shared_ptr<UniqueFd> file;
+    std::string pathText = sentPath;
+    if (fileFd >= 0) {
+      file = std::make_shared<UniqueFd>(::fcntl(fileFd, F_DUPFD_CLOEXEC, 0));
+      if (!file->valid()) return -errno;
+      pathText = std::string(kSelfFd) + std::to_string(file->get());
+    }
+    const char* path = pathText.c_str();
+    struct stat fileSt{};
+    ::stat(path, &fileSt);
     const std::span<const uint64_t> offsets(reinterpret_cast<const uint64_t*>(data), r.cnt);
     const std::span<const uint64_t> cookies(reinterpret_cast<const uint64_t*>(data) + r.cnt, r.cnt);
     uint32_t id = nextId++;
     std::string pin = pinPath(id);
     const bool pins = !dir.empty();
-    // A socket rather than a pipe: without a bpffs the fork sends the link's
-    // fd back with its answer.
-    int pipeFds[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pipeFds) != 0) return -errno;
+    // A socket rather than a pipe: without a bpffs it stays the holder's
+    // line to the keeper, whose read sees EOF when the holder closes its end
+    // or dies.
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return -errno;
     pid_t child = ::fork();
     if (child < 0) {
       int e = errno;
-      ::close(pipeFds[0]);
-      ::close(pipeFds[1]);
+      ::close(sv[0]);
+      ::close(sv[1]);
       return -e;
     }
     if (child == 0) {
       ::setsid();
-      ::close(pipeFds[0]);  // the holder's end: with the holder gone, the answer fails
+      keepOnly(sv[1], progFd, file ? file->get() : -1);  // (the mapped offsets and path stay)
       int fd = rawUprobeMultiCreate(progFd, path, offsets.data(), cookies.data(), r.cnt, 0, r.pid);
-      int res = fd;
+      int res = fd < 0 ? fd : 0;
       if (fd >= 0 && pins) {
         res = pinObject(fd, pin.c_str());
-        ::close(fd);  // with the pin, not the last reference
-        if (res == 0 && !r.keep) ::unlink(pin.c_str());
-      } else if (fd >= 0) {
-        res = 0;
-        // A trial's fd is not sent: this fork's exit releases the link
-        // (never a close(2) a SIGKILL could interrupt).
-        if (r.keep) {
-          sendFds(pipeFds[1], &res, sizeof res, fd, -1);
+        if (res == 0) {
+          // The pin holds a reference until an RCU grace period after its
+          // unlink, so this close is never the last one. A trial's pin goes
+          // at once and its link is freed later, from a kworker: the
+          // holder's answer, and the search for refused offsets that sends
+          // hundreds of trials, need not wait for the unregister.
+          ::close(fd);
+          if (!r.keep) ::unlink(pin.c_str());
+          sendFds(sv[1], &res, sizeof res, -1, -1);
           ::_exit(0);
         }
       }
-      sendFds(pipeFds[1], &res, sizeof res, -1, -1);
-      ::_exit(0);
+      sendFds(sv[1], &res, sizeof res, -1, -1);
+      if (res == 0 && !pins && r.keep) {
+        // The keeper: its fd is the link's only reference until this exit.
+        // A failed read other than EINTR (none is expected) ends it too.
+        char c;
+        while (::read(sv[1], &c, 1) < 0 && errno == EINTR) {
+        }
+      }
+      ::_exit(0);  // a trial's link, or a kept one, is released here
     }
-    ::close(pipeFds[1]);
+    ::close(sv[1]);
     int res = -EIO;
-    int linkFds[2];
-    if (recvFds(pipeFds[0], &res, sizeof res, linkFds) != static_cast<ssize_t>(sizeof res)) res = -EIO;
-    ::close(pipeFds[0]);
-    if (linkFds[1] >= 0) ::close(linkFds[1]);  // (never sent)
-    const int linkFd = linkFds[0];  // fd mode only; close-on-exec (MSG_CMSG_CLOEXEC)
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (res == -EIO && WIFSIGNALED(status)) {
-      sweepAfterKilledCreate(progFd, path, offsets, cookies, r.pid);
-      return -EINTR;
+    int fds[kMaxFds];
+    if (recvFds(sv[0], &res, sizeof res, fds) != static_cast<ssize_t>(sizeof res)) res = -EIO;
+    for (int fd : fds)
+      if (fd >= 0) ::close(fd);  // (none is sent)
+    const bool kept = res >= 0 && !pins && r.keep;
+    if (!kept) {
+      ::close(sv[0]);
+      const int status = reap(child);
+      if (res == -EIO && WIFSIGNALED(status)) {
+        sweepAfterKilledCreate(progFd, path, offsets, cookies, r.pid);
+        return -EINTR;
+      }
     }
     if (res < 0) return res;
     if (!r.keep) return static_cast<int>(id);
-    if (!pins && linkFd < 0) return -EIO;
-    std::vector<uint64_t> kept(offsets.begin(), offsets.end());
-    std::sort(kept.begin(), kept.end());  // detach() searches them (goscope sends them sorted: cheap)
-    ids[id] = Held{path, r.pid, std::move(kept), linkFd};
+    std::vector<uint64_t> sorted(offsets.begin(), offsets.end());
+    std::sort(sorted.begin(), sorted.end());  // detach() searches them (goscope sends them sorted: cheap)
+    Held h{pathText, r.pid, std::move(sorted)};
+    h.file = std::move(file);
+    h.dev = fileSt.st_dev;
+    h.ino = fileSt.st_ino;
+    if (kept) {
+      h.keeper = child;
+      h.keeperSock = sv[0];
+    }
+    ids[id] = std::move(h);
     return static_cast<int>(id);
   }
 
@@ -317,27 +387,27 @@ struct Holder {
     pid_t child = ::fork();
     if (child == 0) {
       ::setsid();
+      keepOnly(progFd, -1);
       rawUprobeMultiCreate(progFd, path, offsets.data(), cookies.data(), static_cast<uint32_t>(offsets.size()), 0,
                            pid);
       ::_exit(0);  // the release, in this exit (docs/kernel.md: an exiting task has no SIGKILL pending)
     }
-    if (child < 0) return;
-    int status;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
+    if (child > 0) reap(child);
   }
 
-  // Drops the link's last reference in a fork of the holder, which closes
-  // it synchronously (the probes are off when the answer comes):
-  //   - unlinking the pin alone would free the link later, from a kworker,
-  //     after an RCU grace period: 20 ms to 1.9 s measured here before the
-  //     target's bytes were back (docs/kernel.md);
-  //   - closing it in the holder would leak its uprobes if the holder were
-  //     SIGKILLed during that close.
-  // The holder gets an fd from the pin, unlinks the pin, forks, closes its
-  // own copy, then lets the fork close the last one. Killed anywhere in
-  // between, the holder only ever drops a reference that is not the last
-  // (or its exit closes it, which is safe: docs/kernel.md).
+  // Drops the link's last reference in a process that exits, never in the
+  // holder, and waits until the probes are off:
+  //   - without a bpffs: the holder closes its end of the keeper's socket;
+  //     the keeper sees EOF and exits, and its exit releases the link before
+  //     the holder's waitpid returns;
+  //   - with a bpffs: a fork of the holder in a session of its own takes an
+  //     fd from the pin, unlinks the pin and exits. Unlinking the pin alone
+  //     would free the link later, from a kworker, after an RCU grace period
+  //     (20 ms to 1.9 s measured here before the target's bytes were back:
+  //     docs/kernel.md); the fork's exit is the last put unless that grace
+  //     period ended first.
+  // A SIGKILL of the holder (or of its process group) anywhere in here finds
+  // no link fd in it: the keeper or the fork finishes on its own.
   int detach(uint32_t id, int* waitedMs) {
     auto it = ids.find(id);
     if (it == ids.end()) return -ENOENT;
@@ -347,83 +417,86 @@ struct Holder {
     // re-links what it keeps before it closes the old link) keep their int3:
     // only the others are waited for.
     for (const auto& [otherId, other] : ids)
-      if (other.pid == held.pid && other.path == held.path)
+      if (other.pid == held.pid && other.dev == held.dev && other.ino == held.ino)
         std::erase_if(held.offsets, [&](uint64_t off) {
           return std::binary_search(other.offsets.begin(), other.offsets.end(), off);
         });
     auto pages = probedPages(held);
-    int fd = held.fd;
-    if (fd < 0) {  // pinned: take an fd from the pin and unlink it
-    std::string pin = pinPath(id);
-    union bpf_attr a;
-    std::memset(&a, 0, sizeof a);
-    a.pathname = reinterpret_cast<uint64_t>(pin.c_str());
-    a.file_flags = 0;
-    fd = static_cast<int>(::syscall(SYS_bpf, BPF_OBJ_GET, &a, sizeof a));
-    if (fd < 0) {
-      if (::unlink(pin.c_str()) != 0) return -errno;
-      *waitedMs = waitRestored(held.pid, std::move(pages), 5000);  // released from a kworker
-      return 0;
-    }
-    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    ::unlink(pin.c_str());
-    }
-    int go[2];
-    if (::pipe2(go, O_CLOEXEC) != 0) {
-      ::close(fd);
-      return 0;
-    }
-    pid_t child = ::fork();
-    if (child == 0) {
-      ::close(go[1]);
-      char c;
-      while (::read(go[0], &c, 1) < 0 && errno == EINTR) {
-      }  // EOF: the holder closed its copy (or died)
-      // The last reference goes in this exit, not in a close(2): a SIGKILL
-      // cannot interrupt it there (docs/kernel.md). The kernel removes the
-      // probes before the holder's waitpid returns.
-      ::_exit(0);
-    }
-    ::close(fd);
-    ::close(go[0]);
-    ::close(go[1]);
-    if (child >= 0) {  // (else closed above, the last reference or not)
-      int status;
-      while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    if (held.keeper > 0) {
+      ::close(held.keeperSock);
+      reap(held.keeper);
+    } else {
+      std::string pin = pinPath(id);
+      pid_t child = ::fork();
+      if (child == 0) {
+        ::setsid();
+        keepOnly(-1, -1);
+        union bpf_attr a;
+        std::memset(&a, 0, sizeof a);
+        a.pathname = reinterpret_cast<uint64_t>(pin.c_str());
+        const long fd = ::syscall(SYS_bpf, BPF_OBJ_GET, &a, sizeof a);
+        const int e = ::unlink(pin.c_str()) == 0 ? 0 : errno;
+        ::_exit(fd < 0 && e != 0 ? 1 : 0);  // the fd, if any, goes in this exit
+      }
+      if (child < 0) {
+        if (::unlink(pin.c_str()) != 0) return -errno;  // released from a kworker
+      } else if (const int status = reap(child); !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        if (::unlink(pin.c_str()) != 0 && errno != ENOENT) return -errno;
       }
     }
-    // The pin's own reference is dropped after an RCU grace period (bpffs
-    // frees inodes from an RCU callback): when that comes after the fork's
-    // close, the last put is the pin's and the link is freed later, from a
-    // kworker. Either way the answer waits until the probes are off.
+    // With a pin, its own reference is dropped after an RCU grace period
+    // (bpffs frees inodes from an RCU callback): when that comes after the
+    // fork's exit, the last put is the pin's and the link is freed later,
+    // from a kworker. Either way the answer waits until the probes are off.
     *waitedMs = waitRestored(held.pid, std::move(pages), 5000);
     return 0;
   }
 
+  // Releases every link left (goscope is gone) and returns the exit code.
+  int releaseAll(int code) {
+    while (!ids.empty()) {
+      int waited = 0;
+      detach(ids.begin()->first, &waited);
+    }
+    return code;
+  }
+
   int serve() {
+    std::vector<pollfd> watched;
     for (;;) {
+      // goscope's requests, and every keeper's socket: a keeper that ends
+      // before the holder asked it to (killed) has taken its link's probes
+      // with it, which the session must not go on without. The holder then
+      // exits, which goscope reports as the holder's death, and which ends
+      // the other keepers.
+      watched.assign(1, pollfd{sock, POLLIN, 0});
+      for (const auto& [id, h] : ids)
+        if (h.keeperSock >= 0) watched.push_back({h.keeperSock, POLLIN, 0});
+      if (::poll(watched.data(), watched.size(), -1) < 0) {
+        if (errno == EINTR) continue;
+        return releaseAll(1);
+      }
+      for (size_t i = 1; i < watched.size(); i++)
+        if (watched[i].revents) return releaseAll(1);
+      if (!watched[0].revents) continue;
       Request r;
-      int fds[2];
+      int fds[kMaxFds];
       ssize_t n = recvFds(sock, &r, sizeof r, fds);
       if (n <= 0) {
         // EOF: goscope is gone (killed: it could not detach). Release what is
         // left the quick way (a kworker's free after the namespace's teardown
         // took up to 2.2 s); if this holder is killed meanwhile, the teardown
-        // still releases the rest.
-        while (!ids.empty()) {
-          int waited = 0;
-          detach(ids.begin()->first, &waited);
-        }
-        return 0;
+        // (or the keepers' EOF) still releases the rest.
+        return releaseAll(0);
       }
       Reply rep;
       if (n != static_cast<ssize_t>(sizeof r)) rep.result = -EINVAL;
-      else if (r.op == kCreate) rep.result = create(r, fds[0], fds[1]);
+      else if (r.op == kCreate) rep.result = create(r, fds[0], fds[1], fds[2]);
       else if (r.op == kDetach) rep.result = detach(r.id, &rep.stage);
       else rep.result = -EINVAL;
       for (int fd : fds)
         if (fd >= 0) ::close(fd);
-      if (sendFds(sock, &rep, sizeof rep, -1, -1) < 0) return 0;
+      if (sendFds(sock, &rep, sizeof rep, -1, -1) < 0) return releaseAll(0);
     }
   }
 };
@@ -511,8 +584,9 @@ int runLinkHolder(int sock) {
   else if (!dir) ready = {-ENOENT, 3};
   else if (::mount("bpf", dir, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700") != 0) ready = {-errno, 4};
   // Without the capability for a namespace and a bpffs (EPERM: a setcap
-  // copy has CAP_BPF and CAP_PERFMON only) the holder keeps the links' fds
-  // itself, which is as kill-safe (see Holder::dir); it says so in `stage`.
+  // copy has CAP_BPF and CAP_PERFMON only) each link's fd stays with the
+  // fork that created it, which is as kill-safe (see Holder::create); it
+  // says so in `stage`.
   std::string pinDir = dir ? dir : "";
   // GOSCOPE_LINK_HOLDER_MODE=fds: the same without trying (the kill-safety
   // suite runs it as root); not for a setcap copy's user to choose.
@@ -582,7 +656,7 @@ Result<std::shared_ptr<LinkHolder>> LinkHolder::spawn() {
   pollfd p{h->sock_.get(), POLLIN, 0};
   int ready = ::poll(&p, 1, 10'000);
   Reply rep{-ETIMEDOUT, 0};
-  int fds[2];
+  int fds[kMaxFds];
   if (ready > 0 && recvFds(h->sock_.get(), &rep, sizeof rep, fds) != static_cast<ssize_t>(sizeof rep)) rep = {-EPIPE, 0};
   if (rep.result != 0) {
     if (rep.result == -ETIMEDOUT) ::kill(pid, SIGKILL);
@@ -603,8 +677,9 @@ Result<std::shared_ptr<LinkHolder>> LinkHolder::spawn() {
   h->stopPipeWrite_.reset(pp[1]);
   h->watcher_ = std::thread([raw = h.get()] { raw->watch(); });
   if (rep.stage == kHoldsFds)
-    spdlog::debug("bpf: link holder pid {} ({}), links held as its fds (no CAP_SYS_ADMIN for a private bpffs)", pid,
-                  program);
+    spdlog::debug("bpf: link holder pid {} ({}), links held as its fds (no CAP_SYS_ADMIN for a private bpffs): "
+                  "each by the fork that created it",
+                  pid, program);
   else
     spdlog::debug("bpf: link holder pid {} ({}), links pinned in its own mount namespace", pid, program);
   return h;
@@ -645,12 +720,12 @@ LinkHolder::~LinkHolder() {
     }).detach();
 }
 
-int LinkHolder::roundTrip(const void* req, size_t len, int fd1, int fd2, int* extra) {
+int LinkHolder::roundTrip(const void* req, size_t len, int fd1, int fd2, int* extra, int fd3) {
   std::lock_guard<std::mutex> lock(mu_);
   if (lost_.load() || !sock_.valid()) return -EPIPE;
-  if (sendFds(sock_.get(), req, len, fd1, fd2) < 0) return -EPIPE;
+  if (sendFds(sock_.get(), req, len, fd1, fd2, fd3) < 0) return -EPIPE;
   Reply rep;
-  int fds[2];
+  int fds[kMaxFds];
   ssize_t n = recvFds(sock_.get(), &rep, sizeof rep, fds);
   for (int fd : fds)
     if (fd >= 0) ::close(fd);
@@ -683,7 +758,17 @@ int LinkHolder::create(int progFd, const std::string& path, pid_t pid, std::span
   r.pid = pid;
   r.cnt = static_cast<uint32_t>(offsets.size());
   r.keep = keep ? 1 : 0;
-  return roundTrip(&r, sizeof r, progFd, data.get());
+  // A file named by an fd of this process (/proc/self/fd/N: the file the
+  // analysis read, ElfFile::handlePath) goes along with the request: the
+  // holder attaches through its own copy of that fd, so the probes go into
+  // that very file whatever its path names by now.
+  int fileFd = -1;
+  if (path.starts_with(kSelfFd)) {
+    const std::string n = path.substr(std::strlen(kSelfFd));
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) return -EINVAL;
+    fileFd = std::stoi(n);
+  }
+  return roundTrip(&r, sizeof r, progFd, data.get(), nullptr, fileFd);
 }
 
 int LinkHolder::detach(uint32_t id) {

@@ -6,32 +6,40 @@
 //
 // The holder is a small process started once per Engine with posix_spawn
 // (an exec of the goscope CLI: `goscope __link-holder FD ...`, not a fork of
-// a possibly big goscope). It lives in a mount namespace of its own with a
-// private bpffs, and keeps every link only as a pin there:
+// a possibly big goscope). No process of goscope's ever drops a link's last
+// reference in a close(2), nor sends a link's fd over a socket: the last
+// reference goes in a process's exit (or from a kworker, for a pin), the
+// one release a SIGKILL cannot interrupt. The holder lives in a mount
+// namespace of its own with a private bpffs when it may (CAP_SYS_ADMIN):
 //   - each link is created by a short-lived fork of the holder (a small
 //     process) in a session and process group of its own, so a SIGKILL of
 //     the holder, of its group or of goscope's during BPF_LINK_CREATE does
 //     not land in the creating task (the only task that leaks when killed
 //     there: docs/kernel.md, "Which task leaks a uprobe"); the fork pins the
-//     link and closes its fd. A creating fork killed by a SIGKILL aimed at
-//     it is followed by a sweep of its offsets;
-//   - detach: the holder takes an fd from the pin, unlinks the pin, and a
-//     fork of it closes its last fd (the holder itself never drops a last
-//     reference in a close(2) that a SIGKILL could interrupt). The pin's own
-//     reference goes after an RCU grace period, so the last put may be the
-//     pin's, freeing the link later from a kworker: for a link with a pid
-//     filter the holder answers once the target's bytes are the file's
-//     again (up to 5 s), so "detached" means the probes are off;
+//     link and exits. A creating fork killed by a SIGKILL aimed at it is
+//     followed by a sweep of its offsets;
+//   - detach: a fork of the holder in a session of its own takes an fd from
+//     the pin, unlinks the pin and exits. The pin's own reference goes
+//     after an RCU grace period, so the last put may be the pin's, freeing
+//     the link later from a kworker: for a link with a pid filter the
+//     holder answers once the target's bytes are the file's again (up to
+//     5 s), so "detached" means the probes are off;
 //   - when the holder dies, however it dies, its mount namespace dies with
-//     it and the bpffs superblock with it: every pin left is released
-//     through bpf_link_put, which frees the link from a workqueue, where no
-//     signal is pending (docs/kernel.md: 20 ms to 2 s later on a loaded
-//     machine, against 20-70 ms for a direct close).
+//     it (once its forks have exited) and the bpffs superblock with it:
+//     every pin left is released through bpf_link_put, which frees the link
+//     from a workqueue, where no signal is pending (docs/kernel.md: 20 ms to
+//     2 s later on a loaded machine, against 20-70 ms for a direct release).
+// Without CAP_SYS_ADMIN (a setcap copy: docs/security.md) there is no bpffs:
+// the fork that created a link keeps its only fd (a keeper, in its own
+// session) and exits when the holder closes its end of their socket
+// (detach) or dies; the keeper's exit releases the link. A keeper killed on
+// its own ends the holder, so that goscope reports the lost probes.
 // goscope keeps no link fd (its close could be the last reference).
 //
 // Requests go over a SOCK_SEQPACKET socketpair. At EOF (goscope gone,
-// killed or not) the holder releases what is left the quick way and exits. If the holder dies first, the client notices (POLLHUP) and
-// reports it: every probe is gone then.
+// killed or not) the holder releases what is left the quick way and exits.
+// If the holder dies first, the client notices (POLLHUP) and reports it:
+// every probe is gone then, or within moments.
 #pragma once
 
 #include <sys/types.h>
@@ -90,7 +98,7 @@ class LinkHolder {
 
  private:
   LinkHolder() = default;
-  int roundTrip(const void* req, size_t len, int fd1, int fd2, int* extra = nullptr);
+  int roundTrip(const void* req, size_t len, int fd1, int fd2, int* extra = nullptr, int fd3 = -1);
   void watch();
 
   UniqueFd sock_;

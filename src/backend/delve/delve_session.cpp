@@ -203,6 +203,7 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
     if (!v) return fail(v.error());  // the destructor detaches
     if (auto refusal = goVersionRefusal(pid, *v)) {
       if (auto d = s->detach(); !d) spdlog::warn("delve: {}", d.error().message);
+      if (!options.fetchHint.empty()) refusal->hint = options.fetchHint + "; or use the BPF path (goscope count/latency/trace), which does not depend on it";
       return fail(*refusal);
     }
   }

@@ -39,6 +39,7 @@ namespace goscope::delve {
 
 struct DelveOptions {
   std::string dlvPath;                 // empty: $GOSCOPE_DLV, then dlv on $PATH
+  std::string fetchHint;               // dlvPath's window does not cover the target: which Delve would (delve_finder.hpp)
   std::vector<std::string> extraArgs;  // appended to `dlv attach` (e.g. --check-go-version=false)
   Millis startTimeout{30'000};         // spawn to first reply (DWARF loading of a big binary)
   Millis listenTimeout{10'000};        // spawn to dlv's port line (printed before it attaches)

@@ -1,6 +1,7 @@
-// Which Go releases the installed Delve reads, known before starting it, so
-// the strategy layer can weigh "Go version against Delve's window" without
-// an attach. `dlv version` gives Delve's version; the window follows Delve's
+// Which Go releases a Delve reads, known before starting it, so the strategy
+// layer can weigh "Go version against Delve's window" without an attach
+// (delve_finder.hpp picks the Delve). `dlv version` gives Delve's version;
+// the window follows Delve's
 // release rule (each 1.N supports the three latest Go releases, 1.(N-2) to
 // 1.N: 1.20.2 answers GetVersion with 1.18.0 .. 1.20.0). The exact check is
 // still dlv's own at attach (DelveSession refuses outside its GetVersion
@@ -22,13 +23,6 @@ struct DelveWindow {
 
 // From `dlv version`'s output ("Version: 1.20.2"); nullopt when unparsable.
 std::optional<DelveWindow> parseDelveWindow(const std::string& dlvVersionOutput);
-
-// Runs `dlv version` once per process (cached); nullopt when dlv is not on
-// $PATH or says something unexpected.
-std::optional<DelveWindow> installedDelveWindow();
-
-// True when an executable `dlv` is on $PATH.
-bool dlvOnPath();
 
 // 19 for "go1.19.8"; nullopt otherwise.
 std::optional<int> goMinorOf(const std::string& goVersion);

@@ -119,8 +119,8 @@ std::optional<Error> goVersionRefusal(pid_t pid, const rpc::GetVersionOut& v) {
 
 Error dlvNotFound(const std::string& tried) {
   return {ErrorKind::External, "dlv (Delve) is not installed: " + tried + " not found",
-          "install it: apt-get install delve (Debian 12), or go install github.com/go-delve/delve/cmd/dlv@latest; "
-          "GOSCOPE_DLV may name its path"};
+          "install it: apt-get install delve (Debian 12), scripts/toolchains.sh dlv (Delve 1.24 and 1.27, for Go "
+          "1.22 to 1.27), or go install github.com/go-delve/delve/cmd/dlv@latest; --dlv PATH or GOSCOPE_DLV may name it"};
 }
 
 }  // namespace goscope::delve

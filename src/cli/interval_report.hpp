@@ -1,0 +1,38 @@
+// The header of an interval report (count -i, latency -i, trace --folded -i)
+// from the session's reading: its end, its true length, and how late it was
+// read when that is worth saying (a loaded machine did not run goscope on
+// time: the report says so rather than passing a stretched interval off as
+// a normal one).
+#pragma once
+
+#include <algorithm>
+#include <cstdio>
+
+#include "api/goscope.hpp"
+#include "output/output.hpp"
+
+namespace goscope::cli {
+
+// A reading later than this after its due time is said: beyond the jitter of
+// a wake-up on a busy machine (a few ms), small against the interval.
+inline double lateWorthSayingS(double intervalS) { return std::max(0.05, 0.05 * intervalS); }
+
+inline output::Output::Interval intervalOf(const api::CountSnapshot& snap, double lastS, double intervalS,
+                                           size_t omitted = 0) {
+  output::Output::Interval in{snap.elapsedS, snap.elapsedS - lastS, omitted};
+  if (snap.intervalsSkipped > 0 || snap.intervalLateS >= lateWorthSayingS(intervalS)) {
+    in.lateS = snap.intervalLateS;
+    in.skipped = snap.intervalsSkipped;
+  }
+  return in;
+}
+
+// On stderr, when the session's end was read late after -d's deadline: the
+// totals cover more than -d, by how much.
+inline void printEndLate(const api::CountSnapshot& snap, double durationS) {
+  if (durationS <= 0 || snap.endLateS < lateWorthSayingS(durationS)) return;
+  std::fprintf(stderr, "goscope: the counters were read %.2f s after -d's end (goscope was not run on time): they cover %.2f s\n",
+               snap.endLateS, snap.elapsedS);
+}
+
+}  // namespace goscope::cli

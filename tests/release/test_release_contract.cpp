@@ -1,0 +1,608 @@
+// The release contract: what goscope promises on a program built by each Go
+// release it supports (1.19, 1.21 to 1.27), checked on the fixtures built by
+// that release (tests/support/releases.hpp), plain, stripped and PIE:
+//
+//   list and info     the functions with their signatures, the Go version,
+//                     runtime.g.goid's offset from DWARF and from the code agreeing
+//   exact counts      count equals the programs' own counters
+//   latency           entry and return paired by goroutine: no mismatch, a
+//                     call timed once
+//   trace             arguments and results typed from DWARF: structs (by
+//                     value too), strings, slices, maps, interfaces, pointers,
+//                     generics, closures, methods, inlined and leaf functions;
+//                     user signatures on the stripped build
+//   folded stacks     trace --folded
+//   direct read       read of package variables from memory, the target not stopped
+//   the Delve path    read, sample, break and set through the Delve whose
+//                     window covers the release, chosen by goscope; Go 1.21,
+//                     which no Debian Delve reads, refused with the hint
+//
+// Each contract is one TEST_CASE per part and release ("release go1.24:
+// exact counts"), in the doctest suite `release`. A later part of the
+// contract extends the tables here (kReads: which reads are direct on which
+// release).
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "support/json_lines.hpp"
+#include "support/releases.hpp"
+#include "support/run.hpp"
+#include "support/unharmed.hpp"
+#include "support/zoo_status.hpp"
+
+using namespace goscope;
+using namespace goscope::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+std::string pidArg(pid_t pid) { return " -p " + std::to_string(pid) + " "; }
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Where runtime.g.goid is (docs/go-runtime.md, "Stripped binaries"): 160 in
+// Go 1.23 and 1.24, 152 in every other release of the matrix.
+uint64_t goidOffsetOf(int minor) { return minor == 23 || minor == 24 ? 160 : 152; }
+
+// zoo running on its own, its status lines read (rounds per second).
+struct RunningZoo {
+  std::string binary;
+  Child child;
+  explicit RunningZoo(const std::string& variant) : binary(fixture("zoo", variant)), child({binary}, true) {
+    std::string ready;
+    REQUIRE(child.readLine(ready, 10000));
+    REQUIRE(ready == "ready");
+  }
+  pid_t pid() const { return child.pid(); }
+  int64_t nextRounds(int timeoutMs = 10000) {
+    std::string line;
+    if (!child.readLine(line, timeoutMs) || line.rfind("zoo: ok rounds=", 0) != 0) return -1;
+    return std::stoll(line.substr(15));
+  }
+  // Alive, no tracer left, its code equal to the file, still counting rounds
+  // and passing its own checks ("zoo: ok").
+  void checkUnharmed() {
+    REQUIRE(alive(pid()));
+    CHECK_MESSAGE(waitUntraced(pid(), 20s), "a dlv is still attached to zoo");
+    auto elf = ElfFile::open(binary);
+    REQUIRE(elf.has_value());
+    // (textDifference reads the code at its link-time addresses: not a PIE's.)
+    if (!(*elf)->isPie()) CHECK(textDifference(pid(), **elf) == 0);
+    std::string l;
+    while (child.readLine(l, 5)) {
+    }
+    int64_t a = nextRounds(), b = nextRounds();
+    CHECK(a >= 0);
+    CHECK(b > a);
+  }
+};
+
+// ---- list and info ------------------------------------------------------------
+
+void listAndInfo(const std::string& rel) {
+  if (!releaseReady(rel)) return;
+  const int minor = releaseMinor(rel);
+  std::optional<uint64_t> dwarfGoid;
+  for (const auto& v : kReleaseVariants) {
+    CAPTURE(v);
+    const std::string bin = fixture("zoo", releaseVariant(rel, v));
+    auto r = runCli("info --json -b " + bin);
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    auto o = boost::json::parse(r.out).as_object();
+    CHECK(std::string(o["go_version"].as_string()).starts_with(rel + "."));
+    CHECK(o["pie"].as_bool() == (v == "pie"));
+    CHECK(o["dwarf"].as_bool() == (v != "stripped"));
+    CHECK(o["pclntab_format"].as_string() == (minor >= 20 ? "1.20" : "1.18"));
+    REQUIRE(o["goid_offset"].is_number());
+    const uint64_t goid = o["goid_offset"].to_number<uint64_t>();
+    CHECK(goid == goidOffsetOf(minor));
+    CHECK_FALSE(o["goid_offset_assumed"].as_bool());
+    const std::string how(o["goid_offset_source"].as_string());
+    CAPTURE(how);
+    if (v == "stripped") {
+      // From the code alone, equal to what DWARF says on the plain build.
+      CHECK(how.starts_with("runtime.newproc1's store at 0x"));
+      REQUIRE(dwarfGoid);
+      CHECK(goid == *dwarfGoid);
+    } else {
+      // DWARF, and the code agreeing with it (a disagreement says "says").
+      CHECK(how.starts_with("DWARF, and runtime.newproc1's store at 0x"));
+      CHECK_FALSE(has(how, "says"));
+      dwarfGoid = goid;
+    }
+    // The Delve goscope would run for it (docs/delve.md, "Which Delve").
+    REQUIRE(o.contains("delve"));
+    auto d = o["delve"].as_object();
+    CAPTURE(d);
+    if (v == "stripped") {
+      CHECK(d["path"].is_null());
+      CHECK(has(std::string(d["why"].as_string()), "no DWARF"));
+    }
+  }
+
+  // list: the functions of every kind, with their signatures from DWARF.
+  auto r = runCli("list --json -b " + fixture("zoo", releaseVariant(rel, "default")) + " 'main.*'");
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  std::map<std::string, boost::json::object> fns;
+  for (auto& o : functionObjects(r.out)) fns[std::string(o["func"].as_string())] = o;
+  const std::map<std::string, std::string> signatures = {
+      {"main.add", "main.add(x int, y int) int"},
+      {"main.divmod", "main.divmod(a int, b int) (q int, r int)"},
+      {"main.checkRecord", "main.checkRecord(r main.Record) int64"},
+      {"main.(*Server).Handle", "main.(*Server).Handle(s *main.Server, req main.Request) (main.Response, error)"},
+      {"main.Server.Addr", "main.Server.Addr(s main.Server) string"},
+      {"main.shapeArea", "main.shapeArea(s main.Shape) float64"},
+      {"main.bump", "main.bump(p *int64, by int64)"},
+      {"main.makeAdder.func1", "main.makeAdder.func1(x int) int"},
+  };
+  for (const auto& [fn, sig] : signatures) {
+    CAPTURE(fn);
+    REQUIRE(fns.count(fn));
+    CHECK(std::string(fns[fn]["signature"].as_string()) == sig);
+    CHECK(fns[fn]["probe"].is_string());
+  }
+  // The two generic instantiations (both "main.Map[...]" in Go 1.19's
+  // pclntab, by their shape names from 1.21 on).
+  size_t generics = 0;
+  for (auto& o : functionObjects(r.out)) generics += std::string(o["func"].as_string()).starts_with("main.Map[");
+  CHECK(generics == 2);
+}
+
+// ---- exact counts -------------------------------------------------------------
+
+// The integers after "NAME: " or "NAME=" in a fixture's own output.
+std::map<std::string, int64_t> ownCounts(const std::string& text, const std::vector<std::string>& names) {
+  std::map<std::string, int64_t> out;
+  for (const auto& line : splitLines(text))
+    for (const auto& n : names)
+      for (const std::string sep : {": ", "="}) {
+        auto at = line.rfind(n + sep);
+        if (at != std::string::npos && (at == 0 || line[at - 1] == ' ')) out[n] = std::stoll(line.substr(at + n.size() + sep.size()));
+      }
+  return out;
+}
+
+void exactCounts(const std::string& rel) {
+  if (!releaseReady(rel)) return;
+  for (const auto& v : kReleaseVariants) {
+    CAPTURE(v);
+    const std::string var = releaseVariant(rel, v);
+    // zoo: functions of every kind against its own counters (rounds x the per-round calls).
+    const std::vector<std::string> zooFns = {"main.add", "main.checkRecord", "main.(*Server).Handle", "main.Server.Addr",
+                                             "main.Rect.Area", "main.(*Circle).Area", "main.makeAdder.func1",
+                                             "main.deepRecurse", "main.mayPanic", "main.mayPanic.func1",
+                                             "main.processJob", "main.runRound.func2"};
+    std::string patterns;
+    for (const auto& f : zooFns) patterns += " " + quoted(f);
+    auto r = runCli("count --json -c '" + fixture("zoo", var) + " --rounds 3 --json'" + patterns + " 'main.Map*'");
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    auto zoo = lastZooStatus(r.err);
+    REQUIRE(zoo.contains("ok"));
+    CHECK(zoo["ok"].as_bool());
+    auto& calls = zoo["calls"].as_object();
+    auto counted = finalCounts(r.out);
+    for (const auto& f : zooFns) {
+      CAPTURE(f);
+      CHECK(counted[f] == calls[f].as_int64());
+    }
+    // Both instantiations may be named "main.Map[...]" (pclntab's name: Go
+    // 1.19, stripped builds): one row each.
+    int64_t maps = 0;
+    for (auto& o : functionObjects(r.out))
+      if (o.contains("final") && std::string(o["func"].as_string()).starts_with("main.Map[")) maps += o["count"].as_int64();
+    CHECK(maps == calls["main.Map[go.shape.int_0,go.shape.string_1]"].as_int64() +
+                       calls["main.Map[go.shape.string_0,go.shape.int_1]"].as_int64());
+
+    // Inlined calls, counted at their bodies, against the program's own counters.
+    auto in = runCli("count --json -c '" + fixture("inlined", var) + " --repeat 3' main.square main.isEven main.addOne main.sumTo");
+    REQUIRE_MESSAGE(in.exitCode == 0, in.err);
+    auto own = ownCounts(in.err, {"square", "isEven", "addOne", "sumTo"});
+    auto c = finalCounts(in.out);
+    REQUIRE(own.size() == 4);
+    for (const auto& [n, want] : own) {
+      CAPTURE(n);
+      CHECK(c["main." + n] == want);
+    }
+
+    // Leaf functions (no stack check), some counted at their call sites.
+    auto leaf = runCli("count --json -c '" + fixture("leafcalls", var) + " --rounds 2' main.leaf main.taken main.wide main.bump");
+    REQUIRE_MESSAGE(leaf.exitCode == 0, leaf.err);
+    auto lown = ownCounts(leaf.err, {"leaf", "taken", "wide", "bump"});
+    auto lc = finalCounts(leaf.out);
+    REQUIRE(lown.size() == 4);
+    for (const auto& [n, want] : lown) {
+      CAPTURE(n);
+      CHECK(lc["main." + n] == want);
+    }
+
+    // A recursive function taking a map: fibonacciRecursive(20) makes 21891
+    // calls, fibonacciCache(30) 59 (on the plain build: zoo's deepRecurse
+    // covers recursion on the others).
+    if (v != "default") continue;
+    auto fib = runCli("count --json -c '" + fixture("fibonacci", var) + " --repeat 2' 'main.fib*'");
+    REQUIRE_MESSAGE(fib.exitCode == 0, fib.err);
+    auto fc = finalCounts(fib.out);
+    CHECK(fc["main.fibonacciRecursive"] == 2 * 21891);
+    CHECK(fc["main.fibonacciCache"] == 2 * 59);
+    CHECK(fc["main.fibonacciLoop"] == 2);
+  }
+}
+
+// ---- latency ------------------------------------------------------------------
+
+void pairedLatency(const std::string& rel) {
+  if (!releaseReady(rel)) return;
+  for (const auto& v : kReleaseVariants) {
+    CAPTURE(v);
+    auto r = runCli("latency --json -c '" + fixture("zoo", releaseVariant(rel, v)) +
+                    " --rounds 2 --json' main.sleepWork main.deepRecurse main.mayPanic");
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    auto zoo = lastZooStatus(r.err);
+    REQUIRE(zoo.contains("ok"));
+    CHECK(zoo["ok"].as_bool());
+    auto& calls = zoo["calls"].as_object();
+    std::map<std::string, boost::json::object> lat;
+    for (auto& o : functionObjects(r.out)) lat[std::string(o["func"].as_string())] = o;
+    for (const char* f : {"main.sleepWork", "main.deepRecurse", "main.mayPanic"}) {
+      CAPTURE(f);
+      REQUIRE(lat.count(f));
+      // Paired by goroutine: sleepWork's goroutines park and move between threads.
+      CHECK(lat[f]["mismatches"].as_int64() == 0);
+      // Each call timed once (deepRecurse's stack growth does not add one).
+      CHECK(lat[f]["count"].as_int64() == calls[f].as_int64());
+    }
+    // sleepWork sleeps 1 to 5 ms: nothing shorter.
+    CHECK(lat["main.sleepWork"]["min_ns"].as_int64() >= 1000000);
+  }
+}
+
+// ---- trace --------------------------------------------------------------------
+
+// trace's text lines of one function, without the time, pid and duration,
+// addresses as 0x…: "goid=1 main.greet(name=\"gopher\") = \"hello, gopher\"".
+std::map<std::string, std::vector<std::string>> traceLines(const std::string& text) {
+  static const std::regex line(R"(^\d\d:\d\d:\d\d\.\d+ pid=\d+ (goid=\d+ (main\.\(\*[A-Za-z]+\)\.[A-Za-z]+|[^(]+)\(.*?)(  \[[^\]]*\])*$)");
+  static const std::regex addr("0x[0-9a-f]+");
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& l : splitLines(text)) {
+    std::smatch m;
+    if (!std::regex_match(l, m, line)) continue;
+    out[m[2]].push_back(std::regex_replace(std::string(m[1]), addr, "0x…"));
+  }
+  return out;
+}
+
+using Lines = std::vector<std::string>;
+
+void typedTrace(const std::string& rel) {
+  if (!releaseReady(rel)) return;
+  for (const std::string v : {"default", "pie"}) {
+    CAPTURE(v);
+    const std::string var = releaseVariant(rel, v);
+    auto r = runCli("trace -c '" + fixture("zoo", var) +
+                    " --rounds 1' 'main.(*Server).Handle' main.Server.Addr main.greet main.sum main.reverseStrings "
+                    "main.checkRecord main.shapeArea main.bump main.parsePositive main.divmod main.makeAdder.func1 "
+                    "main.Rect.Area 'main.Map*' main.quadruple");
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    CHECK(has(r.out + r.err, "zoo: ok"));
+    auto got = traceLines(r.out);
+    // Structs by value, in and out; a pointer receiver; an error interface.
+    CHECK(got["main.(*Server).Handle"] ==
+          Lines{"goid=1 main.(*Server).Handle(s=&main.Server{Name: \"api\", Port: 8080}, req=main.Request{Path: \"/users\", ID: 7}) = "
+                "main.Response{Status: 200, Body: \"api:/users#7\"}, nil",
+                "goid=1 main.(*Server).Handle(s=&main.Server{Name: \"api\", Port: 8080}, req=main.Request{Path: \"/missing\", ID: 8}) = "
+                "main.Response{Status: 404, Body: \"\"}, error(*errors.errorString)0x… \"not found\""});
+    // A value receiver.
+    CHECK(got["main.Server.Addr"] == Lines{"goid=1 main.Server.Addr(s=main.Server{Name: \"api\", Port: 8080}) = \"api:8080\""});
+    CHECK(got["main.greet"] == Lines{"goid=1 main.greet(name=\"gopher\") = \"hello, gopher\""});
+    CHECK(got["main.sum"] == Lines{"goid=1 main.sum(xs=[]int{len=10 cap=10: 1, 2, 3, 4, …}) = 55"});
+    CHECK(got["main.reverseStrings"] ==
+          Lines{"goid=1 main.reverseStrings(xs=[]string{len=3 cap=3: \"a\", \"b\", \"c\"}) = []string{len=3 cap=3: \"c\", \"b\", \"a\"}"});
+    CHECK(got["main.checkRecord"] == Lines{"goid=1 main.checkRecord(r=main.Record{X: 6, Y: 7, Name: \"zoo\"}) = 45"});
+    CHECK(got["main.shapeArea"] ==
+          Lines{"goid=1 main.shapeArea(s=main.Shape(main.Rect)0x…) = <unavailable: float in X0>",
+                "goid=1 main.shapeArea(s=main.Shape(*main.Circle)0x…) = <unavailable: float in X0>"});
+    CHECK(got["main.bump"] == Lines{"goid=1 main.bump(p=&0, by=5)", "goid=1 main.bump(p=&5, by=5)"});
+    CHECK(got["main.parsePositive"] ==
+          Lines{"goid=1 main.parsePositive(s=\"42\") = 42, nil",
+                "goid=1 main.parsePositive(s=\"-7\") = 0, error(*errors.errorString)0x… \"not positive: -7\"",
+                "goid=1 main.parsePositive(s=\"x\") = 0, error(*strconv.NumError)0x…"});
+    CHECK(got["main.divmod"] == Lines{"goid=1 main.divmod(a=17, b=5) = q=3, r=2"});
+    // A closure (its captured k is not an argument).
+    CHECK(got["main.makeAdder.func1"] == Lines{"goid=1 main.makeAdder.func1(x=1) = 101", "goid=1 main.makeAdder.func1(x=2) = 102"});
+    CHECK(got["main.Rect.Area"] == Lines{"goid=1 main.Rect.Area(r=main.Rect{W: <unavailable: float in X0>, H: <unavailable: float in X1>}) = "
+                "<unavailable: float in X0>"});
+    CHECK(got["main.quadruple"] == Lines{"goid=1 main.quadruple(x=7) = 28"});
+    // Generics: each instantiation with its own argument types.
+    Lines generics;
+    for (const auto& [name, ls] : got)
+      if (name.starts_with("main.Map[")) generics.insert(generics.end(), ls.begin(), ls.end());
+    std::sort(generics.begin(), generics.end());
+    CHECK(generics.size() == 2);
+    for (const auto& l : generics) CHECK(has(l, "xs=[]"));
+
+    // A map argument (printed as its address: the BPF path does not read
+    // what a map points to), a recursive function: fibonacciCache(30) makes
+    // 59 calls, the outermost returns last.
+    auto fib = runCli("trace -c '" + fixture("fibonacci", var) + "' main.fibonacciCache");
+    REQUIRE_MESSAGE(fib.exitCode == 0, fib.err);
+    auto fl = traceLines(fib.out)["main.fibonacciCache"];
+    REQUIRE(fl.size() == 59);
+    for (const auto& l : fl) CHECK(std::regex_match(l, std::regex(R"(goid=1 main\.fibonacciCache\(n=\d+, cache=0x…\) = \d+)")));
+    CHECK(fl.back() == "goid=1 main.fibonacciCache(n=30, cache=0x…) = 832040");
+
+    // A leaf function with an argument on the stack, traced at its call sites.
+    auto leaf = runCli("trace -c '" + fixture("leafcalls", var) + " --rounds 1' main.wide");
+    REQUIRE_MESSAGE(leaf.exitCode == 0, leaf.err);
+    CHECK(traceLines(leaf.out)["main.wide"] == Lines{"goid=1 main.wide(a=[3]int64{0, 7, 11}, k=5) = sum=23, prod=35",
+                                                      "goid=1 main.wide(a=[3]int64{-2, 3, 4}, k=9) = sum=14, prod=27"});
+    // An inlined function: delivered at its body, its arguments never in registers.
+    auto inl = runCli("trace -c '" + fixture("inlined", var) + "' main.sumTo");
+    REQUIRE_MESSAGE(inl.exitCode == 0, inl.err);
+    auto il = traceLines(inl.out)["main.sumTo"];
+    REQUIRE_FALSE(il.empty());
+    for (const auto& l : il) CHECK(has(l, "main.sumTo(unavailable: inlined)"));
+  }
+
+  // The stripped build: user signatures, type names from the runtime's records.
+  auto s = runCli("trace -c '" + fixture("zoo", releaseVariant(rel, "stripped")) +
+                  " --rounds 1' 'main.greet(name string) string' 'main.sum(xs []int) int' "
+                  "'main.parsePositive(s string) (int, error)' 'main.bump(p *int64, by int64)'");
+  REQUIRE_MESSAGE(s.exitCode == 0, s.err);
+  auto sg = traceLines(s.out);
+  CHECK(sg["main.greet"] == Lines{"goid=1 main.greet(name=\"gopher\") = \"hello, gopher\""});
+  CHECK(sg["main.sum"] == Lines{"goid=1 main.sum(xs=[]int{len=10 cap=10: 1, 2, 3, 4, …}) = 55"});
+  CHECK(sg["main.parsePositive"] ==
+        Lines{"goid=1 main.parsePositive(s=\"42\") = 42, nil",
+              "goid=1 main.parsePositive(s=\"-7\") = 0, error(*errors.errorString)0x… \"not positive: -7\"",
+              "goid=1 main.parsePositive(s=\"x\") = 0, error(*strconv.NumError)0x…"});
+  CHECK(sg["main.bump"] == Lines{"goid=1 main.bump(p=&0, by=5)", "goid=1 main.bump(p=&5, by=5)"});
+}
+
+// ---- folded stacks ------------------------------------------------------------
+
+void foldedStacks(const std::string& rel) {
+  if (!releaseReady(rel)) return;
+  for (const auto& v : kReleaseVariants) {
+    CAPTURE(v);
+    auto r = runCli("trace --folded -c '" + fixture("zoo", releaseVariant(rel, v)) + " --rounds 2 --json' main.add main.sleepWork");
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    auto zoo = lastZooStatus(r.out + "\n" + r.err);
+    REQUIRE(zoo.contains("ok"));
+    int64_t add = 0, sleep = 0;
+    for (const auto& l : splitLines(r.out)) {
+      CAPTURE(l);
+      if (l.empty() || l[0] == '{' || l == "ready") continue;  // zoo's own lines
+      auto sp = l.rfind(' ');
+      REQUIRE(sp != std::string::npos);
+      const std::string stack = l.substr(0, sp);
+      const int64_t n = std::stoll(l.substr(sp + 1));
+      if (stack.ends_with(";main.runRound;main.add")) {
+        CHECK(has(stack, "runtime.main;main.main;main.runRound;main.add"));
+        add += n;
+      } else if (stack.ends_with(";main.processJob;main.sleepWork")) {
+        // On the workers' goroutines: started by runtime.goexit, through main.worker.
+        CHECK(has(stack, "main.worker;main.processJob;main.sleepWork"));
+        sleep += n;
+      } else {
+        FAIL_CHECK("a stack that ends elsewhere");
+      }
+    }
+    CHECK(add == zoo["calls"].as_object()["main.add"].as_int64());
+    CHECK(sleep == zoo["calls"].as_object()["main.sleepWork"].as_int64());
+  }
+}
+
+// ---- direct read --------------------------------------------------------------
+
+// A package variable of zoo (or an expression) and what `read` prints for it,
+// on every path. `direct`: read from memory, the target not stopped, on that
+// release (today whole variables of strings, slices, structs and pointers;
+// fields, maps and interfaces go to Delve). The Delve path reads them all.
+struct ReadCase {
+  std::string expr;
+  std::string text;  // "main.items = ..." as read prints it
+  bool (*direct)(int minor);
+};
+bool always(int) { return true; }
+bool never(int) { return false; }
+
+
+const std::vector<ReadCase> kReads = {
+    {"main.items", "main.items = []string{len=3 cap=3: \"alpha\", \"beta\", \"gamma\"} ([]string)", always},
+    {"main.primary", "main.primary = &main.Server{Name: \"zoo\", Port: 8080} (*main.Server)", always},
+    {"main.cfg.Name", "main.cfg.Name = \"zoo\" (string)", never},
+    {"main.cfg.Ratio", "main.cfg.Ratio = 0.75 (float64)", never},
+    {"len(main.items)", "len(main.items) = 3 (int)", never},
+    {"main.labels", "main.labels = map[string]int{len=3: \"red\": 1, \"green\": 2, \"blue\": 3} (map[string]int)", never},
+};
+
+void directRead(const std::string& rel) {
+  if (!releaseReady(rel)) return;
+  const int minor = releaseMinor(rel);
+  for (const std::string v : {"default", "pie"}) {
+    CAPTURE(v);
+    RunningZoo z(releaseVariant(rel, v));
+    for (const auto& c : kReads) {
+      if (!c.direct(minor)) continue;
+      CAPTURE(c.expr);
+      auto r = runCli("read --explain" + pidArg(z.pid()) + c.expr);
+      INFO("stderr: " << r.err);
+      REQUIRE(r.exitCode == 0);
+      CHECK(has(r.err, "plan: direct-read"));
+      CHECK(has(r.err, "was not stopped: read directly from its memory"));
+      CHECK(r.out == c.text + "\n");
+    }
+    z.checkUnharmed();
+  }
+}
+
+// ---- the Delve path -----------------------------------------------------------
+
+void delvePath(const std::string& rel) {
+  if (!releaseReady(rel)) return;
+  const int minor = releaseMinor(rel);
+  RunningZoo z(releaseVariant(rel, "default"));
+  const std::string p = pidArg(z.pid());
+  const std::string debian = debianDelveFor(minor);
+  if (debian.empty()) {
+    // No Delve Debian has reads it: refused before anything is started,
+    // naming the Delves that would and the command that gets one.
+    for (const std::string& cmd : {"read --strategy delve" + p + "main.cfg.Name", "break --strategy delve -n 1" + p + "main.mayPanic",
+                                  "read" + p + "'len(main.items)'"}) {
+      CAPTURE(cmd);
+      auto r = runCli(cmd);
+      INFO("stderr: " << r.err);
+      CHECK(r.exitCode == 4);
+      CHECK(r.out.empty());
+      CHECK(has(r.err, "was built by go1." + std::to_string(minor)));
+      CHECK(has(r.err, "Delve 1." + std::to_string(minor) + " to 1." + std::to_string(minor + 2) + " read Go 1." + std::to_string(minor)));
+      CHECK(has(r.err, "go install github.com/go-delve/delve/cmd/dlv@v1." + std::to_string(minor + 2) + ".0"));
+      CHECK(splitLines(r.err).size() == 1);
+    }
+    auto info = runCli("info --json" + p);
+    REQUIRE(info.exitCode == 0);
+    auto d = boost::json::parse(info.out).as_object()["delve"].as_object();
+    CHECK(d["path"].is_null());
+    CHECK_FALSE(d["covers"].as_bool());
+    CHECK(has(std::string(d["hint"].as_string()), "go install github.com/go-delve/delve/cmd/dlv@"));
+    z.checkUnharmed();
+    return;
+  }
+  auto dlv = delveFor(rel);
+  if (!dlv) return;
+
+  // goscope chooses it by itself, and says which and why.
+  auto info = runCli("info --json" + p);
+  REQUIRE_MESSAGE(info.exitCode == 0, info.err);
+  auto d = boost::json::parse(info.out).as_object()["delve"].as_object();
+  CAPTURE(d);
+  CHECK(d["covers"].as_bool());
+  REQUIRE(d["path"].is_string());
+  CHECK(std::filesystem::equivalent(std::string(d["path"].as_string()), *dlv));
+  CHECK(std::string(d["version"].as_string()).starts_with(debian + "."));
+
+  // read: every value of the table, as Delve loads them.
+  std::string exprs, want;
+  for (const auto& c : kReads) exprs += " " + quoted(c.expr), want += c.text + "\n";
+  auto r = runCli("read --explain --strategy delve" + p + exprs);
+  INFO("read stderr: " << r.err);
+  REQUIRE(r.exitCode == 0);
+  CHECK(r.out == want);
+  CHECK(has(r.err, "plan: delve"));
+  CHECK(has(r.err, "delve: Delve " + debian + "."));
+  CHECK(has(r.err, "which covers go1." + std::to_string(minor)));
+  CHECK(has(r.err, "was stopped"));
+
+  // sample: a breakpoint per interval, the value at each hit.
+  auto s = runCli("sample --json" + p + "--at main.mayPanic main.cfg.Name -i 0.5 -d 1.2");
+  INFO("sample stderr: " << s.err);
+  REQUIRE(s.exitCode == 0);
+  auto recs = callObjects(s.out);
+  CHECK(recs.size() >= 2);
+  for (const auto& o : recs) {
+    CHECK(o.at("miss") == false);
+    CHECK(o.at("function") == "main.mayPanic");
+    CHECK(o.at("values").at("main.cfg.Name") == "zoo");
+  }
+
+  // break: arguments and a condition, evaluated by Delve.
+  auto b = runCli("break --strategy delve --json" + p + "main.mayPanic --args --stack 2 --cond 'i == 7' -n 2");
+  INFO("break stderr: " << b.err);
+  REQUIRE(b.exitCode == 0);
+  auto hits = callObjects(b.out);
+  REQUIRE(hits.size() == 2);
+  for (const auto& h : hits) {
+    CHECK(h.at("args").at("i") == 7);
+    CHECK(h.at("function") == "main.mayPanic");
+    const auto& stack = h.at("stack").as_array();
+    REQUIRE(stack.size() == 2);
+    CHECK(stack[1].at("function") == "main.runRound");
+  }
+
+  // set: a field nothing in zoo reads, seen by the next (direct) read.
+  auto w = runCli("set" + p + "main.cfg.Workers=9 --allow-write");
+  INFO("set stderr: " << w.err);
+  REQUIRE(w.exitCode == 0);
+  CHECK(w.out == "main.cfg.Workers = 8 -> 9 (int)\n");
+  auto after = runCli("read" + p + "main.cfg.Workers");
+  CHECK(after.out == "main.cfg.Workers = 9 (int)\n");
+  z.checkUnharmed();
+}
+
+}  // namespace
+
+TEST_SUITE_BEGIN("release");
+
+// Which Delve (docs/delve.md, "Which Delve"): the one the user names
+// (--dlv, GOSCOPE_DLV) whatever its window, else the one found that covers
+// the target; none: a refusal that names the Delve that would.
+TEST_CASE("release: --dlv and GOSCOPE_DLV name the Delve; otherwise the one whose window covers the target") {
+  if (!releaseReady("go1.24")) return;
+  auto d24 = delveFor("go1.24");
+  auto d27 = delveFor("go1.27");
+  if (!d24 || !d27) return;
+  RunningZoo z(releaseVariant("go1.24", "default"));
+  const std::string p = pidArg(z.pid());
+
+  // Named by --dlv: Debian 12's, which does not read Go 1.24: refused before
+  // it attaches, with the Delve that would and how to get it.
+  auto old = runCli("read --strategy delve --dlv /usr/bin/dlv" + p + "main.cfg.Name");
+  INFO("stderr: " << old.err);
+  CHECK(old.exitCode == 4);
+  CHECK(has(old.err, "outside what the installed Delve supports (Delve 1.20.2 reads Go 1.18 to 1.20)"));
+  CHECK(has(old.err, "scripts/toolchains.sh dlv1.24"));
+
+  // Named by GOSCOPE_DLV: info says so, and whether it covers the target.
+  auto named = run("GOSCOPE_DLV=" + *d27 + " " + cliPath() + " info --json" + p);
+  REQUIRE_MESSAGE(named.exitCode == 0, named.err);
+  auto d = boost::json::parse(named.out).as_object()["delve"].as_object();
+  CHECK(d["source"] == "GOSCOPE_DLV");
+  CHECK(std::string(d["path"].as_string()) == *d27);
+  CHECK_FALSE(d["covers"].as_bool());
+  CHECK(has(std::string(d["why"].as_string()), "which does not cover go1.24"));
+
+  // --dlv naming the one that covers it: used, and --explain says why.
+  auto right = runCli("read --explain --strategy delve --dlv " + *d24 + p + "main.cfg.Name");
+  INFO("stderr: " << right.err);
+  REQUIRE(right.exitCode == 0);
+  CHECK(right.out == "main.cfg.Name = \"zoo\" (string)\n");
+  CHECK(has(right.err, "delve: Delve 1.24.0 (" + *d24 + ", --dlv) reads Go 1.22 to 1.24, which covers go1.24"));
+
+  // No dlv anywhere: exit 7, where goscope looked, and the one that would read it.
+  auto none = run("PATH=/nonexistent GOSCOPE_TOOLCHAINS=/nonexistent " + cliPath() + " read --strategy delve" + p + "main.cfg.Name");
+  INFO("stderr: " << none.err);
+  CHECK(none.exitCode == 7);
+  CHECK(has(none.err, "dlv (Delve) is not installed"));
+  CHECK(has(none.err, "scripts/toolchains.sh dlv"));
+  z.checkUnharmed();
+}
+
+#define RELEASE_CONTRACT(R)                                                       \
+  TEST_CASE("release " R ": list and info") { listAndInfo(R); }                   \
+  TEST_CASE("release " R ": exact counts") { exactCounts(R); }                    \
+  TEST_CASE("release " R ": goroutine-paired latency") { pairedLatency(R); }      \
+  TEST_CASE("release " R ": typed trace arguments and results") { typedTrace(R); } \
+  TEST_CASE("release " R ": folded stacks") { foldedStacks(R); }                  \
+  TEST_CASE("release " R ": direct read") { directRead(R); }                      \
+  TEST_CASE("release " R ": the Delve path") { delvePath(R); }
+
+RELEASE_CONTRACT("go1.19")
+RELEASE_CONTRACT("go1.21")
+RELEASE_CONTRACT("go1.22")
+RELEASE_CONTRACT("go1.23")
+RELEASE_CONTRACT("go1.24")
+RELEASE_CONTRACT("go1.25")
+RELEASE_CONTRACT("go1.26")
+RELEASE_CONTRACT("go1.27")
+
+TEST_SUITE_END();
