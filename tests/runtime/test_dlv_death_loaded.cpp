@@ -25,6 +25,7 @@
 #include <random>
 #include <regex>
 
+#include "support/cpu_hogs.hpp"
 #include "support/goscope_process.hpp"
 #include "support/unharmed.hpp"
 #include "target/exe_text.hpp"
@@ -38,35 +39,12 @@ namespace {
 
 long rounds() { return std::max(1L, envNumber("GOSCOPE_LOADED_ROUNDS", 5)); }
 
-// A CPU hog per core, `perCpu` times over; stopped by PID.
+// A CPU hog per core, `perCpu` times over (GOSCOPE_HOGS_PER_CPU, 3 by
+// default); they die with the test, even a SIGKILLed one.
 struct Hogs {
-  std::vector<pid_t> pids;
-  Hogs() {
-    const long n = ::sysconf(_SC_NPROCESSORS_ONLN) * envNumber("GOSCOPE_HOGS_PER_CPU", 3);
-    for (long i = 0; i < n; ++i) {
-      pid_t p = ::fork();
-      if (p == 0) {
-        for (volatile unsigned long x = 0;; x = x + 1) {
-        }
-      }
-      REQUIRE(p > 0);
-      pids.push_back(p);
-    }
-    double la[3] = {0, 0, 0};
-    ::getloadavg(la, 3);
-    MESSAGE(pids.size() << " CPU hogs started; load average " << la[0]);
-  }
-  ~Hogs() {
-    for (pid_t p : pids) ::kill(p, SIGKILL);
-    for (pid_t p : pids) ::waitpid(p, nullptr, 0);
-  }
+  CpuHogs hogs{static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN) * envNumber("GOSCOPE_HOGS_PER_CPU", 3))};
+  Hogs() { MESSAGE(hogs.size() << " CPU hogs started; load average " << loadAverage()); }
 };
-
-double loadAverage() {
-  double la[3] = {0, 0, 0};
-  ::getloadavg(la, 3);
-  return la[0];
-}
 
 // The target: a fixture with stdout and stderr in files; the test is its
 // parent and reaps it.
