@@ -1,5 +1,9 @@
 // goscope's entry point: dispatch to a subcommand; turn the one fatal error
 // type into one line on stderr and its documented exit code.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -14,6 +18,27 @@
 #include "util/result.hpp"
 
 namespace {
+
+// Started with stdin, stdout or stderr closed (`goscope ... >&- 2>&-`), the
+// first descriptors goscope opens would become 0, 1 and 2: a socket to dlv
+// or a memfd written to as if it were the output, a pipe closed by a
+// redirection meant for a child. /dev/null takes those numbers first, before
+// any static initializer opens anything (priority 101 runs first). A
+// closed stdout is still an error to say (the output went nowhere): the
+// stdout writer is told, and never writes to that /dev/null.
+bool stdoutClosedAtStart = false;
+
+__attribute__((constructor(101))) void occupyStandardFds() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    if (fd == STDOUT_FILENO) stdoutClosedAtStart = true;
+    const int n = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (n >= 0 && n != fd) {  // a lower one was free after all: put it where it belongs
+      ::dup2(n, fd);
+      ::close(n);
+    }
+  }
+}
 
 void printUsage(FILE* to) {
   std::fprintf(to, "usage: goscope COMMAND [OPTIONS]   (goscope COMMAND --help for its options)\n\ncommands:\n");
@@ -58,7 +83,7 @@ int main(int argc, char** argv) {
   if (int code = goscope::api::linkHolderMain(argc, argv); code >= 0) return code;
   // Every write to stdout from here goes through one writer: never held by
   // a reader that does not read, write errors kept for the exit status.
-  goscope::output::StdoutWriter::install();
+  goscope::output::StdoutWriter::install(stdoutClosedAtStart);
   std::vector<std::string> args(argv + 1, argv + argc);
   goscope::setupLogging(args);  // consumes -v / --verbose
   return goscope::output::finishStdout(run(args));

@@ -51,11 +51,11 @@ StdoutWriter& StdoutWriter::instance() {
 // - anything else (a file, /dev/null, /dev/full) is written as it is.
 StdoutWriter::StdoutWriter() {
   struct stat st{};
-  if (::fstat(STDOUT_FILENO, &st) != 0) {
+  if (closedAtStart_ || ::fstat(STDOUT_FILENO, &st) != 0) {
     // Closed (`>&-`): an error to say, and fd 1 is never written, as the
     // next file goscope opens may take that number.
     closed_ = true;
-    error_ = errno;
+    error_ = closedAtStart_ ? EBADF : errno;
     fd_ = -1;
     return;
   }
@@ -70,7 +70,8 @@ StdoutWriter::StdoutWriter() {
   nowait_ = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
 }
 
-void StdoutWriter::install() {
+void StdoutWriter::install(bool stdoutClosedAtStart) {
+  closedAtStart_ = stdoutClosedAtStart;
   // A reader that went away is EPIPE here, an end of the output like any
   // other (exit 0), not a death by SIGPIPE halfway through a session's
   // detach. Children that goscope starts get SIGPIPE back (util/launched_child.cpp).

@@ -40,8 +40,10 @@ class StdoutWriter {
   // The process's one writer (never destroyed: stdio flushes into it at exit).
   static StdoutWriter& instance();
   // Routes stdio's stdout and std::cout through instance(). Once, first
-  // thing in main.
-  static void install();
+  // thing in main. `stdoutClosedAtStart`: goscope started with fd 1 closed
+  // (main put /dev/null there so that nothing else takes the number): the
+  // output is closed from the start, EBADF, as if fd 1 were still closed.
+  static void install(bool stdoutClosedAtStart = false);
 
   // Writes `len` bytes (what cannot go out now is held, in order).
   void write(const char* data, size_t len);
@@ -64,6 +66,7 @@ class StdoutWriter {
 
  private:
   StdoutWriter();
+  static inline bool closedAtStart_ = false;  // set by install() before instance() is built
   void drain();  // mu_ held
   ssize_t writeSome(const char* data, size_t len);
   bool giveUpWaiting() const;

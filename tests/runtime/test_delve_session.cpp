@@ -240,7 +240,7 @@ TEST_CASE("delve: dlv's own SIGTERM shutdown is clean while no breakpoint is bei
   checkUnharmed(c, before, addrs);
 }
 
-TEST_CASE("delve: the guardian SIGKILLed: dlv falls back to its own clean shutdown") {
+TEST_CASE("delve: the guardian SIGKILLed: dlv dies with it, its sentinel lets the target go") {
   Counter c;
   double before = c.rate();
   pid_t dlv, guardian;
@@ -249,7 +249,7 @@ TEST_CASE("delve: the guardian SIGKILLed: dlv falls back to its own clean shutdo
     dlv = s->dlvPid();
     guardian = s->guardianPid();
     REQUIRE(guardian > 0);
-    ::kill(guardian, SIGKILL);  // dlv's parent-death signal fires
+    ::kill(guardian, SIGKILL);  // dlv's parent-death signal (SIGKILL) fires; the sentinel holds its tracer thread
     CHECK(waitGone(dlv, 5s));
     CHECK_FALSE(s->eval("main.counter"));
     CHECK(s->state() == SessionState::Dead);

@@ -92,7 +92,7 @@ Timing calibrate(const Session& s, PausableZoo& zoo) {
   } else if (!s.attachedMark.empty()) {
     CHECK(tracerPid(zoo.pid()) != 0);
     CHECK(dlvAttachedTo(zoo.pid()).size() == 1);
-    CHECK(goscopesFor(zoo.pid()).size() == 2);  // goscope and its guardian
+    CHECK(goscopesFor(zoo.pid()).size() == 3);  // goscope, its guardian and the guardian's sentinel
   }
   if (s.delve) {
     // Delve sessions print their end only after detaching; their last line

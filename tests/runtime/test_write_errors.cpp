@@ -92,6 +92,24 @@ TEST_CASE("write errors: stdout closed (>&-) is an error, said, exit 1") {
   CHECK(counter.alive());
 }
 
+// Started with stdout and stderr closed, goscope puts /dev/null on them
+// before it opens anything (src/main.cpp), so dlv's socket or a pipe to the
+// guardian never takes fd 1 or 2 and the Delve session runs as any other;
+// the closed stdout is still the error it is (exit 1).
+TEST_CASE("write errors: stdout and stderr both closed (>&- 2>&-) in a Delve session: exit 1, the target left running and intact") {
+  Counter c;
+  const double before = c.rate();
+  const std::string pid = std::to_string(c.pid());
+  for (const std::string& cmd : {"read --strategy delve -p " + pid + " main.counter",
+                                 "break --strategy delve -n 2 -d 60 -p " + pid + " main.doWork"}) {
+    CAPTURE(cmd);
+    auto r = runCli(cmd + " >&- 2>&-");
+    CHECK(r.exitCode == 1);
+    CHECK_MESSAGE(waitUntraced(c.pid(), 20s), "a dlv is still attached to the fixture");
+  }
+  checkUnharmed(c, before);
+}
+
 TEST_CASE("write errors: a full disk ends list and count with exit 1, what fitted is there") {
   Child counter({fixture("counter")});
   SmallTmpfs disk("16k");

@@ -1,4 +1,5 @@
 #include "backend/delve/delve_session.hpp"
+#include "target/elf_file.hpp"
 #include "target/exe_text.hpp"
 #include "target/process.hpp"
 #include "target/run_state.hpp"
@@ -65,6 +66,29 @@ std::string exePath(pid_t pid) {
 }
 
 }  // namespace
+
+std::string describeRelease(pid_t pid, const ReleaseReport& r) {
+  std::string s = "dlv died holding PID " + std::to_string(pid) + "; goscope's sentinel";
+  if (r.execed) return s + " wrote nothing (the process runs another program now)";
+  if (r.gone) return s + " found it gone";
+  std::vector<std::string> did;
+  if (r.bytesFound > 0) did.push_back("restored " + std::to_string(r.bytesRestored) + " of " + std::to_string(r.bytesFound) + " breakpoint bytes");
+  if (r.framesUndone > 0) did.push_back("undid " + std::to_string(r.framesUndone) + " SIGTRAP that dlv had not collected");
+  if (r.rewound > 0) did.push_back("moved " + std::to_string(r.rewound) + " thread(s) back onto their breakpoint");
+  if (r.stepFlagsCleared > 0) did.push_back("cleared " + std::to_string(r.stepFlagsCleared) + " single-step flag(s)");
+  if (r.trapsDrained > 0) did.push_back("discarded " + std::to_string(r.trapsDrained) + " pending SIGTRAP(s)");
+  if (r.resumed) did.push_back("resumed it");
+  if (did.empty()) did.push_back("found nothing to undo");
+  for (size_t i = 0; i < did.size(); ++i) s += (i == 0 ? " " : i + 1 == did.size() ? " and " : ", ") + did[i];
+  if (r.ambiguous > 0) s += "; " + std::to_string(r.ambiguous) + " thread(s) just past a one-byte instruction were left as they were";
+  if (r.unreleased > 0) s += "; " + std::to_string(r.unreleased) + " thread(s) could not be examined";
+  s += " (" + std::to_string(r.threads) + " threads: " + std::to_string(r.tracedStops) + " in ptrace stops, " +
+       std::to_string(r.trapStops) + " with a SIGTRAP dlv had not collected; " + std::to_string(r.examined) + " examined)";
+  if (r.trapStops > 0)
+    spdlog::debug("delve: the SIGTRAP thread was found at {:#x} (signal {} in a frame there); {} handler address(es) known",
+                  r.trapThreadPc, r.trapFrameSigno, r.handlers);
+  return s;
+}
 
 const char* stateName(SessionState s) {
   switch (s) {
@@ -200,16 +224,39 @@ void DelveSession::noteDelveOwnBreakpoints() {
     break;
   }
   // Delve sets its own at attach (unrecovered-panic, runtime-fatal-throw:
-  // negative ids); they are int3 bytes like ours if dlv dies.
-  auto all = client_->listBreakpoints(true, /*interruptible=*/false);
+  // negative ids); they are int3 bytes like ours if dlv dies. Sent first:
+  // until the guardian knows them, a goscope killed now leaves it only
+  // Delve's Detach (which SIGCONTs a stopped target).
   auto maps = exeTextMappings(pid_);
-  if (!all || !maps) return;
-  for (const auto& b : *all) {
-    if (b.id >= 0) continue;
-    std::vector<uint64_t> set = b.addrs;
-    if (set.empty() && b.addr) set.push_back(b.addr);
-    for (uint64_t a : set)
-      if (auto byte = exeFileByte(pid_, *maps, a)) dlv_->notePatch(a, *byte);
+  auto all = client_->listBreakpoints(true, /*interruptible=*/false);
+  if (all && maps) {
+    for (const auto& b : *all) {
+      if (b.id >= 0) continue;
+      std::vector<uint64_t> set = b.addrs;
+      if (set.empty() && b.addr) set.push_back(b.addr);
+      for (uint64_t a : set)
+        if (auto byte = exeFileByte(pid_, *maps, a)) dlv_->notePatch(a, *byte);
+    }
+  }
+  // Where a SIGTRAP dlv never collected would start to run if dlv died: the
+  // Go runtime's signal handler (runtime.sigtramp; runtime.cgoSigtramp when
+  // cgo installed it). The sentinel undoes such a frame before it runs.
+  if (maps) {
+    if (auto elf = ElfFile::open("/proc/" + std::to_string(pid_) + "/exe")) {
+      for (const auto& sym : (*elf)->symbols()) {
+        // Assembly functions are named with ".abi0" in the symbol table (Go 1.17+).
+        if (sym.name != "runtime.sigtramp" && sym.name != "runtime.sigtramp.abi0" && sym.name != "runtime.cgoSigtramp" &&
+            sym.name != "runtime.cgoSigtramp.abi0")
+          continue;
+        auto off = (*elf)->vaddrToOffset(sym.value);
+        if (!off) continue;
+        for (const auto& m : *maps)
+          if (*off >= m.offset && *off < m.offset + (m.end - m.start)) {
+            spdlog::debug("delve: {} at {:#x} (the SIGTRAP handler the sentinel recognises)", sym.name, m.start + (*off - m.offset));
+            dlv_->noteHandler(m.start + (*off - m.offset));
+          }
+      }
+    }
   }
 }
 
@@ -240,6 +287,9 @@ Failure DelveSession::lost(const Error& e) {
     return fail(ErrorKind::TargetGone, "the target (PID " + std::to_string(pid_) + ") exited during the session");
   }
   if (dlv_ && dlv_->waitExit(Millis(500))) {
+    // The sentinel held dlv's tracer thread as it died and let the target go
+    // safely; its account, once it is done.
+    if (auto rel = dlv_->releaseReport(Millis(8'000))) spdlog::warn("delve: {}", describeRelease(pid_, *rel));
     dlv_->restoreIfOrphaned();  // dlv and its guardian both gone: nobody else will
     std::string err = dlv_->errors();
     return fail(ErrorKind::External, "dlv exited unexpectedly" + (err.empty() ? std::string() : ": " + err.substr(0, err.find('\n'))));

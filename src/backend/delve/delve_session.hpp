@@ -186,6 +186,9 @@ class DelveSession {
   std::chrono::steady_clock::time_point stoppedSince_;
 };
 
+// One line on what the guardian's sentinel did when dlv died holding `pid`.
+std::string describeRelease(pid_t pid, const ReleaseReport& r);
+
 // The threads of `state` stopped at user breakpoints (id > 0).
 std::vector<BreakpointHit> hitsOf(const rpc::DebuggerState& state);
 

@@ -55,6 +55,7 @@ Result<std::unique_ptr<DlvProcess>> DlvProcess::spawn(const std::string& path, c
   std::unique_ptr<DlvProcess> p(new DlvProcess());
   p->out_.reset(::memfd_create("dlv-stdout", MFD_CLOEXEC));
   p->err_.reset(::memfd_create("dlv-stderr", MFD_CLOEXEC));
+  p->report_.reset(::memfd_create("dlv-release", MFD_CLOEXEC));
   UniqueFd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
   int sv[2] = {-1, -1};
   if (!p->out_.valid() || !p->err_.valid() || !devnull.valid() ||
@@ -77,6 +78,7 @@ Result<std::unique_ptr<DlvProcess>> DlvProcess::spawn(const std::string& path, c
   plan.stderrFd = p->err_.get();
   plan.nullFd = devnull.get();
   plan.controlFd = theirs.get();
+  plan.reportFd = p->report_.get();
   struct stat exe {};
   if (::stat(("/proc/" + std::to_string(target) + "/exe").c_str(), &exe) == 0) {
     plan.exeDev = exe.st_dev;
@@ -188,7 +190,24 @@ void DlvProcess::notePatch(uint64_t addr, uint8_t original) {
   send(guardian::kPatch, payload, sizeof payload);
 }
 
-void DlvProcess::noteTracer(pid_t tid) { send(guardian::kTracer, &tid, sizeof tid); }
+void DlvProcess::noteTracer(pid_t tid) {
+  tracerNoted_ = true;
+  send(guardian::kTracer, &tid, sizeof tid);
+}
+
+void DlvProcess::noteHandler(uint64_t addr) { send(guardian::kHandler, &addr, sizeof addr); }
+
+std::optional<ReleaseReport> DlvProcess::releaseReport(Millis timeout) {
+  if (!tracerNoted_ || !report_.valid()) return std::nullopt;
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    guardian::SentinelRecord rec;
+    if (::pread(report_.get(), &rec, sizeof rec, 0) == static_cast<ssize_t>(sizeof rec) && rec.magic == guardian::kSentinelDone)
+      return rec.held ? std::optional<ReleaseReport>(rec.report) : std::nullopt;
+    if (Clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(Millis(5));
+  }
+}
 
 void DlvProcess::restoreIfOrphaned() {
   if (patches_.empty() || running()) return;

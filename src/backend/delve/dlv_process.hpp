@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "target/text_restore.hpp"
+#include "target/tracer_release.hpp"
 #include "util/result.hpp"
 #include "util/unique_fd.hpp"
 
@@ -63,8 +64,16 @@ class DlvProcess {
   // there: the guardian restores it if dlv dies without detaching.
   void notePatch(uint64_t addr, uint8_t original);
   // dlv's thread that traces the target: its exit is when the kernel lets
-  // the target run again, before dlv as a whole is reported gone.
+  // the target run again, before dlv as a whole is reported gone. The
+  // guardian's sentinel traces it from then on (guardian.hpp).
   void noteTracer(pid_t tid);
+  // The entry of the target's SIGTRAP handler (runtime.sigtramp): where a
+  // SIGTRAP that dlv never collected would start to run when dlv dies.
+  void noteHandler(uint64_t addr);
+  // What the sentinel did when dlv died holding the target, once it is done
+  // (waits up to `timeout` for it); none when there was no sentinel or it
+  // had nothing to hold (dlv had let go).
+  std::optional<ReleaseReport> releaseReport(Millis timeout);
   // dlv died without detaching and the guardian is gone too (killed with
   // it): goscope puts the file's bytes back itself. A no-op when nothing is
   // left to restore.
@@ -94,7 +103,8 @@ class DlvProcess {
 
   pid_t pid_ = -1;
   pid_t guardian_ = -1;
-  UniqueFd out_, err_, pidfd_, control_;
+  UniqueFd out_, err_, pidfd_, control_, report_;
+  bool tracerNoted_ = false;
   bool stoodDown_ = false;
   pid_t target_ = -1;
   bool targetStoppedBefore_ = false;

@@ -13,13 +13,23 @@
 // on that connection, it does what DelveSession::detach() does: halt only a
 // running target, drain a pending SIGTRAP, Detach with Kill=false.
 //
-// It also outlives dlv: if dlv dies without detaching (SIGKILL, OOM), the
-// kernel releases the target with Delve's int3 bytes in its code, and the
-// next hit kills it. goscope tells the guardian every such address with the
-// file's byte there, and dlv's tracer thread; the guardian wakes as that
-// thread exits (a PIDFD_THREAD pidfd) and writes the bytes back at once
-// (docs/delve.md, "When dlv dies"). Its process name is gs-guardian, so that
-// `pkill goscope` leaves it alive to do its job.
+// If dlv dies without detaching (SIGKILL, OOM, its guardian's death), the
+// kernel releases the target with Delve's int3 bytes in its code, possibly
+// with a SIGTRAP about to be delivered or a thread left one byte into an
+// instruction. goscope tells the guardian every such address with the file's
+// byte there, the target's SIGTRAP handler and dlv's tracer thread; the
+// guardian then forks a sentinel (gs-sentinel) that traces that one thread of
+// dlv with PTRACE_O_TRACEEXIT. A dying dlv's tracer thread stops there before
+// the kernel lets the target go, and the sentinel makes the release safe
+// (target/tracer_release.hpp; docs/delve.md, "When dlv dies"). The sentinel is
+// a process of its own so that it survives the guardian: dlv dies with its
+// guardian (PR_SET_PDEATHSIG SIGKILL), and the sentinel takes care of that
+// death too. Names without "goscope" (gs-guardian, gs-sentinel), so that
+// `pkill goscope` leaves them alive to do their job.
+//
+// It watches the target as well: a target that dies while dlv holds it is a
+// zombie that only its tracer can release; the guardian SIGKILLs dlv at once,
+// so that the target's parent can reap it.
 //
 // It runs in the child of a fork() that may come from a threaded process, so
 // it uses raw system calls and fixed buffers only: no allocation, no locks.
@@ -30,6 +40,7 @@
 #include <cstdint>
 
 #include "target/text_restore.hpp"
+#include "target/tracer_release.hpp"
 
 namespace goscope::delve::guardian {
 
@@ -41,6 +52,7 @@ enum Message : char {
   kBreakpoint = 'B',  // goscope -> guardian: int64_t id of a breakpoint it created
   kTracer = 'T',      // goscope -> guardian: pid_t, dlv's tracer thread (the target's TracerPid)
   kPatch = 'A',       // goscope -> guardian: uint64_t address of a Delve int3, uint8_t the file's byte there
+  kHandler = 'H',     // goscope -> guardian: uint64_t entry of the target's SIGTRAP handler (runtime.sigtramp)
   kStandDown = 'Q',   // goscope -> guardian: detached cleanly; reap dlv and exit
 };
 // EOF on the control socket means goscope is gone (or handed over on purpose).
@@ -55,6 +67,7 @@ struct Plan {
   int stderrFd = -1;
   int nullFd = -1;
   int controlFd = -1;  // the guardian's end of the control socketpair
+  int reportFd = -1;   // a memfd: the sentinel writes its ReleaseReport there (goscope reads it)
   // The target's executable when goscope started (0: unknown). If it differs
   // when goscope is gone, the target exec'd: dlv is SIGKILLed, not told to
   // detach, so it cannot restore the old program's bytes into the new one.
@@ -72,5 +85,14 @@ struct Plan {
 // The process name the guardian gives itself (prctl PR_SET_NAME): without
 // "goscope" in it, so that `pkill goscope` does not take it too.
 inline constexpr char kProcessName[] = "gs-guardian";
+inline constexpr char kSentinelName[] = "gs-sentinel";
+
+// What the sentinel leaves in Plan::reportFd, at offset 0, once done.
+struct SentinelRecord {
+  uint32_t magic = 0;  // kSentinelDone
+  uint32_t held = 0;   // 1: dlv's tracer thread died holding the target (0: it had let go)
+  ReleaseReport report;
+};
+inline constexpr uint32_t kSentinelDone = 0x53454e54;
 
 }  // namespace goscope::delve::guardian
