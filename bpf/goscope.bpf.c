@@ -625,8 +625,7 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
     if (fb) __sync_fetch_and_add(&fb->c[probe_id % GS_COUNTS_PER_BLOCK], 1);
     return 0;
   }
-  /* A count is all most probes do: nothing more per hit (issue #14 item 4;
-   * bench/prog_cost.sh). The counts are the hits of such probes. */
+  /* A count is all most probes do: nothing more per hit (bench/prog_cost.sh). The counts are the hits of such probes. */
   if ((actions & ~(__u32)(GS_ACT_FILTER | GS_ACT_COUNT_MATCHING)) == GS_ACT_COUNT) return 0;
   stat_inc(GS_STAT_HITS);
 

@@ -48,7 +48,7 @@ Error delveError(std::string_view method, std::string_view message) {
     return {ErrorKind::Usage, text, "Delve can write numbers, bools and pointers in place, not new strings or slices"};
   }
   // A --cond that calls a function: Delve parses it when the breakpoint is
-  // made and refuses it only at the first hit, from Command (was: exit 7,
+  // made and refuses it only at the first hit, from Command (not exit 7,
   // as if dlv had failed). An expression error is the user's: exit 2.
   if (has(line, "function calls not allowed")) {
     return {ErrorKind::Usage, "Delve cannot evaluate the expression: " + line,

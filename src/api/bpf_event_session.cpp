@@ -307,7 +307,7 @@ class BpfEventSession final : public EventSession {
     }
     // Off first, then what is still in the ring, in full: with the probes
     // attached the kernel kept writing while goscope read, and the session's
-    // end (Ctrl-C, -d) came seconds late on a hot function (issue #14).
+    // end (Ctrl-C, -d) came seconds late on a hot function.
     // After Ctrl-C too: those calls happened and are shown, not dropped.
     if (auto lost = engine_->linksLost()) linksLost_ = *lost;
     auto detached = engine_->detachAll();

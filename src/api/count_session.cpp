@@ -248,7 +248,7 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   const size_t points = s->selection_.points.size();
   reportProgress("placing probes", 0, points);
   // Handed over: the engine keeps them, and a copy here is 5 MB of buf's
-  // peak RSS (issue #14).
+  // peak RSS.
   // The target is still the one analysed (docs/security.md): checked last,
   // right before the attach.
   if (auto same = s->target_.checkIdentity(); !same) return fail(same.error());

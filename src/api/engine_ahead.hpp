@@ -1,7 +1,7 @@
 // The BPF engine loaded on another thread while start-up reads the binary.
 // Loading the programs (the kernel's verifier, ~50-65 ms) and starting the
 // link holder depend on nothing the selection finds except the maps' sizes,
-// so they run beside the analysis (issue #14: a warm `count -b BIN '*'`
+// so they run beside the analysis (a warm `count -b BIN '*'`
 // spends about a quarter of its start-up there). The options are a guess
 // made before the selection; take() hands the engine over when the guess
 // covers what the session needs (bpf::whyEngineDoesNotFit), else loads again

@@ -75,7 +75,7 @@ HostCosts hostCosts();
 // Reads the cached figures now, if there are any (never calibrates): on a
 // thread beside the analysis, so that hostCosts() after the attach does not
 // read /proc/cpuinfo and the cache then (~10 ms before the attach line of
-// `count -b buf '*'`, issue #14).
+// `count -b buf '*'`).
 void preloadHostCosts();
 // Measures the probe placements again now and adds the measure to the
 // cache (the earlier ones and the Delve measures stay); returns the figures

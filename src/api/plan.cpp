@@ -112,7 +112,7 @@ Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std:
     // Only the DWARF these variables need, once for all of them.
     if (f.hasDwarf) bin.dwarfGlobals(r.capture.exprs);
     // A package variable the binary shows does not exist is refused here,
-    // before Delve is started or the target stopped (issue #17).
+    // before Delve is started or the target stopped.
     for (const auto& e : r.capture.exprs)
       if (auto unknown = unknownGlobal(bin, e)) return fail(unknown->kind, "read: " + unknown->message, unknown->hint);
     f.readsArePlainVariables = f.hasDwarf && !r.capture.exprs.empty();

@@ -1,4 +1,4 @@
-// The rate probe's engine, kept for the session that follows (issue #14):
+// The rate probe's engine, kept for the session that follows:
 // the rate probe loads the BPF programs to count hits; when the plan then
 // picks BPF, the event session takes that engine over (its probes
 // reconfigured for what the session captures, its counters zeroed) instead

@@ -60,8 +60,8 @@ int runInfo(const std::vector<std::string>& argv) {
   info.debugInfoPath = bin.debugInfoOrigin().path;
   info.pclntabFormat = bin.pclntab().goVersionFormat();
   info.functions = bin.pclntab().functions().size();
-  // The offset the probes use, found or assumed (was: null when assumed,
-  // while traces printed the ids read at the assumed offset).
+  // The offset the probes use, found or assumed: an assumed one is shown
+  // too, as traces print the ids read at it.
   GoidOffsetInUse goid = goidOffsetInUse(bin);
   info.goidOffset = goid.offset;
   info.goidOffsetHow = goid.how;

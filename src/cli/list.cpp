@@ -89,7 +89,7 @@ int runList(const std::vector<std::string>& argv) {
     ProbeRequest request;
     request.action = Action::List;
     if (target.process) request.target.pid = target.process->pid();
-    // Nothing to choose (was: "plan: direct-read", which is read's plan).
+    // Nothing to choose: no plan line (direct-read is read's plan).
     explainWithoutPlan("list reads the executable's function table (pclntab; DWARF and .symtab where present) "
                        "and decodes each function's code to place probes: no probe is attached, no debugger, "
                        "the process is neither stopped nor read",

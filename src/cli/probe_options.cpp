@@ -116,8 +116,8 @@ int exitCodeAfter(const TracedTarget& target, EndReason why, bool strict) {
   if (why == EndReason::ProbesLost)
     raise({ErrorKind::External, "the link holder died: the kernel removed every probe, so the session ended early",
            "the counts printed above end there; run goscope again"});
-  // A -c command that execs is no normal end either (it used to read
-  // "target exited" once the new program ended): the probes stopped
+  // A -c command that execs is no normal end either ("target exited"
+  // would come only once the new program ended): the probes stopped
   // seeing it at the exec.
   if (why == EndReason::TargetExeced) raiseExeced(target.describe(), target.execedTo());
   if (why != EndReason::TargetExited || target.isBinaryWide()) return 0;

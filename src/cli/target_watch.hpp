@@ -1,6 +1,6 @@
 // The -p process a command works on, remembered so that a failure while the
 // session is set up can be told for what it usually is: the target exited
-// under goscope. Killed during attach, it used to surface as whatever step
+// under goscope. Killed during attach, it would surface as whatever step
 // failed first ("cannot open /proc/N/exe", "auxv", exit 3 or 7); errors.md
 // promises exit 8 for a target that exits.
 #pragma once

@@ -94,7 +94,7 @@ class Output {
     std::optional<Interval> interval;
     TimeUnit unit = TimeUnit::Ns;
     // What the probes add to each measured call (estimated; 0: unknown) and
-    // where the figures come from: said beside the histogram (issue #17).
+    // where the figures come from: said beside the histogram.
     double probeCostNs = 0;
     double probeCostLowNs = 0;  // > 0: probeCostNs is the top of a range, this its bottom
     std::string costFigures;

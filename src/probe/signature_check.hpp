@@ -1,7 +1,7 @@
 // A signature the user gives (`main.add(x string) string`) is meant for
 // stripped binaries. On a binary whose DWARF describes the function, a
 // signature that disagrees with DWARF would decode every call wrongly and
-// silently (issue #12: `main.hot(id string)` on `id int`): DWARF wins, with a
+// silently (`main.hot(id string)` on `id int`): DWARF wins, with a
 // warning, unless the user forces their own.
 #pragma once
 

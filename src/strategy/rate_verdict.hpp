@@ -1,4 +1,4 @@
-// When the strategy's rate probe may stop early (issue #14 item 3). The probe
+// When the strategy's rate probe may stop early. The probe
 // counts a function's hits in the kernel to choose between Delve and BPF; the
 // choice only asks whether the rate is above or below one limit (the rate at
 // which Delve's stops would take --max-overhead of the target's time). Once

@@ -60,7 +60,7 @@ AnalysisCache AnalysisCache::forBinary(const GoBinary& bin) {
   c.dir_ = std::make_shared<const SafeDir>(std::move(*sub));
   const auto t0 = std::chrono::steady_clock::now();
   // In slices, each let go of once hashed: the whole file would otherwise
-  // stay in this process's RSS (57 MB for kubectl; issue #14 asks < 100 MB).
+  // stay in this process's RSS (57 MB for kubectl).
   // The streaming hash equals the one-shot one.
   const auto file = bin.elf().bytes();
   XXH3_state_t* state = XXH3_createState();

@@ -1,4 +1,4 @@
-// What start-up found in a binary, kept between runs (issue #14: a warm
+// What start-up found in a binary, kept between runs (a warm
 // start of `count -b BIN '*'` under 0.2 s): the call-site proofs of stepped
 // entries and the placement of inlined bodies, the two searches that decode
 // whole functions. Keyed by a hash of the file's whole content, so a rebuilt
@@ -107,7 +107,7 @@ class InlinedSiteList {
 
 // Both, for a selection that wants call sites and inlined bodies: when
 // neither answer is cached, one decode of each function feeds both searches
-// (start-up, issue #14). interrupted: keepGoing said stop (then nothing is
+// (start-up). interrupted: keepGoing said stop (then nothing is
 // added, and neither answer may be used).
 struct StartupSearches {
   CallSiteIndex callSites;

@@ -37,7 +37,7 @@ constexpr uint32_t kMaxCount = 1u << 24;
 // the first numbers the strings (the table comes first in the file) and
 // counts the bytes, the second writes them in pieces. No buffer of the
 // whole record is held (buf's is 8.9 MB, and the two buffers it was built
-// in were the peak RSS of a cold start; issue #14).
+// in were the peak RSS of a cold start).
 //
 // A string is its index in the record's string table: a reason, a file
 // name or a callee repeats thousands of times in a big binary.
@@ -339,7 +339,7 @@ std::optional<AnalysisRecord> parseAnalysis(std::span<const uint8_t> bytes, std:
     if (!p.ok()) break;
     // Bodies come in their callers' order, many to a caller: the last
     // one's caller is checked first, before a search of the function
-    // table (97,891 bodies in buf's record: start-up, issue #14).
+    // table (97,891 bodies in buf's record: start-up).
     s.caller = !r.inlined.empty() && r.inlined.back().caller->entry == callerEntry ? r.inlined.back().caller
                                                                                    : checks.functionAt(callerEntry);
     if (!s.caller || s.caller->entry != callerEntry) return refuse(why, "an inlined body's caller is no function");

@@ -110,8 +110,7 @@ class Search {
     // Every thousand functions, the file's pages read so far go back to
     // the page cache (a later read faults them in again): the code, its
     // pc tables and inline trees, read once each here, are not all kept in
-    // goscope's RSS (buf: ~30 MB of its file; issue #14 asks < 100 MB in
-    // all). Only the pages in use meanwhile are read twice.
+    // goscope's RSS (buf: ~30 MB of its file). Only the pages in use meanwhile are read twice.
     size_t releasedAt = 0;
     const AnalysisProgress progress = [&](size_t done, size_t) {
       if (done - releasedAt >= kReleaseEvery) {

@@ -1,4 +1,4 @@
-// Call-site placement (issue #15): a function whose entry a uprobe would
+// Call-site placement: a function whose entry a uprobe would
 // single-step (~4-10 us a hit: a leaf without a stack check) is counted at
 // the `call rel32` instructions that call it instead, which the kernel
 // emulates (~0.35 us). That is only right when every call of the function
@@ -50,7 +50,7 @@ struct CallSiteProof {
 // Another search that needs the whole analysis (FunctionCode) of some
 // functions (the inlined bodies', inline_sites.hpp): the call-site search
 // decodes every function anyway, so those it decodes once for both
-// (start-up, issue #14). Both are called on the worker thread that has
+// (start-up). Both are called on the worker thread that has
 // function i of the table, wantsCode(i) first, then, if it said yes,
 // withCode(i, its analysis, its bytes (nullopt: not in the file)).
 struct WholeCodeUser {

@@ -87,7 +87,7 @@ struct FunctionCode {
 // Called with every instruction the sweep decodes: its address, its bytes
 // and Zydis's decoding (Zydis/Zydis.h). Another search that reads every
 // instruction (the call sites', call_sites.hpp) rides along on the same
-// decode instead of decoding the function again (start-up, issue #14).
+// decode instead of decoding the function again (start-up).
 using InstructionHook =
     std::function<void(uint64_t at, std::span<const uint8_t> bytes, const ZydisDecodedInstruction_& in)>;
 

@@ -129,7 +129,7 @@ class DwarfInfo {
   // `main.counter`) needs: those variables and every type they reach. The
   // compile units' top-level DIEs are scanned and functions, parameters,
   // location lists, line tables and unreached types are skipped, so a
-  // direct read does not pay for the whole DWARF (issue #14: it took ~200 ms
+  // direct read does not pay for the whole DWARF (it took ~200 ms
   // on the fixtures). functions() is empty; declares() answers for `names`.
   static Result<std::optional<DwarfInfo>> readGlobals(const ElfFile& elf, const std::vector<std::string>& names);
 

@@ -51,7 +51,7 @@ Result<void> ElfFile::load() {
   // mapping), goscope's own included. A private mapping would read int3
   // where another session (or this one) has probes, and every probed page
   // became an anonymous copy: 25 MB of RSS and kernel time for 80,000
-  // probes in kubectl (issue #14). A shared mapping reads the page cache,
+  // probes in kubectl. A shared mapping reads the page cache,
   // which uprobes never change.
   void* m = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd_.get(), 0);
   if (m == MAP_FAILED) return fail(ErrorKind::Internal, path_ + ": mmap failed: " + std::strerror(errno));

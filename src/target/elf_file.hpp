@@ -84,7 +84,7 @@ class ElfFile : public std::enable_shared_from_this<ElfFile> {
   // Lets the kernel unmap the pages of [offset, offset + len) from this
   // process: they stay in the page cache and come back on the next read
   // (a shared file mapping: MADV_DONTNEED drops nothing but our page-table
-  // entries). Peak RSS of a 57 MB binary read whole to hash it (issue #14:
+  // entries). Peak RSS of a 57 MB binary read whole to hash it (kept
   // under 100 MB). Pointers into bytes() stay valid.
   void releasePages(size_t offset, size_t len) const;
   bool isPie() const { return isDyn_; }  // ET_DYN: loaded at a bias

@@ -88,7 +88,7 @@ Result<std::shared_ptr<GoBinary>> GoBinary::open(const std::string& path, const 
                   "what is left)");
     b->truncation_ = std::move(t);
   }
-  // Start-up phases in -v (issue #14): where the time to the first probe goes.
+  // Start-up phases in -v: where the time to the first probe goes.
   spdlog::debug("start-up: {}: ELF and pclntab read, {} functions, in {:.1f} ms ({:.0f} ms after goscope started)",
                 b->name_, b->pcln_.functions().size(),
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),

@@ -18,7 +18,7 @@ uint32_t goidOffset(const GoBinary& bin) {
 }
 
 Result<GlobalVariable> findGlobal(const GoBinary& bin, const std::string& name) {
-  // Only the top-level DIEs, for this name (issue #14: `count --read` and a
+  // Only the top-level DIEs, for this name (`count --read` and a
   // direct read parsed the whole DWARF, ~200 ms on a big binary, for one variable).
   if (const DwarfInfo* d = bin.dwarfGlobals({name})) {
     if (const GoVariable* v = d->variable(name)) return GlobalVariable{v->name, v->address, v->size, v->type};

@@ -124,7 +124,7 @@ std::vector<InlinedSite> InlinedSiteSearch::take(InlinedNames* names) {
 
 std::vector<InlinedSite> findInlinedSites(const GoBinary& bin, const std::function<bool(std::string_view)>& wanted,
                                           const std::function<bool(size_t, size_t)>& progress, InlinedNames* names) {
-  // Each caller's bodies on every CPU (issue #14: start-up).
+  // Each caller's bodies on every CPU (start-up).
   InlinedSiteSearch search(bin, wanted);
   forEachInParallel(bin.pclntab().functions().size(), [&](size_t i) { search.searchAlone(i); }, progress);
   return search.take(names);

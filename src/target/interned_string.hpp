@@ -1,6 +1,6 @@
 // A string kept once for the whole process, shared by every value that holds
-// it: the callee, call file and reason of each inlined body (issue #14,
-// start-up memory). buf has 97,891 bodies; their callees, files and the
+// it: the callee, call file and reason of each inlined body (start-up
+// memory). buf has 97,891 bodies; their callees, files and the
 // common reasons repeat thousands of times (runtime.add, internal/abi's
 // files, "the body's first instruction, passed once per call"), and three
 // heap strings a body were ~30 MB of the peak heap of `count -b buf '*'`

@@ -1,6 +1,6 @@
 // The disassembly of many functions of one binary, on every CPU goscope may
 // run on. Start-up of `count -b BIN '*'` on a 60,000-function binary is
-// mostly this (issue #14); each function's analysis is independent and pure,
+// mostly this; each function's analysis is independent and pure,
 // so the work splits without locks, and the results come back in the order
 // asked, whatever the threads did: the same selection, the same probe ids,
 // run after run.

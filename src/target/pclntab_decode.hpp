@@ -63,7 +63,7 @@ std::optional<int32_t> pcValueAt(std::span<const uint8_t> table, uint64_t entry,
 // pcValueAt for many targets in one walk of the table: out[i] is
 // pcValueAt(table, entry, targets[i], quantum). A function with hundreds of
 // inlined calls asks for each call's file, line and parent: one walk per
-// table instead of one per call (start-up, issue #14).
+// table instead of one per call (start-up).
 std::vector<std::optional<int32_t>> pcValuesAt(std::span<const uint8_t> table, uint64_t entry,
                                                std::span<const uint64_t> targets, uint32_t quantum = 1);
 

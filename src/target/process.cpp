@@ -54,7 +54,7 @@ Result<Process> Process::attach(pid_t pid) {
   if (::stat(procPath(pid, "").c_str(), &st) != 0)
     return fail(ErrorKind::NotFound, "no process with PID " + std::to_string(pid));
   // /proc/TID answers for a thread too (it is only hidden from readdir), so
-  // a thread id given as -p used to fail later with "No such process".
+  // a thread id given as -p would otherwise fail later with "No such process".
   if (pid_t leader = threadGroupOf(pid); leader > 0 && leader != pid)
     return fail(ErrorKind::Usage,
                 std::to_string(pid) + " is a thread of process " + std::to_string(leader) + ", not a process",

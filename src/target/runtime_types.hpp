@@ -1,7 +1,7 @@
 // Named types in the runtime's own type records ([moduledata.types, etypes)),
 // which stripped binaries keep: how goscope knows, without DWARF, that a
 // user signature's `main.Shape` or `io.Writer` is an interface (two words,
-// itab and data) and not a struct of some other size (issue #17).
+// itab and data) and not a struct of some other size.
 //
 // A named type's runtime._type is not listed anywhere a reader can walk
 // (moduledata.typelinks holds unnamed composite types only, and is empty in

@@ -1,7 +1,7 @@
 // Is an expression a package variable that the binary shows does not exist?
-// `goscope read main.nosuch` used to start Delve, stop the target ~0.5 s and
-// relay Delve's "main (type func()) is not a struct" (issue #17); the
-// binary's own DWARF, symbol table and function table answer at once.
+// Asking Delve would stop the target ~0.5 s to relay its "main (type
+// func()) is not a struct"; the binary's own DWARF, symbol table and
+// function table answer at once.
 #pragma once
 
 #include <optional>

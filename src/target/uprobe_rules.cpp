@@ -25,7 +25,7 @@ constexpr std::array<uint8_t, 40> kBadOpcode1 = {
 
 // As a table indexed by the byte: every instruction of every function is
 // classified at start-up, and a search of the 40 was 7% of the prologue
-// decode of `count -b buf '*'` (issue #14).
+// decode of `count -b buf '*'`.
 constexpr std::array<bool, 256> kBadOpcode1Table = [] {
   std::array<bool, 256> t{};
   for (uint8_t op : kBadOpcode1) t[op] = true;

@@ -14,7 +14,7 @@ void requestStop();
 
 // While a session's probes are attached, a wait on someone else (a write to
 // a pipe nobody reads) must give way to the session's end, or the target
-// pays for every call until the reader reads (issue #14 goal 6: Ctrl-C,
+// pays for every call until the reader reads (Ctrl-C,
 // SIGTERM and -d detach within 0.2 s whatever the backlog). The session
 // says when its probes are on and when its -d ends (CLOCK_MONOTONIC seconds,
 // 0 = no -d); endPending() is true while they are on and a stop signal came

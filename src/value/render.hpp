@@ -47,7 +47,7 @@ boost::json::value renderJson(const Value& v);
 
 // The same bytes, appended to `out` (the output's line buffer): trace prints
 // a line per call, and building strings and Boost.JSON trees per value cost
-// more than the rest of the reading side (issue #14). Scalars, strings,
+// more than the rest of the reading side. Scalars, strings,
 // pointers, structs, arrays and slices are written straight into `out`;
 // other kinds (and any string that needs escaping) go through renderText /
 // jsonText(renderJson) so every byte stays the same.

@@ -149,13 +149,13 @@ struct Engine::Impl {
   // No link was ever made: no program has run, so every map still holds the
   // zeros it was created with, and a first configureProbe need not read a
   // count base nor zero the aggregates (3 bpf() calls a probe become 1:
-  // 175,000 calls for 58,000 functions, issue #14).
+  // 175,000 calls for 58,000 functions).
   bool mapsPristine = true;
   // Probe configurations written before the first attach, sent to the
   // kernel in one BPF_MAP_UPDATE_BATCH when attach() starts (no program can
   // read probe_cfg before then; docs/kernel.md, "Attaching many probes"):
   // 16,066 bpf() calls, one a probe, in a warm
-  // `count '*'` start on the Go compiler (issue #14).
+  // `count '*'` start on the Go compiler.
   std::vector<uint32_t> pendingKeys;
   std::vector<gs_probe_cfg> pendingCfgs;
   // Owns every uprobe_multi link (link_holder.hpp); null: links are ours
@@ -167,7 +167,7 @@ struct Engine::Impl {
   std::optional<Error> callbackError;
   // One poll's budget: libbpf's consume loop runs as long as the kernel
   // keeps writing, so a hot function held a poll for seconds and Ctrl-C and
-  // -d came 5.8-8.5 s late (issue #14). After `pollDeadline` the callback
+  // -d came 5.8-8.5 s late. After `pollDeadline` the callback
   // cuts the loop short (the record it was given is consumed and delivered).
   std::chrono::steady_clock::time_point pollDeadline{};
   Event event;  // every record is decoded into this one (its vectors keep their capacity)
@@ -653,7 +653,7 @@ std::string describePoints(const std::vector<RefusedPoint>& r) {
 // mapping of a file that has pid-0 uprobes gets their int3 bytes written into
 // it by the kernel (uprobe_mmap), also in this process. In windows of 1 MiB
 // over the offsets in ascending order, not one pread per point: 58,000
-// probes were 58,000 system calls (issue #14); a window costs one, and
+// probes were 58,000 system calls; a window costs one, and
 // memory for one window only.
 namespace {
 

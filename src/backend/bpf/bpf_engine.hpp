@@ -194,7 +194,7 @@ class Engine {
   Result<AttachStats> attach(const std::string& path, pid_t pid, std::span<const AttachPoint> points,
                              const AttachOptions& options = {});
   // The same, keeping `points` themselves (no copy: buf's 222,679 are 5 MB
-  // at the start-up's peak RSS, issue #14); for a caller done with them.
+  // at the start-up's peak RSS); for a caller done with them.
   Result<AttachStats> attach(const std::string& path, pid_t pid, std::vector<AttachPoint>&& points,
                              const AttachOptions& options = {});
   Result<AttachStats> attach(const std::string& path, pid_t pid, std::initializer_list<AttachPoint> points,

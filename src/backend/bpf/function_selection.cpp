@@ -88,7 +88,7 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
   const DecodeDepth depth = opt.returns ? DecodeDepth::Whole : DecodeDepth::EntryOnly;
   const auto t0 = std::chrono::steady_clock::now();
   // In blocks, so that at most one block of whole FunctionCode records
-  // waits beside the selection (memory: issue #14 asks < 100 MB for 58,000
+  // waits beside the selection (memory: under 100 MB for 58,000
   // functions). A Ctrl-C while a big binary is read stops here, before
   // anything is attached; a person at a terminal sees how far it got.
   constexpr size_t kBlock = 8192;
@@ -293,7 +293,7 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
     // What the searches found, for the next run: written on a thread of its
     // own while the probes are configured and attached (the attach is the
     // kernel's work, in the link holder), not before them: buf's 8.9 MB
-    // record took 50-66 ms of a cold start (issue #14). The record points
+    // record took 50-66 ms of a cold start. The record points
     // into the binary's function table: the caller keeps the binary alive
     // until the Selection, which joins the thread, is gone.
     // The writer takes no stop signal (they belong to the session's thread,

@@ -17,7 +17,7 @@ namespace goscope {
 
 // What the session needs of a chosen function: its entry probe's place and
 // kind (its cost per hit). Not the whole FunctionCode: 80,000 of those were
-// ~25 MB that nothing read (issue #14, peak RSS).
+// ~25 MB that nothing read (peak RSS).
 struct SelectedFunction {
   const GoFunction* fn = nullptr;
   ProbeSite::Kind probeKind = ProbeSite::Kind::None;

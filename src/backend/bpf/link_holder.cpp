@@ -272,7 +272,7 @@ struct Holder {
     if (size <= arrays) return -EINVAL;
     // Mapped, not read and copied: buf's 222,679 offsets and cookies are
     // 3.5 MB, and reading them into zeroed buffers and copying them out again
-    // was ~10 ms of every attach (issue #14). Private and read-only: goscope
+    // was ~10 ms of every attach. Private and read-only: goscope
     // wrote the memfd before sending it and does not touch it again.
     void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, dataFd, 0);
     if (map == MAP_FAILED) return -errno;

@@ -25,7 +25,7 @@ Error classifyAttachFailure(pid_t pid, std::string_view dlvStderr);
 // dlv's "operation not permitted" looked again at the target: when another
 // debugger holds it now, or took it in the same moment (two goscope Delve
 // sessions started at once), the target is busy (exit 4), not a privilege
-// missing (the loser used to be told to run as root, exit 6).
+// missing (exit 6 would tell it to run as root).
 Error explainAttachRefusal(pid_t pid, Error classified);
 
 // `dlv attach` does not check the target's Go version (Delve 1.20.2 checks
