@@ -61,7 +61,7 @@ TEST_CASE("strategy: read takes the zero-pause direct read for plain variables, 
   checkUnharmed(c, before);
 }
 
-TEST_CASE("strategy: direct reads print exactly what Delve prints — maps too; expressions go to Delve") {
+TEST_CASE("strategy: direct reads print exactly what Delve prints — maps too, expressions go to Delve") {
   ReadyZoo z;
   for (const std::string flags : {"", "--json "}) {
     // main.cfg is a struct holding a map.
