@@ -63,7 +63,9 @@ foreach(test IN LISTS tests)
   set(extra)
   if(DEFINED suite_of_${key})
     list(APPEND labels ${suite_of_${key}})
-    if(suite_of_${key} STREQUAL "loaded")
+    # loaded: loads the machine on purpose; measured: compares costs measured
+    # in the same run, which a test beside it would skew. Both run alone.
+    if(suite_of_${key} STREQUAL "loaded" OR suite_of_${key} STREQUAL "measured")
       list(APPEND extra RUN_SERIAL TRUE)
     endif()
   endif()

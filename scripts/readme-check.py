@@ -573,6 +573,10 @@ def main():
                 print(f"    README only: {l[:300]}")
             for l in new:
                 print(f"    run only:    {l[:300]}")
+            # The whole run, for a drift that a re-run does not show (CI's log
+            # is all that is left of it).
+            for l in got[:40]:
+                print(f"    run printed: {l[:200]}")
     finally:
         live.close()
     skipped = sum(why.values())

@@ -352,6 +352,7 @@ class BpfEventSession final : public EventSession {
 
   // How long the ring is read before the detach at most (the rest after it).
   static constexpr double kPreDetachDrainS = 0.1;
+  bool entriesLost_ = false;
   std::optional<std::string> linksLost_;  // the link holder died (said before detaching)
   uint64_t endNs_ = 0;                    // the session's end, once it has come
   bool hitsReached() const { return request_.maxHits > 0 && delivered_ >= request_.maxHits; }
@@ -513,12 +514,17 @@ class BpfEventSession final : public EventSession {
       c.stackCut = p.stackCut;
       auto node = pending_.extract(it);
       if (spare_.size() < kMaxSpareNodes) spare_.push_back(std::move(node));
-    } else {
+    } else if (!entriesLost()) {
       // A call already running when the probes went in: its arguments,
       // duration and stack were never seen. Left out (counted, and said on
       // stderr), not printed with nulls nor counted against -n.
       unmatched_++;
       return;
+    } else {
+      // Or a call whose entry the full ring refused (counted in "events
+      // lost"): it ran in the session, so it is shown, what only the entry
+      // carried said to be unknown.
+      c.argsUnavailable = "its entry was lost (ring buffer full)";
     }
     if (request_.capture.results) {
       if (t.raw) {
@@ -533,6 +539,14 @@ class BpfEventSession final : public EventSession {
       resultsSpare_ = std::move(*c.results);  // back for the next return
       c.results.reset();
     }
+  }
+
+  // Whether the kernel has refused an event yet: until then a return with
+  // no entry can only be a call entered before the attach. Asked of the
+  // kernel's counters until the first loss, then remembered.
+  bool entriesLost() {
+    if (!entriesLost_) entriesLost_ = engine_->stats().lost() > 0;
+    return entriesLost_;
   }
 
   // Clears `c` for a return of `fn` (what callAt gives for trace), keeping

@@ -80,8 +80,9 @@ LoopEnd runSessionLoop(TracedTarget& target, const LoopOptions& o, const std::fu
     if (stopRequested()) return ended(EndReason::Signal, monotonicSeconds());
     const double now = monotonicSeconds();
     if (end > 0 && now + kSlackS >= end) return ended(EndReason::Duration, now);
-    if (target.ended()) return ended(EndReason::TargetExited, now);
+    // An exec first: it can look like an exit to a pidfd (Process::replacedImage).
     if (target.execed()) return ended(EndReason::TargetExeced, now);
+    if (target.ended()) return ended(EndReason::TargetExited, now);
     if (o.intervalS > 0 && now + kSlackS >= dueAt(k)) {
       // Late by more than a whole interval (goscope did not run): one report
       // for all of them, saying so; the next is due on the original grid.

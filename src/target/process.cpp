@@ -145,7 +145,13 @@ bool Process::alive() const {
 
 bool Process::replacedImage() const {
   struct stat st{};
-  if (exeInode_ == 0 || !alive() || ::stat(procPath(pid_, "exe").c_str(), &st) != 0) return false;
+  // Not alive(): when a thread other than the leader execs, the old leader's
+  // exit makes the pidfd poll readable although the process goes on under
+  // its PID with its start time (the kernel's de_thread). The same PID and
+  // start time with another executable is this process after an exec.
+  if (exeInode_ == 0 || !processIsAlive(pid_) || (startTime_ && startTimeOf(pid_) != startTime_) ||
+      ::stat(procPath(pid_, "exe").c_str(), &st) != 0)
+    return false;
   return st.st_ino != exeInode_ || st.st_dev != exeDev_;
 }
 

@@ -16,7 +16,8 @@
 
 using namespace goscope::test;
 
-TEST_CASE("overhead --json: every mode, BPF far cheaper than a Delve breakpoint on every hit") {
+TEST_CASE("overhead --json: every mode, BPF far cheaper than a Delve breakpoint on every hit" *
+          doctest::test_suite("measured")) {
   auto r = runCli("overhead --json -w 1 -r 3");
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);
   std::map<std::string, boost::json::object> modes;

@@ -276,6 +276,10 @@ class Loader {
   // Types an interface's dynamic value needs that this DWARF does not have
   // yet: read them (GoBinary::dwarfGlobals) and load again.
   const std::set<std::string>& missingTypes() const { return missing_; }
+  // Values this read could not follow into memory: in a Go program a
+  // pointer to unmapped memory is one read while it was being written (a
+  // string header's two words, a writer preempted between them).
+  int faults() const { return faults_; }
 
   // Fails only when the process is gone or unreadable as a whole; a bad
   // pointer inside the value marks that part unreadable, as Delve does.
@@ -293,6 +297,7 @@ class Loader {
     --nesting_;
     if (!r) {
       if (r.error().kind == ErrorKind::TargetGone || r.error().kind == ErrorKind::Permission) return fail(r.error());
+      if (r.error().message.starts_with("reading memory of PID")) faults_++;
       Value bad = Value::missing("unreadable: " + r.error().message, name);
       bad.type = typeName;
       return bad;
@@ -731,6 +736,7 @@ class Loader {
   std::optional<uint64_t> typesBase_;
   std::set<std::string> missing_;
   uint64_t nesting_ = 0;
+  int faults_ = 0;
 };
 
 bool sameFloat(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
@@ -778,6 +784,7 @@ Result<Value> readGlobalDirect(const GoBinary& bin, const Process& proc, uint64_
   for (int round = 0;; round++) {
     std::optional<Value> previous;
     bool missing = false;
+    int faulted = 0;
     for (int attempt = 0; attempt < std::max(2, limits.attempts); attempt++) {
       Loader loader(bin, *d, proc, loadBias, limits);
       auto v = loader.load(name, type, addr, 0);
@@ -793,6 +800,12 @@ Result<Value> readGlobalDirect(const GoBinary& bin, const Process& proc, uint64_
                                                                   t->kind == Kind::Float32 || t->kind == Kind::Float64 ||
                                                                   t->kind == Kind::Complex64 || t->kind == Kind::UnsafePointer))
         return std::move(*v);
+      // Two reads that agree on a torn pointer prove nothing: read again.
+      if (loader.faults() > 0) {
+        faulted++;
+        previous.reset();
+        continue;
+      }
       if (previous && same(*previous, *v)) return std::move(*v);
       previous = std::move(*v);
     }
@@ -801,9 +814,12 @@ Result<Value> readGlobalDirect(const GoBinary& bin, const Process& proc, uint64_
       if (!d) return fail(ErrorKind::BadTarget, bin.name() + ": DWARF became unreadable");
       continue;
     }
-    Value changed = Value::missing("changed during the read: " + std::to_string(std::max(2, limits.attempts)) +
-                                       " reads in a row disagreed",
-                                   name);
+    const int attempts = std::max(2, limits.attempts);
+    Value changed = Value::missing(
+        faulted > 0 ? "changed during the read: " + std::to_string(faulted) + " of " + std::to_string(attempts) +
+                          " reads met a pointer to unmapped memory (one being written), the others disagreed"
+                    : "changed during the read: " + std::to_string(attempts) + " reads in a row disagreed",
+        name);
     changed.type = type;
     return changed;
   }
