@@ -651,11 +651,18 @@ TEST_CASE("error table: messages that used to mislead say what happened") {
       auto r = runCli("count --strict -p " + pidOf(z.pid()) + " 'runtime.*' 'main.*' -d 5");
       killer.join();
       INFO(delayMs << " ms: " << r.err);
-      CHECK(r.exitCode == 8);
       const std::string last = splitLines(r.err).back();
+      CHECK(last.find("PID " + pidOf(z.pid()) + " ") != std::string::npos);
+      // Killed before goscope first looked (its start-up outlasted the delay
+      // on a loaded machine): the zombie the test has not reaped yet, its
+      // own documented row (bad targets, exit 4).
+      if (last.find("has no executable (kernel thread or zombie)") != std::string::npos) {
+        CHECK(r.exitCode == 4);
+        continue;
+      }
+      CHECK(r.exitCode == 8);
       // Named by the phase it died in: start-up, the executable's read, the
       // attach or the session.
-      CHECK(last.find("PID " + pidOf(z.pid()) + " ") != std::string::npos);
       CHECK((last.find("exited while goscope was working on it") != std::string::npos ||
              last.find("exited while goscope read its executable") != std::string::npos ||
              last.find("exited before the probes were attached") != std::string::npos ||
