@@ -3,6 +3,7 @@
 // overhead bound dropping a hot probe, and the stopped time of a Delve
 // session measured, not guessed — all against the pacer fixture (a float
 // function at a rate it is told) and the counter (a tight loop).
+#include <fstream>
 #include <doctest/doctest.h>
 #include <signal.h>
 
@@ -262,6 +263,14 @@ TEST_CASE("overhead: a misspelled second pattern is an error unless --ignore-mis
   CHECK(counter.alive());
 }
 
+// Whether a process has a handler for SIGINT (its SigCgt mask).
+static bool catchesSigint(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string l; std::getline(in, l);)
+    if (l.starts_with("SigCgt:")) return (std::stoull(l.substr(7), nullptr, 16) >> (SIGINT - 1)) & 1;
+  return false;
+}
+
 TEST_CASE("overhead: Ctrl-C while thousands of probes are being placed ends at once, nothing left behind") {
   const std::string compile = run("go env GOTOOLDIR").out;
   REQUIRE(!compile.empty());
@@ -280,6 +289,10 @@ TEST_CASE("overhead: Ctrl-C while thousands of probes are being placed ends at o
   REQUIRE(run("cp " + compile.substr(0, compile.find('\n')) + "/compile " + bin).exitCode == 0);
   for (int delayMs : {50, 150, 300}) {
     GoscopeProcess g({"count", "-b", bin, "*"});
+    // From its Ctrl-C handler on (SigCgt in /proc/PID/status): before it, a
+    // loaded machine may still be exec'ing goscope, which no program can
+    // answer for.
+    REQUIRE(waitUntil([&] { return catchesSigint(g.pid()); }, 10s));
     std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
     const auto sent = std::chrono::steady_clock::now();
     g.signal(SIGINT);
