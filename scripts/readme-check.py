@@ -394,6 +394,20 @@ def run(cmd, cwd, env, timeout, beside=None, steps=(), curls=(), when=None):
     return lines, extra
 
 
+def wait_untraced(pid, seconds):
+    """Until /proc/PID/status says TracerPid 0 (or the process is gone)."""
+    end = time.time() + seconds
+    while time.time() < end:
+        try:
+            status = open(f"/proc/{pid}/status").read()
+        except OSError:
+            return
+        m = re.search(r"^TracerPid:\s*(\d+)", status, re.M)
+        if not m or m.group(1) == "0":
+            return
+        time.sleep(0.05)
+
+
 def pinned_cache(top):
     """An XDG_CACHE_HOME whose host-costs.json is this host's calibration
     (one measure, marked as taken at rest now) without the Delve stop cost the last Delve session here measured (under
@@ -554,6 +568,12 @@ def main():
                 print(f"{ex.line}: not re-run ({prep}): $ {ex.cmd}")
                 continue
             cmd, cwd, shown, follow, pid = prep
+            # An example meets its target untraced, as a user would: the
+            # dlv of an earlier example on the same fixture may still be
+            # detaching (its guardian restores the target first), and a
+            # traced target is one Delve cannot serve, which changes the plan.
+            if pid:
+                wait_untraced(pid, 15)
             ran += 1
             got, extra = run(cmd, cwd, a.env, a.timeout, rec.get("beside") and live.fill(rec["beside"], pid),
                              [live.fill(s, pid) for s in rec.get("steps", [])], [c for c, _ in follow], rec.get("when"))
