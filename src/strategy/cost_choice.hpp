@@ -52,7 +52,7 @@ enum class MeasureVerdict { Usable, TooOld, FromTheFuture, BusierThanNow };
 
 MeasureVerdict judgeMeasure(const LoadMark& taken, const LoadMark& now);
 
-// "at load 0.8 on 2 CPUs, 2026-11-27 15:40 UTC"
+// "at load L on N CPUs, YYYY-MM-DD HH:MM UTC"
 std::string describeMark(const LoadMark& m);
 
 struct ProbeChoice {
