@@ -75,14 +75,22 @@ LoopEnd runSessionLoop(TracedTarget& target, const LoopOptions& o, const std::fu
     }
     return e;
   };
+  double nextTargetLook = 0;  // the first pass looks
   for (;;) {
     if (o.finished && o.finished()) return ended(EndReason::Finished, monotonicSeconds());
     if (stopRequested()) return ended(EndReason::Signal, monotonicSeconds());
     const double now = monotonicSeconds();
     if (end > 0 && now + kSlackS >= end) return ended(EndReason::Duration, now);
-    // An exec first: it can look like an exit to a pidfd (Process::replacedImage).
-    if (target.execed()) return ended(EndReason::TargetExeced, now);
-    if (target.ended()) return ended(EndReason::TargetExited, now);
+    // The target is looked at once per kPollS, not on every wake-up: a look
+    // reads several /proc files (the stat of a process sums all its
+    // threads), and a traced burst wakes this loop thousands of times a
+    // second, where these looks cost goscope more CPU than the events.
+    if (now >= nextTargetLook) {
+      nextTargetLook = now + kPollS;
+      // An exec first: it can look like an exit to a pidfd (Process::replacedImage).
+      if (target.execed()) return ended(EndReason::TargetExeced, now);
+      if (target.ended()) return ended(EndReason::TargetExited, now);
+    }
     if (o.intervalS > 0 && now + kSlackS >= dueAt(k)) {
       // Late by more than a whole interval (goscope did not run): one report
       // for all of them, saying so; the next is due on the original grid.
