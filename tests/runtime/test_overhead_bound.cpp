@@ -73,9 +73,9 @@ std::vector<boost::json::object> jsonLines(const std::string& out) {
 
 }  // namespace
 
-TEST_CASE("overhead: a float function at ~100,000 calls/s is planned onto BPF, at ~10/s onto Delve") {
+TEST_CASE("overhead: a float function at ~100,000 calls/s is planned onto BPF, at ~2/s onto Delve") {
   Child hot({fixture("pacer"), "--rate", "100000"}, true);
-  Child slow({fixture("pacer"), "--rate", "10"}, true);
+  Child slow({fixture("pacer"), "--rate", "2"}, true);
   std::string line;
   REQUIRE(hot.readLine(line, 5000));
   REQUIRE(slow.readLine(line, 5000));
@@ -94,8 +94,9 @@ TEST_CASE("overhead: a float function at ~100,000 calls/s is planned onto BPF, a
   CHECK(has(h.err, "float arguments print as <unavailable>"));
   CHECK(has(h.err, "a hit here"));  // the BPF side of the weighing, from this host's figures
   CHECK(has(h.out, "<unavailable: float"));
-  // ~10 a second x a Delve stop fits a 25% budget: the stop is measured and
-  // cached (docs/overhead.md), 1 ms idle but 4-8 ms at a load average of 10.
+  // ~2 a second x a Delve stop fits a 25% budget: the stop is measured and
+  // cached (docs/overhead.md), ~1 ms idle but 20-60 ms on a loaded machine,
+  // where 10 a second did not fit (CI planned BPF).
   auto s = runCli("trace -d 1.5 --explain --max-overhead 25 -p " + std::to_string(slow.pid()) + " main.scale");
   INFO(s.err);
   CHECK(s.exitCode == 0);
@@ -113,7 +114,8 @@ TEST_CASE("overhead: a float function at ~100,000 calls/s is planned onto BPF, a
 }
 
 TEST_CASE("overhead: a Delve break whose function heats up moves to BPF, hits numbered on") {
-  Child pacer({fixture("pacer"), "--rate", "10"}, true);
+  // 2 hits/s: Delve fits the 25% budget even loaded (a hit 20-60 ms there).
+  Child pacer({fixture("pacer"), "--rate", "2"}, true);
   std::string line;
   REQUIRE(pacer.readLine(line, 5000));
   GoscopeProcess g({"break", "--args", "--json", "-d", "5", "--max-overhead", "25", "-p", std::to_string(pacer.pid()),
@@ -138,7 +140,8 @@ TEST_CASE("overhead: a Delve break whose function heats up moves to BPF, hits nu
 }
 
 TEST_CASE("overhead: the hits of a moved session are numbered continuously, Delve's values then BPF's") {
-  Child pacer({fixture("pacer"), "--rate", "10"}, true);
+  // 2 hits/s: Delve fits the 25% budget even loaded (a hit 20-60 ms there).
+  Child pacer({fixture("pacer"), "--rate", "2"}, true);
   std::string line;
   REQUIRE(pacer.readLine(line, 5000));
   std::vector<boost::json::object> hits;
