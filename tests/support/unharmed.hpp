@@ -135,6 +135,19 @@ inline uint64_t textDifference(pid_t pid, const ElfFile& elf) {
   return a == mem.end() ? 0 : text->addr + static_cast<uint64_t>(a - mem.begin());
 }
 
+// How many bytes of the process's .text differ from the file (SIZE_MAX when
+// its memory cannot be read).
+inline size_t textBytesDiffering(pid_t pid, const ElfFile& elf) {
+  const auto* text = elf.section(".text");
+  if (!text) return SIZE_MAX;
+  auto file = elf.sectionBytes(*text);
+  auto mem = readMem(pid, text->addr, file.size());
+  if (mem.size() != file.size()) return SIZE_MAX;
+  size_t n = 0;
+  for (size_t i = 0; i < mem.size(); i++) n += mem[i] != file[i];
+  return n;
+}
+
 // For a failure's message: how many bytes of the process's .text differ
 // from the file, and the first few (address, function+offset, byte in
 // memory, byte in the file): an uprobe's or a breakpoint's int3 reads 0xcc.
