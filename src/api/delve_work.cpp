@@ -21,9 +21,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// One-off reads can afford more than Delve's per-hit default: nested
-// structs two levels down and longer strings (the direct read's limits too).
-constexpr rpc::LoadConfig kReadLoad{true, 2, 256, 64, -1};
+// One-off reads can afford more than Delve's per-hit default: by default
+// nested structs two levels down and longer strings (ReadLimits), the same
+// limits as the direct read's.
+rpc::LoadConfig readLoadOf(const ReadLimits& l) {
+  return {true, l.maxDepth, static_cast<int64_t>(l.maxString), static_cast<int64_t>(l.maxElements), -1};
+}
+
+DirectReadLimits directLimitsOf(const ReadLimits& l) {
+  DirectReadLimits d;
+  d.maxString = l.maxString;
+  d.maxElems = l.maxElements;
+  d.maxDepth = l.maxDepth;
+  return d;
+}
 
 // What `set` may write into a variable, from its value as loaded.
 WriteKind writeKindOf(const Value& v) {
@@ -55,7 +66,7 @@ Result<ReadResult> readDirectly(const ProbeRequest& r, TracedTarget& target) {
     if (std::string why = directReadRefusal(target.binary(), e); !why.empty())
       return fail(ErrorKind::Usage, "read: cannot read " + e + " directly: " + why, "Delve can: --strategy delve");
   for (const auto& e : r.capture.exprs) {
-    auto v = readGlobalDirect(target.binary(), *proc, *bias, e);
+    auto v = readGlobalDirect(target.binary(), *proc, *bias, e, directLimitsOf(r.readLimits));
     if (!v) return v.failure();
     out.values.push_back(std::move(*v));
   }
@@ -75,7 +86,7 @@ Result<ReadResult> readWithDelve(const ProbeRequest& r, const TracedTarget& targ
       out.interrupted = true;
       break;
     }
-    auto v = (*session)->eval(e, kReadLoad);
+    auto v = (*session)->eval(e, readLoadOf(r.readLimits));
     if (!v) {
       if (stopRequested()) {
         out.interrupted = true;  // Ctrl-C: not an error of the expression

@@ -8,6 +8,7 @@ std::string valuePlaceholder(const std::string& name) {
   static const std::map<std::string, std::string> kinds = {
       {"pid", "PID"},         {"command", "'CMD ARGS'"},       {"binary", "BINARY"},      {"interval", "SECS"},
       {"duration", "SECS"},   {"timeout", "SECS"},             {"window", "SECS"},        {"max-string", "BYTES"},
+      {"max-elements", "N"},  {"max-depth", "N"},
       {"count", "N"},         {"stack", "N"},                  {"repeat", "N"},           {"cond", "EXPR"},       {"filter", "EXPR"},
       {"read", "VAR"},        {"counter", "VAR"},              {"at", "FUNC"},            {"func", "FUNC"},
       {"strategy", "auto|delve|bpf"}, {"max-overhead", "PCT"}, {"expect-rate", "HITS/S"}, {"svg", "FILE"},

@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/delve_options.hpp"
 #include "cli/probe_options.hpp"
+#include "cli/read_limit_options.hpp"
 #include "cli/strategy_options.hpp"
 #include "output/output.hpp"
 
@@ -18,6 +19,7 @@ namespace goscope::cli {
 
 int runRead(const std::vector<std::string>& argv) {
   auto specs = delveOptionSpecs(strategyOptionSpecs(false));
+  for (const auto& o : readLimitSpecs()) specs.push_back(o);
   auto args = orRaise(parseArgs("read", specs, argv));
   if (args.has("help")) {
     std::cout << usageOf("goscope read -p PID [--json] EXPR...   (globals are package-qualified: main.counter)", specs);
@@ -29,6 +31,7 @@ int runRead(const std::vector<std::string>& argv) {
   request.action = Action::Read;
   request.target.pid = delvePidOrRaise(args, "read");
   request.capture.exprs = exprs;
+  request.readLimits = readLimitsOrRaise(args);
   request.dlvArgs = args.all("dlv-arg");
   if (auto d = args.get("dlv")) request.dlvPath = *d;
   applyStrategyOptions(args, request);

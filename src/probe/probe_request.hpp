@@ -33,6 +33,16 @@ struct CaptureSpec {
   std::optional<std::string> cond;   // a Go condition for a hit to count (Delve)
 };
 
+// How much of a value a one-off read loads, on either path (the direct
+// read's limits, Delve's LoadConfig): Delve's own defaults for a read, as
+// `goscope read` has always asked for them. `read --max-string`,
+// `--max-elements` and `--max-depth` set them.
+struct ReadLimits {
+  uint32_t maxString = 256;   // bytes of each string
+  uint32_t maxElements = 64;  // elements of each slice, array or map
+  int maxDepth = 2;           // levels of nested values below the top (Delve's MaxVariableRecurse)
+};
+
 struct ProbeRequest {
   Action action = Action::Count;
   TargetSpec target;
@@ -49,6 +59,7 @@ struct ProbeRequest {
   // condition, without prefixes).
   std::optional<FilterExpr> filter;
   CaptureSpec capture;
+  ReadLimits readLimits;  // read: how much of each value is loaded
   std::vector<std::pair<std::string, std::string>> writes;  // set: VAR=VALUE
   std::optional<std::string> readVariable;  // count --read: a global read on each hit of the first function
   bool plainEntry = false;                  // --entry (count, latency, trace): the function's first instruction, not the jbe or call sites

@@ -196,6 +196,38 @@ TEST_CASE("read: zoo's globals as Go-like text and as JSON") {
   checkZooUnharmed(z, before);
 }
 
+TEST_CASE("read: --max-string, --max-elements and --max-depth load as much on the direct read as on Delve's") {
+  Zoo z;
+  double before = z.roundsPerSecond();
+  const std::string exprs = " main.items main.labels main.cfg";
+  const std::string limits = " --max-string 2 --max-elements 1 --max-depth 0";
+  auto direct = runCli("read" + limits + pidArg(z.pid()) + exprs);
+  auto delve = runCli("read --strategy delve" + limits + pidArg(z.pid()) + exprs);
+  INFO("direct: " << direct.err);
+  INFO("delve: " << delve.err);
+  REQUIRE(direct.exitCode == 0);
+  REQUIRE(delve.exitCode == 0);
+  CHECK(direct.err.find("was not stopped") != std::string::npos);
+  CHECK(delve.err.find("was stopped") != std::string::npos);
+  // Cut alike: 2 bytes of each string, 1 element, the map one level down not
+  // loaded (zoo's SleepMs is its flag: 0 here).
+  const std::string cut =
+      "main.items = []string{len=3 cap=3: \"al…\"(+3 bytes), …} ([]string)\n"
+      "main.labels = map[string]int{len=3: \"re…\"(+1 bytes): 1, …} (map[string]int)\n"
+      "main.cfg = main.Config{Name: \"zo…\"(+1 bytes), Workers: 8, SleepMs: 0, Rounds: 0, Ratio: 0.75, Verbose: false, "
+      "Tags: []string{len=2 cap=3: \"al…\"(+3 bytes), …}, Labels: map[string]int{len=3: …}} (main.Config)\n";
+  CHECK(direct.out == cut);
+  CHECK(delve.out == cut);
+  // The defaults load all of it.
+  auto whole = runCli("read" + pidArg(z.pid()) + " main.cfg.Labels");
+  CHECK(whole.out == "main.cfg.Labels = map[string]int{len=3: \"red\": 1, \"green\": 2, \"blue\": 3} (map[string]int)\n");
+  expectError(runCli("read --max-elements 0" + pidArg(z.pid()) + " main.items"), 2,
+              "--max-elements wants a whole number from 1 to 100000, not '0'");
+  expectError(runCli("read --max-depth 17" + pidArg(z.pid()) + " main.items"), 2, "--max-depth wants a whole number");
+  expectError(runCli("read --max-string x" + pidArg(z.pid()) + " main.items"), 2, "--max-string wants a whole number");
+  checkZooUnharmed(z, before);
+}
+
 // ---- sample -------------------------------------------------------------------
 
 TEST_CASE("sample: one record per interval, with the pause each took") {

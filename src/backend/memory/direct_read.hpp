@@ -32,9 +32,10 @@
 namespace goscope {
 
 // The same limits goscope read asks Delve for (api/delve_work.cpp,
-// kReadLoad): strings up to 256 bytes, the first 64 elements of slices,
-// arrays and maps, two levels of nested structs (Delve's
-// MaxVariableRecurse), pointers followed.
+// readLoadOf): by default strings up to 256 bytes, the first 64 elements of
+// slices, arrays and maps, two levels of nested structs (Delve's
+// MaxVariableRecurse), pointers followed; read --max-string, --max-elements
+// and --max-depth set them.
 struct DirectReadLimits {
   size_t maxString = 256;
   size_t maxElems = 64;
