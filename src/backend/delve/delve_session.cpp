@@ -73,7 +73,11 @@ std::string describeRelease(pid_t pid, const ReleaseReport& r) {
   if (r.gone) return s + " found it gone";
   std::vector<std::string> did;
   if (r.bytesFound > 0) did.push_back("restored " + std::to_string(r.bytesRestored) + " of " + std::to_string(r.bytesFound) + " breakpoint bytes");
-  if (r.framesUndone > 0) did.push_back("undid " + std::to_string(r.framesUndone) + " SIGTRAP that dlv had not collected");
+  // Not "had not collected": that names the SIGTRAP stops counted below; these
+  // are deliveries the kernel began once dlv was gone.
+  if (r.framesUndone > 0)
+    did.push_back("undid " + std::to_string(r.framesUndone) +
+                  " SIGTRAP delivery(ies) begun as dlv died (a signal frame, before the handler ran)");
   if (r.rewound > 0) did.push_back("moved " + std::to_string(r.rewound) + " thread(s) back onto their breakpoint");
   if (r.stepFlagsCleared > 0) did.push_back("cleared " + std::to_string(r.stepFlagsCleared) + " single-step flag(s)");
   if (r.trapsDrained > 0) did.push_back("discarded " + std::to_string(r.trapsDrained) + " pending SIGTRAP(s)");
@@ -83,7 +87,7 @@ std::string describeRelease(pid_t pid, const ReleaseReport& r) {
   if (r.ambiguous > 0) s += "; " + std::to_string(r.ambiguous) + " thread(s) just past a one-byte instruction were left as they were";
   if (r.unreleased > 0) s += "; " + std::to_string(r.unreleased) + " thread(s) could not be examined";
   s += " (" + std::to_string(r.threads) + " threads: " + std::to_string(r.tracedStops) + " in ptrace stops, " +
-       std::to_string(r.trapStops) + " with a SIGTRAP dlv had not collected; " + std::to_string(r.examined) + " examined)";
+       std::to_string(r.trapStops) + " in a SIGTRAP stop dlv had not collected; " + std::to_string(r.examined) + " examined)";
   if (r.trapStops > 0)
     spdlog::debug("delve: the SIGTRAP thread was found at {:#x} (signal {} in a frame there); {} handler address(es) known",
                   r.trapThreadPc, r.trapFrameSigno, r.handlers);
