@@ -145,8 +145,14 @@ TEST_CASE("cache trust: as uid 65534 with a setcap copy, a tampered record never
   ::chmod(program.c_str(), 0755);
   auto elf = ElfFile::open(program);
   REQUIRE(elf);
-  Child victim({program, "--loop"});
-  REQUIRE(waitUntil([&] { return cpuSeconds(victim.pid()) > 0.01; }, 10s));
+  // Running its rounds: "ready", then a line per round (100 ms apart, each
+  // a few microseconds of CPU: its CPU time is no sign, in CI it stayed
+  // under 10 ms for 10 s).
+  Child victim({program, "--loop"}, /*captureStdout=*/true);
+  std::string line;
+  REQUIRE(victim.readLine(line, 10000));
+  REQUIRE(line == "ready");
+  REQUIRE(victim.readLine(line, 10000));
 
   // uid 65534's cache, holding a record for that very file (made by a
   // plain goscope, then edited).
