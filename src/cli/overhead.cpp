@@ -25,6 +25,7 @@
 #include "cli/command.hpp"
 #include "target/call_sites.hpp"
 #include "target/go_runtime_facts.hpp"
+#include "target/process_cpu.hpp"
 #include "target/target.hpp"
 #include "util/launched_child.hpp"
 #include "util/stop_signals.hpp"
@@ -51,6 +52,15 @@ const std::vector<std::string> kAllModes = {"none",           "bpf-count",      
 
 // Every mode hits the probe once per operation, except sampling (once a second).
 bool hitsEveryOp(const std::string& m) { return m != "none" && m != "delve-sample-1hz"; }
+
+// A hit's cost is what it adds to an operation. A uprobe's trap, its BPF
+// program and any single-step run on the target's thread and are charged to
+// its CPU time (target/process_cpu.hpp), so for modes that never stop the
+// target the difference of CPU time per operation is the cost, and a loaded
+// machine, which changes how much CPU the target gets in each window but not
+// what an operation takes, leaves it alone. A Delve stop is time the target
+// waits off the CPU: only wall time shows it.
+bool stopsTarget(const std::string& m) { return m.starts_with("delve-"); }
 
 struct Subject {
   std::shared_ptr<GoBinary> binary;
@@ -86,16 +96,27 @@ Result<int64_t> readCounter(const Subject& s) {
   return v;
 }
 
-// Operations per second over `window`, without stopping the target.
-Result<double> measureRate(const Subject& s, double window) {
+// One window's measure: the operations per second of wall time, and the
+// target's own CPU time per operation (nullopt when /proc did not say).
+struct Window {
+  double opsPerS = 0;
+  std::optional<double> cpuNsPerOp;
+};
+
+// Measures one window without stopping the target.
+Result<Window> measureWindow(const Subject& s, double window) {
   auto v0 = readCounter(s);
   if (!v0) return v0.failure();
+  const auto cpu0 = processCpuNs(s.process.pid());
   auto t0 = Clock::now();
   std::this_thread::sleep_for(std::chrono::duration<double>(window));
   auto v1 = readCounter(s);
   if (!v1) return v1.failure();
+  const auto cpu1 = processCpuNs(s.process.pid());
   double dt = std::chrono::duration<double>(Clock::now() - t0).count();
-  return static_cast<double>(*v1 - *v0) / dt;
+  Window w{static_cast<double>(*v1 - *v0) / dt, std::nullopt};
+  if (cpu0 && cpu1 && *v1 > *v0) w.cpuNsPerOp = static_cast<double>(*cpu1 - *cpu0) / static_cast<double>(*v1 - *v0);
+  return w;
 }
 
 // A probing mode: set up before the window, torn down after it.
@@ -305,7 +326,7 @@ int runOverhead(const std::vector<std::string>& argv) {
   if (::access("/usr/bin/bpftrace", X_OK) != 0 && ::access("/usr/sbin/bpftrace", X_OK) != 0)
     modes.erase(std::remove(modes.begin(), modes.end(), "bpftrace"), modes.end());
 
-  std::map<std::string, std::vector<double>> rates;
+  std::map<std::string, std::vector<double>> rates, cpuPerOp;
   std::map<std::string, std::string> failures;
   bool json = args.has("json");
   for (long long rep = 0; rep < repeat && !stopRequested(); rep++) {
@@ -318,11 +339,13 @@ int runOverhead(const std::vector<std::string>& argv) {
         continue;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(300));  // settle
-      auto rate = measureRate(s, window);
+      auto measured = measureWindow(s, window);
       mode->stop();
-      if (!rate) raise(rate.error());  // the target went away: nothing more to measure
-      rates[name].push_back(*rate);
-      if (!json) std::fprintf(stderr, "goscope: round %lld/%lld %-22s %14.0f ops/s\n", rep + 1, repeat, name.c_str(), *rate);
+      if (!measured) raise(measured.error());  // the target went away: nothing more to measure
+      rates[name].push_back(measured->opsPerS);
+      if (measured->cpuNsPerOp) cpuPerOp[name].push_back(*measured->cpuNsPerOp);
+      if (!json)
+        std::fprintf(stderr, "goscope: round %lld/%lld %-22s %14.0f ops/s\n", rep + 1, repeat, name.c_str(), measured->opsPerS);
     }
   }
 
@@ -340,7 +363,10 @@ int runOverhead(const std::vector<std::string>& argv) {
     double med = median(it->second);
     double slowdown = med > 0 ? base / med : INFINITY;
     std::optional<double> perHit;
-    if (hitsEveryOp(name) && med > 0 && base > 0) perHit = (1.0 / med - 1.0 / base) * 1e9;
+    const bool byCpu = !stopsTarget(name) && cpuPerOp[name].size() == it->second.size() &&
+                       cpuPerOp["none"].size() == rates["none"].size() && !cpuPerOp["none"].empty();
+    if (hitsEveryOp(name) && byCpu) perHit = median(cpuPerOp[name]) - median(cpuPerOp["none"]);
+    else if (hitsEveryOp(name) && med > 0 && base > 0) perHit = (1.0 / med - 1.0 / base) * 1e9;
     auto [lo, hi] = std::minmax_element(it->second.begin(), it->second.end());
     const std::optional<double> expected = expectedPerHitNs(name, s, costs);
     if (json) {
@@ -349,6 +375,7 @@ int runOverhead(const std::vector<std::string>& argv) {
       boost::json::object o{{"mode", name}, {"ops_per_s", std::llround(med)}, {"slowdown", std::round(slowdown * 100) / 100},
                             {"runs", std::move(runs)}};
       o["per_hit_ns"] = perHit ? boost::json::value(std::llround(*perHit)) : boost::json::value(nullptr);
+      if (perHit) o["per_hit_from"] = byCpu ? "target_cpu" : "wall_time";
       o["expected_per_hit_ns"] = expected ? boost::json::value(std::llround(*expected)) : boost::json::value(nullptr);
       std::cout << boost::json::serialize(o) << '\n';
     } else {
@@ -358,6 +385,8 @@ int runOverhead(const std::vector<std::string>& argv) {
       std::printf("%-22s %16.0f %11.1fx %12s %12s   %.0f - %.0f\n", name.c_str(), med, slowdown, hit, exp, *lo, *hi);
     }
   }
+  if (!json)
+    std::printf("PER HIT: what a hit adds to an operation, from the target's CPU time (from wall time for Delve, which stops it)\n");
   if (!json) std::printf("EXPECTED: what the strategy plans with (%s; a Delve hit: %s)\n", costs.source.c_str(),
                          costs.delveSource.c_str());
   std::fflush(stdout);
