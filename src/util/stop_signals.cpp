@@ -50,6 +50,7 @@ void installStopSignals() {
 
 bool stopRequested() { return g_stop.load(); }
 int stopSignal() { return g_signal.load(); }
+unsigned stopSignalCount() { return g_signals.load(); }
 void requestStop() { g_stop.store(true); }
 
 void setProbesOn(double deadlineS) {

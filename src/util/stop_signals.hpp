@@ -1,6 +1,8 @@
 // Ctrl-C, SIGTERM and SIGHUP end a session cleanly: the handler only sets a
 // flag; the session loop sees it, detaches and prints totals. A second
-// signal while detaching is ignored rather than killing goscope half-way.
+// signal never kills goscope half-way through a detach; it ends the waits
+// that may take long (a reader that does not read, the link holder seeing
+// a probe's bytes restored), whose work goes on without goscope.
 #pragma once
 
 #include <signal.h>
@@ -10,6 +12,7 @@ namespace goscope {
 void installStopSignals();
 bool stopRequested();
 int stopSignal();  // the signal that asked us to stop, 0 if none
+unsigned stopSignalCount();  // stop signals received so far
 void requestStop();
 
 // While a session's probes are attached, a wait on someone else (a write to

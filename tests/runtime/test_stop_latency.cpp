@@ -243,3 +243,44 @@ TEST_CASE("stop latency: SIGINT with --json and a full pipe: the probes off with
   c.json = true;
   stopUnderBacklog(c);
 }
+
+// The link holder answers a detach once the target's bytes are the file's
+// again, for up to 5 s: another tool's uprobe at the same address keeps its
+// int3 there, so that wait runs out. A second Ctrl-C says the user will not
+// wait: goscope ends at once and the holder takes the probe off on its own.
+// The other tool here is a second goscope probing the same entry.
+TEST_CASE("stop latency: a second SIGINT while the detach waits on another tool's probe at the same address ends goscope within 1 s") {
+  Counter counter;
+  const pid_t target = counter.pid();
+  const std::vector<std::string> args{"count", "--strategy", "bpf", "--entry", "-p", std::to_string(target), "main.doWork"};
+  GoscopeProcess other(args);
+  REQUIRE_MESSAGE(waitUntil([&] { return uprobeMultiLinksFor(target).size() == 1; }, 60s), other.err());
+  GoscopeProcess g(args);
+  REQUIRE_MESSAGE(waitUntil([&] { return uprobeMultiLinksFor(target).size() == 2; }, 60s), g.err());
+
+  g.signal(SIGINT);
+  // The detach has begun: goscope's own link is gone (the int3 stays: the
+  // other goscope's uprobe is at the same address).
+  CHECK_MESSAGE(waitUntil([&] { return uprobeMultiLinksFor(target).size() == 1; }, 10s), g.err());
+  std::this_thread::sleep_for(200ms);
+  const auto second = Clock::now();
+  g.signal(SIGINT);
+  const int status = g.wait(10s);
+  const double took = secondsBetween(second, Clock::now());
+  const std::string err = g.err();
+  INFO("stderr: " << err);
+  MESSAGE("a second SIGINT during the detach: goscope ended " << took << " s after it");
+  REQUIRE(status != -1);
+  CHECK(WIFEXITED(status));
+  CHECK(took < 1.0);
+  CHECK(err.find("not waiting for the link holder") != std::string::npos);
+
+  // The other tool's probe still holds the int3; once it is gone, the
+  // target's code is the file's again, and it ran on throughout.
+  other.signal(SIGINT);
+  CHECK(other.wait(30s) != -1);
+  CHECK(waitUntil([&] { return uprobeMultiLinksFor(target).empty(); }, 10s));
+  CHECK_MESSAGE(waitUntil([&] { return textBytesDiffering(target, *counter.elf) == 0; }, 30s),
+                describeTextDifference(target, *counter.elf));
+  CHECK(alive(target));
+}

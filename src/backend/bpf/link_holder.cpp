@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "backend/bpf/uprobe_multi_link.hpp"
+#include "util/stop_signals.hpp"
 
 extern char** environ;
 
@@ -720,10 +721,39 @@ LinkHolder::~LinkHolder() {
     }).detach();
 }
 
-int LinkHolder::roundTrip(const void* req, size_t len, int fd1, int fd2, int* extra, int fd3) {
+namespace {
+
+// The user will not wait for the holder: a second stop signal, or a SIGTERM
+// (a service manager's stop) once the wait has taken half a second.
+bool userWillNotWait(const timespec& since) {
+  if (stopSignalCount() >= 2) return true;
+  if (!terminateRequested()) return false;
+  timespec now;
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return (now.tv_sec - since.tv_sec) * 1000 + (now.tv_nsec - since.tv_nsec) / 1000000 >= 500;
+}
+
+}  // namespace
+
+int LinkHolder::roundTrip(const void* req, size_t len, int fd1, int fd2, int* extra, int fd3, bool userMayAbandon) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (lost_.load() || !sock_.valid()) return -EPIPE;
+  if (lost_.load() || abandoned_ || !sock_.valid()) return -EPIPE;
   if (sendFds(sock_.get(), req, len, fd1, fd2, fd3) < 0) return -EPIPE;
+  if (userMayAbandon) {
+    timespec t0;
+    ::clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+      pollfd p{sock_.get(), POLLIN, 0};
+      const int n = ::poll(&p, 1, 50);
+      if (n > 0) break;
+      if (n < 0 && errno != EINTR) return -EPIPE;
+      if (userWillNotWait(t0)) {
+        abandoned_ = true;
+        spdlog::warn("bpf: not waiting for the link holder (pid {}) to see the probes off; it takes them off and exits", pid_);
+        return -EINTR;
+      }
+    }
+  }
   Reply rep;
   int fds[kMaxFds];
   ssize_t n = recvFds(sock_.get(), &rep, sizeof rep, fds);
@@ -776,7 +806,7 @@ int LinkHolder::detach(uint32_t id) {
   r.op = kDetach;
   r.id = id;
   int waited = 0;
-  int res = roundTrip(&r, sizeof r, -1, -1, &waited);
+  int res = roundTrip(&r, sizeof r, -1, -1, &waited, -1, true);
   if (waited > 0) spdlog::debug("bpf: link holder: the probes of link {} were off {} ms after its last close", id, waited);
   return res;
 }

@@ -86,7 +86,13 @@ class LinkHolder {
   // link's id in the holder (> 0), or -errno (EPIPE: the holder is gone).
   int create(int progFd, const std::string& path, pid_t pid, std::span<const uint64_t> offsets,
              std::span<const uint64_t> cookies, bool keep = true);
-  // Releases a link; returns 0 or -errno.
+  // Releases a link; returns 0 or -errno. The holder answers once the
+  // probes are off, which can take seconds (another tool's uprobe at the
+  // same address, a late free from a kworker): when the user says they will
+  // not wait (a second stop signal; a SIGTERM after half a second), goscope
+  // stops waiting and sends nothing more (-EINTR, and -EPIPE for every later
+  // request). The holder still finishes, then releases every link left at
+  // the EOF that follows, so the probes come off all the same.
   int detach(uint32_t id);
 
   pid_t pid() const { return pid_; }
@@ -98,7 +104,8 @@ class LinkHolder {
 
  private:
   LinkHolder() = default;
-  int roundTrip(const void* req, size_t len, int fd1, int fd2, int* extra = nullptr, int fd3 = -1);
+  int roundTrip(const void* req, size_t len, int fd1, int fd2, int* extra = nullptr, int fd3 = -1,
+                bool userMayAbandon = false);
   void watch();
 
   UniqueFd sock_;
@@ -107,6 +114,7 @@ class LinkHolder {
   std::mutex mu_;
   std::atomic<bool> lost_{false};
   std::atomic<bool> closing_{false};
+  bool abandoned_ = false;  // a reply the user would not wait for: the socket is out of step (under mu_)
   std::function<void()> onLost_;
   std::thread watcher_;
 };
