@@ -1,6 +1,7 @@
 // Async-signal-safe on purpose (see text_restore.hpp): no allocation, no
 // stdio, no locks.
 #include "target/text_restore.hpp"
+#include "util/signal_safe.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -16,49 +17,16 @@ namespace goscope {
 
 namespace {
 
-// "/proc/<pid>/<leaf>" in a fixed buffer.
-struct ProcPath {
-  char data[96];
+// "/proc/<pid>/<leaf><leaf2><leaf3>".
+struct ProcPath : signal_safe::FixedText<96> {
   ProcPath(pid_t pid, const char* leaf, const char* leaf2 = nullptr, const char* leaf3 = nullptr) {
-    char digits[24];
-    int n = 0;
-    uint64_t v = static_cast<uint64_t>(pid);
-    do {
-      digits[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
-    size_t len = 0;
-    auto add = [&](const char* s) {
-      for (; s && *s && len + 1 < sizeof data; ++s) data[len++] = *s;
-    };
-    add("/proc/");
-    while (n > 0 && len + 1 < sizeof data) data[len++] = digits[--n];
-    add("/");
-    add(leaf);
-    add(leaf2);
-    add(leaf3);
-    data[len] = 0;
+    add("/proc/").num(static_cast<uint64_t>(pid)).add("/").add(leaf).add(leaf2).add(leaf3);
   }
 };
 
-size_t readSmall(const char* path, char* out, size_t cap) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  size_t len = 0;
-  while (len + 1 < cap) {
-    ssize_t n = ::read(fd, out + len, cap - 1 - len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    len += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  out[len] = 0;
-  return len;
-}
-
 char stateOf(const char* statPath) {
   char stat[1024];
-  size_t n = readSmall(statPath, stat, sizeof stat);
+  size_t n = signal_safe::readSmallFile(statPath, stat, sizeof stat);
   size_t rp = n;
   for (size_t i = 0; i < n; ++i)
     if (stat[i] == ')') rp = i;
@@ -98,17 +66,8 @@ bool allThreadsStopped(pid_t pid) {
   return all;
 }
 
-long nowUs() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1'000'000L + ts.tv_nsec / 1000L;
-}
-
-void sleepUs(long us) {
-  timespec ts{us / 1'000'000L, (us % 1'000'000L) * 1000L};
-  while (::nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
+using signal_safe::sleepUs;
+long nowUs() { return signal_safe::monotonicUs(); }
 
 bool holds(int mem, const TextPatch& p) {
   uint8_t b = 0;

@@ -2,6 +2,7 @@
 // stdio, no locks. The kernel facts it relies on are in docs/delve.md, "When
 // dlv dies".
 #include "target/tracer_release.hpp"
+#include "util/signal_safe.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -20,40 +21,14 @@ namespace goscope {
 
 namespace {
 
-long nowMs() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000L + ts.tv_nsec / 1'000'000L;
-}
+using Path = signal_safe::FixedText<128>;
+using signal_safe::hexFieldOf;
+using signal_safe::readSmallFile;
+using signal_safe::sleepUs;
 
-void sleepUs(long us) {
-  timespec ts{us / 1'000'000L, (us % 1'000'000L) * 1000L};
-  while (::nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
+long nowMs() { return signal_safe::monotonicMs(); }
 
-// "/proc/<pid>[/task/<tid>]/<leaf>" in a fixed buffer.
-struct Path {
-  char data[128];
-  size_t len = 0;
-  Path& add(const char* s) {
-    for (; *s && len + 1 < sizeof data; ++s) data[len++] = *s;
-    data[len] = 0;
-    return *this;
-  }
-  Path& num(uint64_t v) {
-    char d[24];
-    int n = 0;
-    do {
-      d[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v);
-    while (n > 0 && len + 1 < sizeof data) data[len++] = d[--n];
-    data[len] = 0;
-    return *this;
-  }
-};
-
+// "/proc/<pid>[/task/<tid>]/<leaf>".
 Path procPath(pid_t pid, const char* leaf) {
   Path p;
   p.add("/proc/").num(static_cast<uint64_t>(pid)).add("/").add(leaf);
@@ -66,28 +41,13 @@ Path taskPath(pid_t pid, pid_t tid, const char* leaf) {
   return p;
 }
 
-size_t readSmall(const char* path, char* out, size_t cap) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  size_t len = 0;
-  while (len + 1 < cap) {
-    ssize_t n = ::read(fd, out + len, cap - 1 - len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    len += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  out[len] = 0;
-  return len;
-}
-
 // State letter and exit_code (field 52: for a thread in a ptrace stop, the
 // signal its restart will deliver; 0 once the tracer has collected the stop
 // with wait(2), which clears it) of one thread.
 char threadState(pid_t pid, pid_t tid, long* exitCode) {
   char stat[1024];
   Path p = taskPath(pid, tid, "stat");
-  size_t n = readSmall(p.data, stat, sizeof stat);
+  size_t n = readSmallFile(p.data, stat, sizeof stat);
   size_t rp = n;
   for (size_t i = 0; i < n; ++i)
     if (stat[i] == ')') rp = i;
@@ -104,25 +64,6 @@ char threadState(pid_t pid, pid_t tid, long* exitCode) {
     *exitCode = neg ? -v : v;
   }
   return st;
-}
-
-uint64_t hexField(const char* text, size_t len, const char* key) {
-  const size_t k = ::strlen(key);
-  for (size_t i = 0; k <= len && i + k <= len; ++i) {
-    if ((i == 0 || text[i - 1] == '\n') && ::memcmp(text + i, key, k) == 0) {
-      size_t j = i + k;
-      while (j < len && (text[j] == ' ' || text[j] == '\t')) ++j;
-      uint64_t v = 0;
-      for (; j < len; ++j) {
-        char c = text[j];
-        int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
-        if (d < 0) break;
-        v = (v << 4) | static_cast<uint64_t>(d);
-      }
-      return v;
-    }
-  }
-  return 0;
 }
 
 long decField(const char* text, size_t len, const char* key) {
@@ -176,14 +117,14 @@ int listThreads(pid_t pid, pid_t* out, int cap) {
 uint64_t pendingSignals(pid_t pid, const pid_t* tids, int n, pid_t* trapThread) {
   char status[4096];
   Path p = procPath(pid, "status");
-  size_t len = readSmall(p.data, status, sizeof status);
-  uint64_t mask = len ? hexField(status, len, "ShdPnd:") : 0;
+  size_t len = readSmallFile(p.data, status, sizeof status);
+  uint64_t mask = len ? hexFieldOf(status, len, "ShdPnd:") : 0;
   if (trapThread) *trapThread = -1;
   for (int i = 0; i < n; ++i) {
     Path tp = taskPath(pid, tids[i], "status");
-    size_t tl = readSmall(tp.data, status, sizeof status);
+    size_t tl = readSmallFile(tp.data, status, sizeof status);
     if (!tl) continue;
-    uint64_t own = hexField(status, tl, "SigPnd:");
+    uint64_t own = hexFieldOf(status, tl, "SigPnd:");
     if (trapThread && (own & sigBit(SIGTRAP)) && *trapThread < 0) *trapThread = tids[i];
     mask |= own;
   }
@@ -351,7 +292,7 @@ bool sameExecutable(pid_t pid, uint64_t dev, uint64_t ino) {
 pid_t tracerOf(pid_t pid) {
   char status[4096];
   Path p = procPath(pid, "status");
-  size_t len = readSmall(p.data, status, sizeof status);
+  size_t len = readSmallFile(p.data, status, sizeof status);
   if (!len) return -1;
   return static_cast<pid_t>(decField(status, len, "TracerPid:"));
 }

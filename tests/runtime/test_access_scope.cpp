@@ -5,7 +5,6 @@
 // calls — and say how many it dropped. The same command as root sees both.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -24,6 +23,7 @@
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
+#include "support/unprivileged.hpp"
 
 using namespace goscope::test;
 using namespace std::chrono_literals;
@@ -31,20 +31,6 @@ using namespace std::chrono_literals;
 namespace {
 
 namespace fs = std::filesystem;
-
-const char* kAsNobody = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- ";
-
-// File capabilities as setcap(8) writes them (struct vfs_cap_data, revision
-// 2): permitted cap_bpf (39) and cap_perfmon (38), the effective bit set.
-bool setBpfPerfmonCaps(const std::string& path) {
-  struct {
-    uint32_t magic;
-    struct {
-      uint32_t permitted, inheritable;
-    } data[2];
-  } caps{0x02000000u | 0x000001u, {{0, 0}, {(1u << (38 - 32)) | (1u << (39 - 32)), 0}}};
-  return ::setxattr(path.c_str(), "security.capability", &caps, sizeof caps, 0) == 0;
-}
 
 // Lines "add(42, 13) = 55" a `functions --loop` has written to its file:
 // one per call of main.add, 10 a second.

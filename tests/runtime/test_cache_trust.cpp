@@ -11,7 +11,6 @@
 //     a per-user temporary directory, not measured again every run.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -26,6 +25,7 @@
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
+#include "support/unprivileged.hpp"
 #include "target/analysis_record.hpp"
 #include "target/go_binary.hpp"
 
@@ -36,29 +36,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kAsNobody = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- ";
-
-bool setBpfPerfmonCaps(const std::string& path) {
-  struct {
-    uint32_t magic;
-    struct {
-      uint32_t permitted, inheritable;
-    } data[2];
-  } caps{0x02000000u | 0x000001u, {{0, 0}, {(1u << (38 - 32)) | (1u << (39 - 32)), 0}}};
-  return ::setxattr(path.c_str(), "security.capability", &caps, sizeof caps, 0) == 0;
-}
-
-struct Dir {
-  std::string path;
-  explicit Dir(const std::string& tag) : path("/tmp/goscope-trust-" + tag + "-" + std::to_string(::getpid())) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-    ::chmod(path.c_str(), 0755);
-  }
-  ~Dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+// This file's scratch folders: /tmp/goscope-trust-TAG-PID.
+struct Dir : ScratchDir {
+  explicit Dir(const std::string& tag) : ScratchDir("trust-" + tag) {}
 };
 
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }

@@ -9,7 +9,6 @@
 #include <doctest/doctest.h>
 #include <dirent.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -22,6 +21,7 @@
 #include "support/goscope_process.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
+#include "support/unprivileged.hpp"
 
 using namespace goscope::test;
 using goscope::ElfFile;
@@ -30,30 +30,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kAsNobody = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- ";
-
-// security.capability as setcap(8) writes cap_bpf,cap_perfmon+ep.
-bool setBpfPerfmonCaps(const std::string& path) {
-  struct {
-    uint32_t magic;
-    struct {
-      uint32_t permitted, inheritable;
-    } data[2];
-  } caps{0x02000000u | 0x000001u, {{0, 0}, {(1u << (38 - 32)) | (1u << (39 - 32)), 0}}};
-  return ::setxattr(path.c_str(), "security.capability", &caps, sizeof caps, 0) == 0;
-}
-
-struct Dir {
-  std::string path;
-  explicit Dir(const std::string& tag) : path("/tmp/goscope-identity-" + tag + "-" + std::to_string(::getpid())) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-    ::chmod(path.c_str(), 0755);
-  }
-  ~Dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+// This file's scratch folders: /tmp/goscope-identity-TAG-PID.
+struct Dir : ScratchDir {
+  explicit Dir(const std::string& tag) : ScratchDir("identity-" + tag) {}
 };
 
 std::string copyOf(const std::string& from, const std::string& to, uid_t owner = 0) {

@@ -122,29 +122,42 @@ inline std::vector<uint8_t> readMem(pid_t pid, uint64_t addr, size_t n) {
   return buf;
 }
 
-// The whole .text of a non-PIE fixture in memory equals the file: no int3
-// (or anything else) left behind. Returns the first differing address, 0 if
-// none.
-inline uint64_t textDifference(pid_t pid, const ElfFile& elf) {
+// A non-PIE fixture's .text as the file has it and as the process's memory
+// has it now (mem shorter than file when the memory cannot be read whole:
+// the process died, or has not mapped it yet).
+struct TextBytes {
+  uint64_t addr = 0;
+  std::vector<uint8_t> file, mem;
+  bool whole() const { return !file.empty() && mem.size() == file.size(); }
+};
+inline TextBytes textBytes(pid_t pid, const ElfFile& elf) {
+  TextBytes t;
   const auto* text = elf.section(".text");
-  if (!text) return 1;
-  auto file = elf.sectionBytes(*text);
-  auto mem = readMem(pid, text->addr, file.size());
-  if (mem.size() != file.size()) return 1;
-  auto [a, b] = std::mismatch(mem.begin(), mem.end(), file.begin());
-  return a == mem.end() ? 0 : text->addr + static_cast<uint64_t>(a - mem.begin());
+  if (!text) return t;
+  t.addr = text->addr;
+  const auto bytes = elf.sectionBytes(*text);
+  t.file.assign(bytes.begin(), bytes.end());
+  t.mem = readMem(pid, text->addr, t.file.size());
+  return t;
+}
+
+// The whole .text in memory equals the file: no int3 (or anything else)
+// left behind. Returns the first differing address, 0 if none (1 when it
+// cannot be read).
+inline uint64_t textDifference(pid_t pid, const ElfFile& elf) {
+  const TextBytes t = textBytes(pid, elf);
+  if (!t.whole()) return 1;
+  auto [a, b] = std::mismatch(t.mem.begin(), t.mem.end(), t.file.begin());
+  return a == t.mem.end() ? 0 : t.addr + static_cast<uint64_t>(a - t.mem.begin());
 }
 
 // How many bytes of the process's .text differ from the file (SIZE_MAX when
 // its memory cannot be read).
 inline size_t textBytesDiffering(pid_t pid, const ElfFile& elf) {
-  const auto* text = elf.section(".text");
-  if (!text) return SIZE_MAX;
-  auto file = elf.sectionBytes(*text);
-  auto mem = readMem(pid, text->addr, file.size());
-  if (mem.size() != file.size()) return SIZE_MAX;
+  const TextBytes t = textBytes(pid, elf);
+  if (!t.whole()) return SIZE_MAX;
   size_t n = 0;
-  for (size_t i = 0; i < mem.size(); i++) n += mem[i] != file[i];
+  for (size_t i = 0; i < t.mem.size(); i++) n += t.mem[i] != t.file[i];
   return n;
 }
 
@@ -153,12 +166,11 @@ inline size_t textBytesDiffering(pid_t pid, const ElfFile& elf) {
 // memory, byte in the file): an uprobe's or a breakpoint's int3 reads 0xcc.
 // Says so when the process's memory cannot be read (it died).
 inline std::string describeTextDifference(pid_t pid, const ElfFile& elf) {
-  const auto* text = elf.section(".text");
-  if (!text) return "no .text in the file";
-  auto file = elf.sectionBytes(*text);
-  auto mem = readMem(pid, text->addr, file.size());
-  if (mem.size() != file.size())
-    return "the process's .text could not be read (" + std::string(alive(pid) ? "alive" : "dead") + ")";
+  const TextBytes t = textBytes(pid, elf);
+  if (t.file.empty()) return "no .text in the file";
+  if (!t.whole()) return "the process's .text could not be read (" + std::string(alive(pid) ? "alive" : "dead") + ")";
+  const auto& mem = t.mem;
+  const auto& file = t.file;
   std::vector<const ElfFile::Symbol*> funcs;
   for (const auto& s : elf.symbols())
     if (s.type == 2 /* STT_FUNC */ && s.size) funcs.push_back(&s);
@@ -167,7 +179,7 @@ inline std::string describeTextDifference(pid_t pid, const ElfFile& elf) {
   for (size_t i = 0; i < mem.size(); i++) {
     if (mem[i] == file[i]) continue;
     if (n++ >= 8) continue;
-    const uint64_t addr = text->addr + i;
+    const uint64_t addr = t.addr + i;
     std::string where = "?";
     for (const auto* f : funcs)
       if (addr >= f->value && addr < f->value + f->size) where = f->name + "+" + std::to_string(addr - f->value);

@@ -3,6 +3,7 @@
 #include "backend/delve/guardian.hpp"
 
 #include "target/text_restore.hpp"
+#include "util/signal_safe.hpp"
 
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -38,48 +39,10 @@ constexpr unsigned kPidfdThread = O_EXCL;  // PIDFD_THREAD (Linux 6.9)
 int gNotifyFd = -1;  // the listener of dlv's write filter (see serveWrites), -1 without one
 void serveWrites();
 
-long nowMs() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000L + ts.tv_nsec / 1'000'000L;
-}
+using Text = signal_safe::FixedText<512>;
 
-void sleepMs(long ms) {
-  timespec ts{ms / 1000, (ms % 1000) * 1'000'000L};
-  while (::nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
-
-// A string built in a fixed buffer.
-struct Text {
-  char data[512];
-  size_t len = 0;
-  bool ok = true;
-  Text() { data[0] = 0; }
-  Text& add(const char* s) {
-    size_t n = ::strlen(s);
-    if (len + n >= sizeof data) {
-      ok = false;
-      return *this;
-    }
-    ::memcpy(data + len, s, n);
-    len += n;
-    data[len] = 0;
-    return *this;
-  }
-  Text& num(uint64_t v) {
-    char digits[24];
-    int n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
-    char out[24];
-    for (int i = 0; i < n; ++i) out[i] = digits[n - 1 - i];
-    out[n] = 0;
-    return add(out);
-  }
-};
+long nowMs() { return signal_safe::monotonicMs(); }
+void sleepMs(long ms) { signal_safe::sleepUs(ms * 1000L); }
 
 bool contains(const char* hay, size_t len, const char* needle) {
   size_t n = ::strlen(needle);
@@ -166,38 +129,9 @@ class Conn {
 
 // ---- a pending SIGTRAP (see pending_signals.hpp), without allocating ----
 
-size_t readFile(const char* path, char* out, size_t cap) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  size_t len = 0;
-  while (len + 1 < cap) {
-    ssize_t n = ::read(fd, out + len, cap - 1 - len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    len += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  out[len] = 0;
-  return len;
-}
-
+// SIGTRAP in the signal mask of `key` ("ShdPnd:", "SigPnd:").
 bool trapBit(const char* status, size_t len, const char* key) {
-  const size_t k = ::strlen(key);
-  for (size_t i = 0; k <= len && i + k <= len; ++i) {
-    if ((i == 0 || status[i - 1] == '\n') && ::memcmp(status + i, key, k) == 0) {
-      size_t j = i + k;
-      while (j < len && (status[j] == ' ' || status[j] == '\t')) ++j;
-      uint64_t mask = 0;
-      for (; j < len; ++j) {
-        char c = status[j];
-        int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
-        if (d < 0) break;
-        mask = (mask << 4) | static_cast<uint64_t>(d);
-      }
-      return (mask & (uint64_t(1) << (SIGTRAP - 1))) != 0;
-    }
-  }
-  return false;
+  return (signal_safe::hexFieldOf(status, len, key) & signal_safe::signalBit(SIGTRAP)) != 0;
 }
 
 struct Dirent64 {
@@ -212,7 +146,7 @@ bool trapPending(pid_t target) {
   char status[8192];
   Text path;
   path.add("/proc/").num(static_cast<uint64_t>(target)).add("/status");
-  size_t n = readFile(path.data, status, sizeof status);
+  size_t n = signal_safe::readSmallFile(path.data, status, sizeof status);
   if (n == 0) return false;  // gone
   if (trapBit(status, n, "ShdPnd:")) return true;
   Text dir;
@@ -230,7 +164,7 @@ bool trapPending(pid_t target) {
       if (d->name[0] < '0' || d->name[0] > '9') continue;
       Text task;
       task.add(dir.data).add("/").add(d->name).add("/status");
-      size_t tn = readFile(task.data, status, sizeof status);
+      size_t tn = signal_safe::readSmallFile(task.data, status, sizeof status);
       if (tn && trapBit(status, tn, "SigPnd:")) pending = true;
     }
   }
@@ -254,7 +188,7 @@ bool targetDead(pid_t target) {
   Text path;
   path.add("/proc/").num(static_cast<uint64_t>(target)).add("/stat");
   char stat[512];
-  size_t n = readFile(path.data, stat, sizeof stat);
+  size_t n = signal_safe::readSmallFile(path.data, stat, sizeof stat);
   size_t rp = n;
   for (size_t i = 0; i < n; ++i)
     if (stat[i] == ')') rp = i;
