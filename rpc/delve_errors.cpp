@@ -58,6 +58,12 @@ Error delveError(std::string_view method, std::string_view message) {
   if (has(line, "error evaluating expression")) {
     return {ErrorKind::Usage, "Delve cannot evaluate the expression: " + line, {}};
   }
+  // A panic inside Delve (recovered by its RPC server): not the user's
+  // expression, Delve's own failure, for example on a runtime layout it
+  // does not expect.
+  if (has(line, "Internal debugger error")) {
+    return {ErrorKind::External, text, "Delve failed inside; its message is above"};
+  }
   if (method == "Eval" || method == "Set") {
     return {ErrorKind::Usage, text, {}};
   }

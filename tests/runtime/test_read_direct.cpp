@@ -229,3 +229,58 @@ TEST_CASE("read direct: a package variable DWARF shows does not exist is refused
   CHECK_FALSE(has(local.err, "no package variable"));
   CHECK(waitUntraced(c.pid(), 20s));
 }
+
+// A runtime whose map layout goscope does not know: the zoo with one field
+// of runtime.hmap renamed in its DWARF (oldbuckets -> oldbuckeTs, the
+// program itself untouched). goscope lays out a map only from field names it
+// knows (docs/go-runtime.md, "Maps"); anything else is refused with the
+// reason, never guessed, and auto hands it to Delve, which fails on that
+// layout too (a panic inside it): exit 7 with Delve's message, the target
+// untraced and running.
+TEST_CASE("read direct: a map layout goscope does not know is refused with the reason, and auto hands it to Delve") {
+  const std::string dir = "/tmp/goscope-unknown-layout-" + std::to_string(::getpid());
+  const std::string bin = dir + "/zoo";
+  REQUIRE(run("rm -rf " + dir + " && mkdir -p " + dir).exitCode == 0);
+  auto decompressed = run("objcopy --decompress-debug-sections " + fixture("zoo") + " " + bin + " && objcopy --dump-section .debug_info=" +
+                          dir + "/info " + bin);
+  REQUIRE_MESSAGE(decompressed.exitCode == 0, decompressed.err);
+  std::string info = slurpFile(dir + "/info");
+  const std::string from("oldbuckets\0", 11), to("oldbuckeTs\0", 11);
+  size_t renamed = 0;
+  for (size_t at = 0; (at = info.find(from, at)) != std::string::npos; at += from.size(), renamed++) info.replace(at, from.size(), to);
+  REQUIRE(renamed > 0);
+  {
+    std::ofstream out(dir + "/info", std::ios::binary | std::ios::trunc);
+    out << info;
+  }
+  auto patched = run("objcopy --update-section .debug_info=" + dir + "/info " + bin);
+  REQUIRE_MESSAGE(patched.exitCode == 0, patched.err);
+
+  Child zoo({bin}, /*captureStdout=*/true);
+  std::string ready;
+  REQUIRE(zoo.readLine(ready, 5000));
+  REQUIRE(ready == "ready");
+  const std::string pid = std::to_string(zoo.pid());
+  const std::string reason =
+      "main.labels: it holds a map (map[string]int): its runtime header (hash<string,int>) has neither count/B/buckets/oldbuckets nor "
+      "used/dirPtr/dirLen: a map layout goscope does not know";
+
+  // Auto: the plan is Delve's, and --explain says why.
+  auto o = observeCli({"read", "--explain", "-p", pid, "main.labels"}, zoo.pid());
+  INFO("stderr: " << o.err);
+  CHECK(has(o.err, "plan: delve"));
+  CHECK(has(o.err, reason));
+  CHECK(o.exitCode == 7);  // docs/errors.md: Delve failed
+  CHECK(has(o.err, "main.labels: Delve Eval: Internal debugger error"));
+  CHECK(o.out.empty());
+  CHECK(waitUntraced(zoo.pid(), 20s));
+
+  // A variable of a kind goscope knows is still read directly on it.
+  auto plain = observeCli({"read", "--explain", "-p", pid, "main.primary"}, zoo.pid());
+  INFO("stderr: " << plain.err);
+  CHECK(plain.exitCode == 0);
+  CHECK(has(plain.err, "plan: direct-read"));
+  CHECK_FALSE(plain.targetStopped);
+  CHECK(alive(zoo.pid()));
+  run("rm -rf " + dir);
+}

@@ -115,7 +115,7 @@ std::string mapLayout(const DwarfInfo& d, const GoType& m, MapLayout& L) {
     }
     return {};
   }
-  return "its runtime header (" + h->name + ") has neither count/B/buckets nor used/dirPtr/dirLen: a map layout goscope does not know";
+  return "its runtime header (" + h->name + ") has neither count/B/buckets/oldbuckets nor used/dirPtr/dirLen: a map layout goscope does not know";
 }
 
 // A channel's len and cap: hchan<T>'s qcount and dataqsiz.

@@ -295,6 +295,10 @@ TEST_CASE("dlv's error replies become one-line errors with a kind") {
   CHECK(e.message.find('\n') == std::string::npos);
   CHECK(errorOf("State.exited").kind == ErrorKind::TargetGone);
   CHECK(delveError("Eval", "could not find symbol value for nosuch").kind == ErrorKind::NoMatch);
+  // A panic inside Delve is Delve's failure (exit 7), not the expression's.
+  auto internal = delveError("Eval", "Internal debugger error: runtime error: invalid memory address or nil pointer dereference");
+  CHECK(internal.kind == ErrorKind::External);
+  CHECK(internal.message == "Delve Eval: Internal debugger error: runtime error: invalid memory address or nil pointer dereference");
 }
 
 TEST_CASE("decoding is Go-tolerant but type-strict") {
