@@ -98,7 +98,12 @@ delve::BreakpointSpec captureSpec(const std::string& location, const CapturePart
   spec.locals = parts.locals;
   // One frame more than shown: its presence says the stack was cut.
   spec.stackDepth = parts.stack > 0 ? parts.stack + 1 : 0;
+  spec.load = loadConfigOf(parts.limits);
   return spec;
+}
+
+rpc::LoadConfig loadConfigOf(const ReadLimits& l) {
+  return {true, l.maxDepth, static_cast<int64_t>(l.maxString), static_cast<int64_t>(l.maxElements), -1};
 }
 
 std::optional<Error> captureError(const delve::BreakpointHit& h) {

@@ -28,8 +28,12 @@ struct CaptureParts {
   std::vector<std::string> exprs;  // evaluated at each hit
   bool args = false;
   bool locals = false;
-  int stack = 0;  // frames kept, 0: none
+  int stack = 0;                          // frames kept, 0: none
+  ReadLimits limits = kHitReadLimits;     // how much of each value Delve loads
 };
+
+// Delve's LoadConfig for these limits (strings, elements, depth).
+rpc::LoadConfig loadConfigOf(const ReadLimits& limits);
 
 // Checks that `pid` is a Go program dlv may ptrace and read (a stripped
 // binary gets the BPF hint without starting dlv), then attaches. The target

@@ -21,13 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// One-off reads can afford more than Delve's per-hit default: by default
-// nested structs two levels down and longer strings (ReadLimits), the same
-// limits as the direct read's.
-rpc::LoadConfig readLoadOf(const ReadLimits& l) {
-  return {true, l.maxDepth, static_cast<int64_t>(l.maxString), static_cast<int64_t>(l.maxElements), -1};
-}
-
 DirectReadLimits directLimitsOf(const ReadLimits& l) {
   DirectReadLimits d;
   d.maxString = l.maxString;
@@ -86,7 +79,10 @@ Result<ReadResult> readWithDelve(const ProbeRequest& r, const TracedTarget& targ
       out.interrupted = true;
       break;
     }
-    auto v = (*session)->eval(e, readLoadOf(r.readLimits));
+    // One-off reads can afford more than Delve's per-hit default: by default
+    // nested structs two levels down and longer strings (ReadLimits), the
+    // same limits as the direct read's.
+    auto v = (*session)->eval(e, loadConfigOf(r.readLimits));
     if (!v) {
       if (stopRequested()) {
         out.interrupted = true;  // Ctrl-C: not an error of the expression
@@ -116,14 +112,23 @@ bool sleepUntil(Clock::time_point until, const std::atomic<bool>* stop) {
   return !stopped();
 }
 
+bool sameLimits(const ReadLimits& a, const ReadLimits& b) {
+  return a.maxString == b.maxString && a.maxElements == b.maxElements && a.maxDepth == b.maxDepth;
+}
+
 struct Taken {
   std::optional<delve::BreakpointHit> hit;  // nullopt: FUNC was not called in time
   double pauseMs = 0;
 };
 
 // One sample from a stopped or running target; leaves it running. The
-// breakpoint exists only inside this function.
-Result<Taken> takeSample(delve::DelveSession& s, const delve::BreakpointSpec& spec, delve::Millis timeout) {
+// breakpoint exists only inside this function. Delve evaluates a
+// breakpoint's expressions with a LoadConfig of its own (its per-hit
+// defaults, whatever the breakpoint asks: docs/delve.md, "What a breakpoint
+// loads"); `evalAtHit` has them evaluated here instead, at the hit, in the
+// goroutine that hit it, with `load`.
+Result<Taken> takeSample(delve::DelveSession& s, const delve::BreakpointSpec& spec, delve::Millis timeout,
+                         const std::vector<std::string>& evalAtHit, const rpc::LoadConfig& load) {
   Taken out;
   const double stoppedBefore = s.timings().stoppedMs;
   if (auto h = s.halt(); !h) return h.failure();
@@ -139,9 +144,22 @@ Result<Taken> takeSample(delve::DelveSession& s, const delve::BreakpointSpec& sp
   if (!ev) return ev.failure();
   for (const auto& h : ev->hits)
     if (h.breakpointId == bp->id) out.hit = h;
+  std::optional<Error> evalFailed;  // said once the target runs again
+  for (size_t i = 0; out.hit && i < evalAtHit.size() && !evalFailed; i++) {
+    auto v = s.eval(evalAtHit[i], load, out.hit->goroutineId);
+    if (!v && v.error().kind == ErrorKind::TargetGone) return v.failure();
+    if (!v) {
+      evalFailed = v.error();
+      evalFailed->message = evalAtHit[i] + ": " + evalFailed->message;
+      break;
+    }
+    v->name = evalAtHit[i];
+    out.hit->captured.variables.push_back(std::move(*v));
+  }
   if (auto c = s.clearBreakpoint(bp->id); !c) return c.failure();
   if (auto r = s.resume(); !r) return r.failure();
   out.pauseMs = s.timings().stoppedMs - stoppedBefore;
+  if (evalFailed) return fail(*evalFailed);
   return out;
 }
 
@@ -214,6 +232,7 @@ Result<SampleTotals> sample(const ProbeRequest& r, double timeoutS, const std::f
   CaptureParts parts;
   parts.exprs = r.capture.exprs;
   parts.args = r.capture.args;
+  parts.limits = r.hitLimits;
   if (auto e = syntaxError(s, parts.exprs)) return fail(*e);
   // A location that does not resolve is an error now, not a miss later.
   auto where = s.findLocation(at);
@@ -221,7 +240,11 @@ Result<SampleTotals> sample(const ProbeRequest& r, double timeoutS, const std::f
   if (where->size() != 1)
     return fail(where->empty() ? ErrorKind::NoMatch : ErrorKind::Usage,
                 "--at " + at + " matches " + std::to_string(where->size()) + " places", "name one function or file:line");
-  const delve::BreakpointSpec spec = captureSpec(at, parts);
+  delve::BreakpointSpec spec = captureSpec(at, parts);
+  // Limits other than Delve's own for a breakpoint's expressions: they are
+  // evaluated at each hit instead (takeSample).
+  std::vector<std::string> evalAtHit;
+  if (!sameLimits(r.hitLimits, kHitReadLimits)) evalAtHit = std::exchange(spec.variables, {});
   char line[256];
   std::snprintf(line, sizeof line, "goscope: sampling PID %d at %s every %g s; Ctrl-C to stop", pid, at.c_str(), r.intervalS);
   started(line);
@@ -234,7 +257,7 @@ Result<SampleTotals> sample(const ProbeRequest& r, double timeoutS, const std::f
   SampleTotals totals;
   for (auto next = start; r.durationS <= 0 || next < end; next += interval) {
     if (!sleepUntil(next, stop)) break;
-    auto taken = takeSample(s, spec, timeout);
+    auto taken = takeSample(s, spec, timeout, evalAtHit, spec.load);
     if (!taken) {
       if (!stopRequested()) totals.failed = sessionError(pid, taken.error());
       totals.targetExited = totals.failed && totals.failed->kind == ErrorKind::TargetGone &&

@@ -10,8 +10,7 @@ constexpr long long kMaxStringBytes = 1 << 20;
 constexpr long long kMaxElements = 100000;
 constexpr long long kMaxDepth = 16;
 
-std::vector<OptionSpec> readLimitSpecs() {
-  const ReadLimits d;
+std::vector<OptionSpec> readLimitSpecs(const ReadLimits& d) {
   return {
       {"max-string", 0, true,
        "bytes of each string to load (1-" + std::to_string(kMaxStringBytes) + ", default " + std::to_string(d.maxString) + ")"},
@@ -24,8 +23,8 @@ std::vector<OptionSpec> readLimitSpecs() {
   };
 }
 
-ReadLimits readLimitsOrRaise(const Args& args) {
-  ReadLimits l;
+ReadLimits readLimitsOrRaise(const Args& args, const ReadLimits& defaults) {
+  ReadLimits l = defaults;
   l.maxString = static_cast<uint32_t>(orRaise(args.getInt("max-string", l.maxString, 1, kMaxStringBytes)));
   l.maxElements = static_cast<uint32_t>(orRaise(args.getInt("max-elements", l.maxElements, 1, kMaxElements)));
   l.maxDepth = static_cast<int>(orRaise(args.getInt("max-depth", l.maxDepth, 0, kMaxDepth)));

@@ -1,6 +1,7 @@
-// read's limits on how much of each value it loads (ReadLimits), the same
-// on the direct path and on Delve's: --max-string, --max-elements and
-// --max-depth, with Delve's defaults for a read.
+// How much of each value is loaded (ReadLimits): --max-string,
+// --max-elements and --max-depth. read's are the same on the direct path and
+// on Delve's, with Delve's defaults for a read; sample's are Delve's at each
+// hit, with its per-hit defaults (kHitReadLimits).
 #pragma once
 
 #include <vector>
@@ -10,9 +11,9 @@
 
 namespace goscope::cli {
 
-std::vector<OptionSpec> readLimitSpecs();
+std::vector<OptionSpec> readLimitSpecs(const ReadLimits& defaults = {});
 
 // The limits the options give; a Usage error names the option out of range.
-ReadLimits readLimitsOrRaise(const Args& args);
+ReadLimits readLimitsOrRaise(const Args& args, const ReadLimits& defaults = {});
 
 }  // namespace goscope::cli

@@ -12,6 +12,7 @@
 #include "cli/command.hpp"
 #include "cli/delve_options.hpp"
 #include "cli/probe_options.hpp"
+#include "cli/read_limit_options.hpp"
 #include "cli/strategy_options.hpp"
 #include "output/output.hpp"
 #include "util/stop_signals.hpp"
@@ -29,6 +30,7 @@ int runSample(const std::vector<std::string>& argv) {
       {"explain", 0, false, "print the plan, and every reason behind it, on stderr"},
       {"strict", 0, false, "a target that exits is an error (exit 8), not the session's normal end (exit 0)"},
   });
+  for (const auto& o : readLimitSpecs(kHitReadLimits)) specs.push_back(o);
   auto args = orRaise(parseArgs("sample", specs, argv));
   if (args.has("help")) {
     std::cout << usageOf("goscope sample -p PID --at FUNC [EXPR...] [--args] [-i SECS] [-d SECS] [--json]", specs);
@@ -48,6 +50,7 @@ int runSample(const std::vector<std::string>& argv) {
   request.locations = {*at};
   request.capture.exprs = exprs;
   request.capture.args = args.has("args");
+  request.hitLimits = readLimitsOrRaise(args, kHitReadLimits);
   request.intervalS = intervalS;
   request.durationS = durationS;
   request.dlvArgs = args.all("dlv-arg");

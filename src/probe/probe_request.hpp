@@ -43,6 +43,11 @@ struct ReadLimits {
   int maxDepth = 2;           // levels of nested values below the top (Delve's MaxVariableRecurse)
 };
 
+// What Delve loads of each value captured at a hit (sample --max-string,
+// --max-elements, --max-depth): its per-hit defaults (rpc kDefaultLoadConfig),
+// smaller than a one-off read's, since the target waits for every hit's load.
+inline constexpr ReadLimits kHitReadLimits{64, 64, 1};
+
 struct ProbeRequest {
   Action action = Action::Count;
   TargetSpec target;
@@ -59,7 +64,8 @@ struct ProbeRequest {
   // condition, without prefixes).
   std::optional<FilterExpr> filter;
   CaptureSpec capture;
-  ReadLimits readLimits;  // read: how much of each value is loaded
+  ReadLimits readLimits;                   // read: how much of each value is loaded
+  ReadLimits hitLimits = kHitReadLimits;   // sample: how much of each value captured at a hit is loaded
   std::vector<std::pair<std::string, std::string>> writes;  // set: VAR=VALUE
   std::optional<std::string> readVariable;  // count --read: a global read on each hit of the first function
   bool plainEntry = false;                  // --entry (count, latency, trace): the function's first instruction, not the jbe or call sites

@@ -230,6 +230,34 @@ TEST_CASE("read: --max-string, --max-elements and --max-depth load as much on th
 
 // ---- sample -------------------------------------------------------------------
 
+TEST_CASE("sample: --max-string, --max-elements and --max-depth cut each captured value as read cuts it") {
+  Zoo z;
+  double before = z.roundsPerSecond();
+  const std::string at = " --at main.processJob main.items main.cfg -i 0.3 -d 0.5 --timeout 5";
+  // Delve evaluates a breakpoint's expressions with its own per-hit limits
+  // whatever it is asked; goscope evaluates them at the hit instead.
+  auto cut = runCli("sample --max-string 2 --max-elements 1 --max-depth 0" + pidArg(z.pid()) + at);
+  INFO("stderr: " << cut.err);
+  REQUIRE(cut.exitCode == 0);
+  const auto lines = splitLines(cut.out);
+  REQUIRE(lines.size() == 2);
+  for (const auto& l : lines) {
+    CHECK(l.find("| main.items=[]string{len=3 cap=3: \"al…\"(+3 bytes), …} main.cfg=main.Config{Name: \"zo…\"(+1 bytes), "
+                 "Workers: 8, ") != std::string::npos);
+    CHECK(l.find("Tags: []string{len=2 cap=3: \"al…\"(+3 bytes), …}, Labels: map[string]int{len=3: …}} | pause ") !=
+          std::string::npos);
+  }
+  // Without them, Delve's per-hit defaults: every string and element here.
+  auto whole = runCli("sample" + pidArg(z.pid()) + at);
+  INFO("stderr: " << whole.err);
+  REQUIRE(whole.exitCode == 0);
+  CHECK(whole.out.find("main.items=[]string{len=3 cap=3: \"alpha\", \"beta\", \"gamma\"}") != std::string::npos);
+  expectError(runCli("sample --max-elements 0" + pidArg(z.pid()) + at), 2,
+              "--max-elements wants a whole number from 1 to 100000, not '0'");
+  checkZooUnharmed(z, before);
+}
+
+
 TEST_CASE("sample: one record per interval, with the pause each took") {
   Counter c;
   double before = c.rate();

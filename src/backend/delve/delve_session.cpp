@@ -481,9 +481,11 @@ Result<StopEvent> DelveSession::continueToBreakpoint(Millis timeout) {
 
 // ---- requests that need a stopped target ----
 
-Result<rpc::Variable> DelveSession::eval(const std::string& expr, const rpc::LoadConfig& cfg) {
+Result<rpc::Variable> DelveSession::eval(const std::string& expr, const rpc::LoadConfig& cfg, int64_t goroutine) {
   if (auto ok = requireStopped("eval"); !ok) return ok.failure();
-  auto v = client_->eval(rpc::EvalIn{{}, expr, cfg});
+  rpc::EvalScope scope;
+  scope.goroutineID = goroutine;
+  auto v = client_->eval(rpc::EvalIn{scope, expr, cfg});
   if (!v && (v.error().kind == ErrorKind::TargetGone || !client_->transport().connected())) return lost(v.error());
   return v;
 }

@@ -125,7 +125,10 @@ class DelveSession {
 
   // These need a stopped target (Usage error otherwise: sending them while it
   // runs would wedge dlv).
-  Result<rpc::Variable> eval(const std::string& expr, const rpc::LoadConfig& cfg = rpc::kDefaultLoadConfig);
+  // `goroutine`: evaluate in that goroutine's innermost frame (-1: the
+  // current one).
+  Result<rpc::Variable> eval(const std::string& expr, const rpc::LoadConfig& cfg = rpc::kDefaultLoadConfig,
+                             int64_t goroutine = -1);
   Result<void> set(const std::string& symbol, const std::string& value);
   Result<rpc::Breakpoint> createBreakpoint(const BreakpointSpec& spec);
   Result<void> clearBreakpoint(int64_t id);
