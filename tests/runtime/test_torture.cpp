@@ -193,6 +193,8 @@ TEST_CASE("torture: count, latency and trace at once on zoo for GOSCOPE_TORTURE_
   zoo.resume();
   auto t0 = Clock::now(), lastStatus = t0;
   int64_t lastRounds = before.rounds;
+  double cpuAtStatus = cpuSeconds(pid);
+  std::chrono::duration<double> longestSilence{0};
   while (Clock::now() - t0 < std::chrono::seconds(seconds)) {
     for (auto* g : all) {
       g->pump();
@@ -202,12 +204,25 @@ TEST_CASE("torture: count, latency and trace at once on zoo for GOSCOPE_TORTURE_
     REQUIRE_MESSAGE(alive(pid), "zoo died");
     size_t lines = zoo.statusLines();
     REQUIRE_MESSAGE(zoo.drain(200), "zoo: " << zoo.firstBadLine());
-    if (zoo.statusLines() > lines) {  // once a second: it makes progress
+    if (zoo.statusLines() > lines) {  // once a second at rest: it makes progress
       CHECK(zoo.last().rounds >= lastRounds);
       lastRounds = zoo.last().rounds;
+      longestSilence = std::max<std::chrono::duration<double>>(longestSilence, Clock::now() - lastStatus);
       lastStatus = Clock::now();
+      cpuAtStatus = cpuSeconds(pid);
     }
-    REQUIRE_MESSAGE(Clock::now() - lastStatus < 60s, "zoo printed no status for 60 s");
+    // Slow is not stuck. Under ~12,000 probes zoo's status can take a
+    // minute where each trap costs several microseconds (the host's, not
+    // goscope's: docs/performance.md); a zoo that is stopped, or waits on
+    // something that never comes, uses no CPU meanwhile. Silent for 60 s,
+    // it must have used a second of CPU since its last status, and it may
+    // never be silent for 10 minutes.
+    const std::chrono::duration<double> silent = Clock::now() - lastStatus;
+    if (silent >= 60s) {
+      const double cpu = cpuSeconds(pid) - cpuAtStatus;
+      REQUIRE_MESSAGE((cpu >= 1.0 && silent < 600s),
+                      "zoo printed no status for " << silent.count() << " s, using " << cpu << " s of CPU meanwhile");
+    }
   }
 
   ZooStatus after = zoo.pause();
@@ -215,7 +230,8 @@ TEST_CASE("torture: count, latency and trace at once on zoo for GOSCOPE_TORTURE_
   const int64_t rounds = after.rounds - before.rounds;
   double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
   MESSAGE(rounds << " rounds of zoo in " << elapsed << " s under count, latency and trace ("
-                 << zoo.statusLines() << " status lines, all ok)");
+                 << zoo.statusLines() << " status lines, all ok; the longest wait for one " << longestSilence.count()
+                 << " s)");
   REQUIRE(rounds > 0);
   for (auto* g : all) g->signal(SIGINT);
   for (auto* g : all) {
