@@ -257,6 +257,20 @@ class BpfEventSession final : public EventSession {
   Backend path() const override { return Backend::Bpf; }
   std::string accessNotice() const override { return engine_ ? api::accessNotice(*engine_, target_) : ""; }
 
+  std::vector<std::string> argumentSources() const override {
+    std::vector<std::string> lines;
+    for (size_t i = 0; i < traces_.size() && i < sel_.functions.size(); i++) {
+      const FunctionTrace& t = traces_[i];
+      const std::string& name = sel_.functions[i].fn->name;
+      if (t.traceback)
+        lines.push_back(name + ": arguments (the runtime's traceback layout): " + argInfoShape(t.traceback->args) +
+                        ", placed: " + t.traceback->placesFrom + "; no results (the binary does not say how many words it returns)");
+      else if (t.raw)
+        lines.push_back(name + ": arguments: the raw registers (no DWARF, no signature, no traceback layout)");
+    }
+    return lines;
+  }
+
   std::string announcement() const override {
     char line[512];
     if (request_.action == Action::Break) {
@@ -465,6 +479,8 @@ class BpfEventSession final : public EventSession {
       if (e.isReturn()) return;
       Call c = callAt(fn, e);
       if (request_.capture.args) fillArgs(c.args, c.argRegisters, e, t);
+      c.argsPositional = t.traceback.has_value();
+      c.argsMore = t.argsMore;
       if (request_.capture.stack) {
         c.stackCut = e.stackCut;
         c.stack = frames(e.stack, c.stackCut);
@@ -504,6 +520,8 @@ class BpfEventSession final : public EventSession {
     // One Call, reused: its vectors and strings keep their capacity.
     Call& c = call_;
     resetCall(c, fn, e);
+    c.argsPositional = t.traceback.has_value();
+    c.argsMore = t.argsMore;
     if (auto it = pending_.find(key); it != pending_.end()) {
       PendingCall& p = it->second;
       c.tsNs = p.tsNs;
@@ -526,7 +544,7 @@ class BpfEventSession final : public EventSession {
       // carried said to be unknown.
       c.argsUnavailable = "its entry was lost (ring buffer full)";
     }
-    if (request_.capture.results) {
+    if (request_.capture.results && !t.traceback) {
       if (t.raw) {
         c.resultRegister = e.regs[0];
       } else {
@@ -560,6 +578,8 @@ class BpfEventSession final : public EventSession {
     c.tsNs = e.tsNs;
     c.durationNs.reset();
     c.args.clear();
+    c.argsPositional = false;
+    c.argsMore = false;
     c.argsUnavailable.clear();
     c.inlinedInto.reset();
     c.results.reset();
@@ -615,8 +635,16 @@ class BpfEventSession final : public EventSession {
 
   void fillArgs(std::vector<Value>& args, std::optional<std::array<uint64_t, 9>>& regs, const bpf::Event& e,
                 const FunctionTrace& t) const {
-    if (t.raw) regs = registersOf(e);
-    else decodeArgValues(e, t.layout, t.plan, names_, args, true);
+    if (t.raw) {
+      regs = registersOf(e);
+    } else if (t.traceback) {
+      std::vector<Value> words;
+      decodeArgValues(e, t.layout, t.plan, names_, words, true);
+      bool more = false;
+      args = groupWords(*t.traceback, words, more);
+    } else {
+      decodeArgValues(e, t.layout, t.plan, names_, args, true);
+    }
   }
 
   EventTotals totals() const {

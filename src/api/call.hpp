@@ -39,6 +39,12 @@ struct Call {
   std::optional<uint64_t> durationNs;  // when both the entry and the return were seen
 
   std::vector<Value> args;  // named, in order; the compiler's hidden parameters left out
+  // Arguments as the runtime's traceback layout gives them (a stripped
+  // binary, no signature): `args` are unnamed words and groups
+  // (Value::Kind::Group), printed by position; `argsMore`: the layout
+  // describes no more words after them (`...`).
+  bool argsPositional = false;
+  bool argsMore = false;
   // Why there are no arguments at all ("inlined": the call's body was
   // inlined, its arguments were never in registers); empty otherwise.
   std::string argsUnavailable;

@@ -12,6 +12,7 @@
 #include "api/goscope.hpp"
 #include "cli/command.hpp"
 #include "cli/interval_report.hpp"
+#include "cli/signature_specs.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/probe_options.hpp"
 #include "cli/prometheus_option.hpp"
@@ -125,11 +126,12 @@ int runCount(const std::vector<std::string>& argv) {
   }
   const auto top = static_cast<size_t>(orRaise(args.getInt("top", 0, 1, 1000000)));  // 0: all
   ProbeRequest request = requestFromTraceArgs(args, Action::Count);
-  request.locations = args.positional();
-  if (request.locations.empty()) raise({ErrorKind::Usage, "count: name at least one function pattern, e.g. 'main.*'"});
+  if (args.positional().empty()) raise({ErrorKind::Usage, "count: name at least one function pattern, e.g. 'main.*'"});
+  addLocations(args.positional(), request);  // a pattern, or a signature as trace takes it (--filter then names its arguments)
   if (auto f = args.get("filter")) request.filter = orRaise(parseFilter(*f));  // before a -c command starts
   auto exporter = listenIfAsked(args);
   TracedTarget target = openTracedTarget(request);
+  checkSignatures(request, target.binary(), false);
   request.readVariable = args.get("read");
   request.plainEntry = args.has("entry");
   applyStrategyOptions(args, request);

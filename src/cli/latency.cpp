@@ -12,6 +12,7 @@
 #include "api/goscope.hpp"
 #include "cli/command.hpp"
 #include "cli/interval_report.hpp"
+#include "cli/signature_specs.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/probe_options.hpp"
 #include "cli/prometheus_option.hpp"
@@ -79,11 +80,12 @@ int runLatency(const std::vector<std::string>& argv) {
     raise({ErrorKind::Usage, "latency: -m and -u do not go together", "-m: milliseconds, -u: microseconds, neither: nanoseconds"});
   const TimeUnit unit = args.has("milliseconds") ? TimeUnit::Ms : args.has("microseconds") ? TimeUnit::Us : TimeUnit::Ns;
   ProbeRequest request = requestFromTraceArgs(args, Action::Latency);
-  request.locations = args.positional();
-  if (request.locations.empty()) raise({ErrorKind::Usage, "latency: name at least one function pattern, e.g. 'main.*'"});
+  if (args.positional().empty()) raise({ErrorKind::Usage, "latency: name at least one function pattern, e.g. 'main.*'"});
+  addLocations(args.positional(), request);  // a pattern, or a signature as trace takes it (--filter then names its arguments)
   request.plainEntry = args.has("entry");
   auto exporter = listenIfAsked(args);
   TracedTarget target = openTracedTarget(request);
+  checkSignatures(request, target.binary(), false);
   applyStrategyOptions(args, request);
   planOrRaise(args, request, target.binary(), request.target.pid);
   const bool json = args.has("json");

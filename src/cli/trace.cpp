@@ -257,6 +257,8 @@ int runTrace(const std::vector<std::string>& argv) {
   }
   auto session = orRaise(api::startEventSession(request, plan, std::move(target), printNotice));
   printLineIfAny(session->accessNotice());
+  if (args.has("explain"))
+    for (const auto& line : session->argumentSources()) std::fprintf(stderr, "goscope: %s\n", line.c_str());
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   auto out = output::makeOutput(json);
   const bool delve = session->path() == Backend::Delve;

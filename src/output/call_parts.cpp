@@ -53,6 +53,31 @@ void appendAssignments(const std::vector<Value>& values, const char* sep, std::s
   }
 }
 
+void appendPositional(const std::vector<Value>& values, bool more, std::string& out) {
+  for (size_t i = 0; i < values.size(); i++) {
+    if (i) out += ", ";
+    appendText(values[i], out);
+  }
+  if (more) out += values.empty() ? "..." : ", ...";
+}
+
+boost::json::array positionalJson(const std::vector<Value>& values, bool more) {
+  boost::json::array a;
+  for (const auto& v : values) a.push_back(renderJson(v));
+  if (more) a.push_back("...");
+  return a;
+}
+
+void appendPositionalJson(const std::vector<Value>& values, bool more, std::string& out) {
+  out += '[';
+  for (size_t i = 0; i < values.size(); i++) {
+    if (i) out += ',';
+    appendJson(values[i], out);
+  }
+  if (more) out += values.empty() ? "\"...\"" : ",\"...\"";
+  out += ']';
+}
+
 void appendNamedJson(const std::vector<Value>& values, std::string& out) {
   for (size_t i = 1; i < values.size(); i++)  // a repeated name: Boost's object keeps one (rare: `_`)
     for (size_t j = 0; j < i; j++)

@@ -17,6 +17,12 @@ std::string assignments(const std::vector<Value>& values, const char* sep, bool 
 boost::json::object namedJson(const std::vector<Value>& values);
 boost::json::array valueArray(const std::vector<Value>& values);
 
+// Arguments by position (Call::argsPositional): "0x2a, {0x1, 0x2}, ..." and
+// JSON [42,[1,2],"..."].
+void appendPositional(const std::vector<Value>& values, bool more, std::string& out);
+void appendPositionalJson(const std::vector<Value>& values, bool more, std::string& out);
+boost::json::array positionalJson(const std::vector<Value>& values, bool more);
+
 // The first four argument registers: "rax=0x1, rbx=0x2, rcx=0x3, rdi=0x4".
 std::string registersText(const std::array<uint64_t, 9>& regs, size_t n = 4);
 boost::json::object registersJson(const std::array<uint64_t, 9>& regs);

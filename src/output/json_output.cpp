@@ -25,7 +25,10 @@ void hitFields(boost::json::object& o, const api::Call& c, const HitShape& shape
   o["file"] = c.file;
   o["line"] = c.line;
   if (shape.exprs) o["values"] = namedJson(c.exprs);
-  if (shape.args) o["args"] = c.argRegisters ? registersJson(*c.argRegisters) : namedJson(c.args);
+  if (shape.args)
+    o["args"] = c.argRegisters     ? boost::json::value(registersJson(*c.argRegisters))
+                : c.argsPositional ? boost::json::value(positionalJson(c.args, c.argsMore))
+                                   : boost::json::value(namedJson(c.args));
   if (shape.locals) o["locals"] = namedJson(c.locals);
   if (!c.argsUnavailable.empty()) o["args_unavailable"] = c.argsUnavailable;
   if (c.inlinedInto) o["inlined_into"] = *c.inlinedInto;
@@ -93,6 +96,7 @@ class JsonOutput final : public Output {
     out += ",\"args\":";
     if (!c.argsUnavailable.empty()) out += "null";
     else if (c.argRegisters) out += jsonText(registersJson(*c.argRegisters));
+    else if (c.argsPositional) appendPositionalJson(c.args, c.argsMore, out);
     else appendNamedJson(c.args, out);
     out += ",\"results\":";
     if (c.resultRegister) {

@@ -17,12 +17,19 @@ namespace goscope::output {
 
 namespace {
 
+std::string positionalText(const api::Call& c) {
+  std::string out;
+  appendPositional(c.args, c.argsMore, out);
+  return out;
+}
+
 // "g1 main.mayPanic(i=7) funcs.go:287 | main.counter=5 | locals: ... | stack: f file:line <- ..."
 std::string hitText(const api::Call& c, const HitShape& shape) {
   std::string out = "g" + std::to_string(c.goid) + " " + c.function;
   if (shape.args)
     out += "(" + (!c.argsUnavailable.empty() ? "unavailable: " + c.argsUnavailable
                   : c.argRegisters           ? registersText(*c.argRegisters)
+                  : c.argsPositional         ? positionalText(c)
                                              : assignments(c.args, ", ")) + ")";
   out += " " + baseName(c.file) + ":" + std::to_string(c.line);
   if (c.inlinedInto) out += " (inlined into " + *c.inlinedInto + ")";
@@ -67,6 +74,7 @@ class TextOutput final : public Output {
     out += '(';
     if (!c.argsUnavailable.empty()) out += "unavailable: " + c.argsUnavailable;
     else if (c.argRegisters) appendRegistersText(*c.argRegisters, 4, out);
+    else if (c.argsPositional) appendPositional(c.args, c.argsMore, out);
     else appendAssignments(c.args, ", ", out);
     out += ')';
     const size_t beforeResults = out.size();

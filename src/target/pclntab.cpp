@@ -17,6 +17,8 @@ namespace {
 // runtime/symtab.go: _PCDATA_InlTreeIndex and _FUNCDATA_InlTree (same in 1.16 .. 1.27).
 constexpr uint32_t kPcdataInlTreeIndex = 2;
 constexpr uint8_t kFuncdataInlTree = 3;
+// internal/abi/symtab.go: FUNCDATA_ArgInfo (Go 1.17 .. 1.27).
+constexpr uint8_t kFuncdataArgInfo = 5;
 
 // Where moduledata keeps types, etypes, rodata and gofunc (byte offsets).
 // gofunc: 38 words in, after pcHeader, six slices, findfunctab, minpc/maxpc
@@ -270,6 +272,10 @@ std::optional<uint64_t> Pclntab::funcdataAddress(const GoFunction& fn, uint8_t i
   uint32_t off = u32(p + 4 * static_cast<uint64_t>(index));
   if (off == UINT32_MAX || !gofunc_) return std::nullopt;
   return *gofunc_ + off;
+}
+
+std::optional<uint64_t> Pclntab::argInfoAddress(const GoFunction& fn) const {
+  return funcdataAddress(fn, kFuncdataArgInfo);
 }
 
 std::optional<int32_t> Pclntab::spDelta(const GoFunction& fn, uint64_t pc) const {

@@ -100,6 +100,9 @@ class Pclntab {
   // How far the function has moved SP below its entry's at pc (the pcsp
   // table): 0 in a function without a frame; nullopt when unknown.
   std::optional<int32_t> spDelta(const GoFunction& fn, uint64_t pc) const;
+  // Link-time address of the function's FUNCDATA_ArgInfo (Go 1.17+: how the
+  // runtime's traceback prints its arguments; arg_info.hpp), when it has one.
+  std::optional<uint64_t> argInfoAddress(const GoFunction& fn) const;
 
  private:
   Pclntab() = default;

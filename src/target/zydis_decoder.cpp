@@ -12,4 +12,13 @@ const ZydisDecoder& zydisDecoder() {
   return d;
 }
 
+const ZydisDecoder& zydisOperandDecoder() {
+  static const ZydisDecoder d = [] {
+    ZydisDecoder x;
+    ZydisDecoderInit(&x, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+    return x;
+  }();
+  return d;
+}
+
 }  // namespace goscope

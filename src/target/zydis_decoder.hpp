@@ -15,5 +15,9 @@ namespace goscope {
 // length, is the same in both modes (docs/disassembly.md, "Zydis's minimal
 // mode"). A constant struct, shared by all threads.
 const ZydisDecoder& zydisDecoder();
+// The same machine mode in Zydis's full mode, for the rare sweep that reads
+// operands (which register, which memory base and displacement): the
+// argument places of one function (arg_places.hpp).
+const ZydisDecoder& zydisOperandDecoder();
 
 }  // namespace goscope

@@ -135,6 +135,11 @@ std::string text(const Value& v) {
       return text + "}";
     }
     case K::Array: return elementsText(v, (v.type + "{").c_str()) + "}";
+    case K::Group: {
+      std::string text = elementsText(v, "{");
+      if (v.more) text += v.children.empty() ? "..." : ", ...";
+      return text + "}";
+    }
     case K::Map: {
       if (v.nil) return typeOr(v, "map") + "(nil)";
       std::string text = v.type + "{len=" + std::to_string(v.len);
@@ -418,6 +423,12 @@ json::value renderJson(const Value& v) {
       if (shownInPart(v)) return partJson(v);
       json::array a;
       for (const auto& c : v.children) a.push_back(renderJson(c));
+      return a;
+    }
+    case K::Group: {
+      json::array a;
+      for (const auto& c : v.children) a.push_back(renderJson(c));
+      if (v.more) a.push_back("...");
       return a;
     }
     case K::Map: {

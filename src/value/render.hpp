@@ -28,6 +28,8 @@
 //                                  JSON {"type":"*errors.errorString","value":…,"error":"not found"}
 //                                  (a message cut at the cap: "error_cut":true,"error_len":N)
 //   chan int{len=0 cap=4}          channels: JSON {"len":0,"cap":4}
+//   {0x2a, {0x4b2c10, 0x2}, ...}   argument words grouped as Go's traceback groups them (no
+//                                  types known): JSON [42,[4926480,2],"..."]
 //   <unavailable: float in X0>     what a path cannot see: JSON null, never a wrong value
 //   <not captured>  <unreadable: EFAULT>
 //

@@ -29,6 +29,10 @@ struct Value {
     Interface,      // `dynamicType`; `children` holds the dynamic value when known
     Chan,           // `len` (queued) and `cap` when known
     Func,           // `text`: the function's name, when known
+    // Argument words as the runtime's traceback layout groups them, with no
+    // types (a stripped binary, no signature): `children` are words (uintptr)
+    // and groups; `more`: the layout stops after them.
+    Group,
     Unavailable,    // not seen: `unavailable` says why (float in X0, not captured, unreadable: EFAULT)
   };
 
@@ -71,6 +75,7 @@ struct Value {
   std::string elementsUnavailable;
 
   std::string unavailable;  // Kind::Unavailable: why
+  bool more = false;        // Group: the runtime's layout describes no more words after `children`
 
   static Value missing(std::string why, std::string name = {}) {
     Value v;

@@ -588,11 +588,75 @@ TEST_CASE("release: --dlv and GOSCOPE_DLV name the Delve, otherwise the one whos
   z.checkUnharmed();
 }
 
+// The runtime's traceback layout on the stripped build, with no signature:
+// every word that typedTrace's lines show as a value (the same calls of the
+// same program: --rounds 1 is deterministic), grouped as Go's traceback
+// groups them; addresses masked (hex from 0x10000 up). No results (the
+// binary does not say how many words a function returns), never registers.
+std::map<std::string, std::vector<std::string>> layoutLines(const std::string& text) {
+  static const std::regex line(R"(^\d\d:\d\d:\d\d\.\d+ pid=\d+ (goid=\d+ (main\.\(\*[A-Za-z]+\)\.[A-Za-z]+|[^(]+)\(.*?)(  \[[^\]]*\])*$)");
+  static const std::regex addr("0x[0-9a-f]{5,}");
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& l : splitLines(text)) {
+    std::smatch m;
+    if (std::regex_match(l, m, line)) out[m[2]].push_back(std::regex_replace(std::string(m[1]), addr, "0x…"));
+  }
+  return out;
+}
+
+void tracebackLayout(const std::string& rel) {
+  if (!releaseReady(rel)) return;
+  auto r = runCli("trace -c '" + fixture("zoo", releaseVariant(rel, "stripped")) +
+                  " --rounds 1' 'main.(*Server).Handle' main.Server.Addr main.greet main.sum main.reverseStrings "
+                  "main.checkRecord main.shapeArea main.bump main.parsePositive main.divmod main.makeAdder.func1 "
+                  "main.quadruple main.deepRecurse");
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  CHECK(has(r.out + r.err, "zoo: ok"));
+  CHECK_FALSE(has(r.out, "rax="));
+  auto got = layoutLines(r.out);
+  CHECK(got["main.(*Server).Handle"] ==
+        Lines{"goid=1 main.(*Server).Handle(0x…, {{0x…, 0x6}, 0x7})", "goid=1 main.(*Server).Handle(0x…, {{0x…, 0x8}, 0x8})"});
+  CHECK(got["main.Server.Addr"] == Lines{"goid=1 main.Server.Addr({{0x…, 0x3}, 0x1f90})"});
+  CHECK(got["main.greet"] == Lines{"goid=1 main.greet({0x…, 0x6})"});
+  CHECK(got["main.sum"] == Lines{"goid=1 main.sum({0x…, 0xa, 0xa})"});
+  CHECK(got["main.reverseStrings"] == Lines{"goid=1 main.reverseStrings({0x…, 0x3, 0x3})"});
+  CHECK(got["main.checkRecord"] == Lines{"goid=1 main.checkRecord({0x6, 0x7, {0x…, 0x3}})"});
+  CHECK(got["main.shapeArea"] == Lines{"goid=1 main.shapeArea({0x…, 0x…})", "goid=1 main.shapeArea({0x…, 0x…})"});
+  CHECK(got["main.bump"] == Lines{"goid=1 main.bump(0x…, 0x5)", "goid=1 main.bump(0x…, 0x5)"});
+  CHECK(got["main.parsePositive"] ==
+        Lines{"goid=1 main.parsePositive({0x…, 0x2})", "goid=1 main.parsePositive({0x…, 0x2})",
+              "goid=1 main.parsePositive({0x…, 0x1})"});
+  CHECK(got["main.divmod"] == Lines{"goid=1 main.divmod(0x11, 0x5)"});
+  CHECK(got["main.makeAdder.func1"] == Lines{"goid=1 main.makeAdder.func1(0x1)", "goid=1 main.makeAdder.func1(0x2)"});
+  CHECK(got["main.quadruple"] == Lines{"goid=1 main.quadruple(0x7)"});
+  // deepRecurse(depth int, pad [64]byte): depth in a register, pad on the
+  // stack byte by byte, cut where the runtime's layout stops (ten
+  // components); the reads a probe makes (8) end before it does.
+  auto deep = got["main.deepRecurse"];
+  REQUIRE_FALSE(deep.empty());
+  CHECK_MESSAGE(std::regex_match(deep.back(), std::regex(R"(goid=\d+ main\.deepRecurse\(0x[0-9a-f]+, \{(0x[0-9a-f]+, ){8}<not captured>, \.\.\.\}\))")), deep.back());
+
+  // JSON: positional, groups as arrays, results null.
+  auto j = runCli("trace --json -c '" + fixture("zoo", releaseVariant(rel, "stripped")) + " --rounds 1' main.checkRecord");
+  REQUIRE_MESSAGE(j.exitCode == 0, j.err);
+  auto calls = callObjects(j.out);
+  REQUIRE(calls.size() == 1);
+  const auto& args = calls[0]["args"].as_array();
+  REQUIRE(args.size() == 1);
+  const auto& rec = args[0].as_array();
+  REQUIRE(rec.size() == 3);
+  CHECK(rec[0].to_number<int64_t>() == 6);
+  CHECK(rec[1].to_number<int64_t>() == 7);
+  CHECK(rec[2].as_array().at(1).to_number<int64_t>() == 3);
+  CHECK(calls[0]["results"].is_null());
+}
+
 #define RELEASE_CONTRACT(R)                                                       \
   TEST_CASE("release " R ": list and info") { listAndInfo(R); }                   \
   TEST_CASE("release " R ": exact counts") { exactCounts(R); }                    \
   TEST_CASE("release " R ": goroutine-paired latency") { pairedLatency(R); }      \
   TEST_CASE("release " R ": typed trace arguments and results") { typedTrace(R); } \
+  TEST_CASE("release " R ": the traceback layout, stripped") { tracebackLayout(R); } \
   TEST_CASE("release " R ": folded stacks") { foldedStacks(R); }                  \
   TEST_CASE("release " R ": direct read") { directRead(R); }                      \
   TEST_CASE("release " R ": the Delve path") { delvePath(R); }

@@ -1,6 +1,68 @@
 #include "backend/bpf/function_capture.hpp"
 
+#include "target/arg_info.hpp"
+#include "target/arg_places.hpp"
+
 namespace goscope {
+
+namespace {
+
+constexpr uint8_t kFuncFlagAsm = 1 << 2;  // internal/abi/symtab.go: FuncFlagAsm (Go 1.20+; 0 before)
+
+// The traceback layout of a function without DWARF or signature, when the
+// binary has one. A Go function with no layout and no argument frame takes
+// no arguments: an empty layout (not the registers, which hold nothing of it).
+std::optional<TracebackLayout> tracebackFor(const GoBinary& bin, const GoFunction& fn) {
+  auto info = readArgInfo(bin, fn);
+  if (!info) return std::nullopt;
+  if (!*info) {
+    if (fn.args == 0 && !(fn.flag & kFuncFlagAsm) && bin.pclntab().format() != PclnFormat::Go116)
+      return placeWords({}, ArgPlaces{ArgPlaces::From::IntegerOrder});
+    return std::nullopt;
+  }
+  auto places = argPlaces(bin, fn, **info);
+  return placeWords(std::move(**info), places);
+}
+
+void group(const std::vector<ArgInfoItem>& items, const TracebackLayout& t, std::vector<Value>& words, size_t& next,
+           std::vector<Value>& out, bool& more) {
+  for (const auto& item : items) {
+    switch (item.kind) {
+      case ArgInfoItem::Kind::Word: {
+        const size_t i = next++;
+        if (i >= words.size() || i >= t.words.size()) {
+          out.push_back(Value::missing("not decoded"));
+        } else if (!t.words[i].problem.empty()) {
+          out.push_back(Value::missing("unplaced"));
+        } else {
+          out.push_back(std::move(words[i]));
+          out.back().name.clear();
+          if (out.back().kind == Value::Kind::Uint) out.back().type = "uintptr";  // hex, as the traceback prints words
+        }
+        break;
+      }
+      case ArgInfoItem::Kind::Group: {
+        Value g;
+        g.kind = Value::Kind::Group;
+        group(item.items, t, words, next, g.children, g.more);
+        out.push_back(std::move(g));
+        break;
+      }
+      case ArgInfoItem::Kind::More: more = true; break;
+      case ArgInfoItem::Kind::Beyond: out.push_back(Value::missing("offset past the layout's encoding")); break;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Value> groupWords(const TracebackLayout& t, std::vector<Value>& words, bool& more) {
+  std::vector<Value> out;
+  size_t next = 0;
+  more = false;
+  group(t.args, t, words, next, out, more);
+  return out;
+}
 
 FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map<std::string, std::string>& signatures,
                        const CaptureOptions& copts) {
@@ -10,6 +72,13 @@ FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map
     layout = layoutFromSignature(it->second, namedTypeKindsIn(bin));
   } else if (const DwarfInfo* d = bin.dwarf()) {
     if (const DwarfFunction* df = d->functionAt(fn.entry)) layout = layoutFunction(*d, *df, fn.args);
+  }
+  if (!layout && !signatures.contains(fn.name)) {
+    if (auto tb = tracebackFor(bin, fn)) {
+      t.traceback = std::move(*tb);
+      for (const auto& a : t.traceback->args) t.argsMore = t.argsMore || a.kind == ArgInfoItem::Kind::More;
+      layout = t.traceback->words;
+    }
   }
   if (!layout) {
     t.raw = true;
@@ -26,7 +95,7 @@ FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map
 }
 
 Result<std::vector<BoundFilterTerm>> filterFor(const FunctionTrace& t, const FilterExpr& filter, const std::string& func) {
-  if (t.raw)
+  if (t.raw || t.traceback)
     return fail(ErrorKind::Usage, "filter: " + func + "'s arguments have no names here (no DWARF, no signature)",
                 "give its signature, e.g. goscope trace 'main.add(x int, y int) int' --filter 'x > 40'");
   return bindFilter(filter, t.layout, func);

@@ -5,20 +5,28 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "probe/abi_layout.hpp"
 #include "probe/filter_expr.hpp"
+#include "probe/traceback_layout.hpp"
 #include "backend/bpf/capture_plan.hpp"
 #include "target/go_binary.hpp"
+#include "value/value.hpp"
 
 namespace goscope {
 
 struct FunctionTrace {
-  std::vector<ValueLayout> layout;  // empty with `raw`
+  std::vector<ValueLayout> layout;  // empty with `raw`; with `traceback`, its words
   CapturePlan plan;
-  bool raw = false;                 // no DWARF, no signature: raw argument registers
+  bool raw = false;                 // no DWARF, no signature, no traceback layout: raw argument registers
+  // No DWARF, no signature: the runtime's traceback layout of the arguments
+  // (Go 1.17+), its words in `layout`. No results: the binary does not say
+  // how many result words a function returns in registers.
+  std::optional<TracebackLayout> traceback;
+  bool argsMore = false;  // with `traceback`: its layout stops after the words shown (`...`)
 };
 
 // `signatures`: user signatures by function name (for stripped binaries).
@@ -29,6 +37,11 @@ FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map
 // Errors (Usage): the function's arguments have no names (no DWARF, no
 // signature), or bindFilter's.
 Result<std::vector<BoundFilterTerm>> filterFor(const FunctionTrace& t, const FilterExpr& filter, const std::string& func);
+
+// The decoded words of a traceback layout (decodeArgValues of t.layout) put
+// back into the runtime's grouping; `more` says the layout stops after the
+// arguments returned.
+std::vector<Value> groupWords(const TracebackLayout& t, std::vector<Value>& words, bool& more);
 
 // Parameters the compiler adds (the generic dictionary `.dict`) and `_` are
 // not the user's arguments: they are not shown.

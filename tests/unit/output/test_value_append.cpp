@@ -199,3 +199,32 @@ TEST_CASE("value append: a uintptr prints in hex, JSON keeps the number") {
   v.type = "uint64";
   CHECK(renderText(v) == "4874016");  // other unsigned kinds stay decimal
 }
+
+TEST_CASE("value append: argument words by position, grouped as Go's traceback groups them") {
+  auto word = [](uint64_t u) {
+    Value v = make(K::Uint, "uintptr");
+    v.u = u;
+    return v;
+  };
+  Value inner = make(K::Group);
+  inner.children = {word(0x4b2c10), word(2)};
+  Value outer = make(K::Group);
+  outer.children = {word(0x2a), inner};
+  Value cut = make(K::Group);
+  cut.children = {word(1)};
+  cut.more = true;
+  Value depth = make(K::Group);
+  depth.more = true;
+  std::vector<Value> args = {outer, word(3), cut, depth, Value::missing("unplaced")};
+  std::string text, json;
+  output::appendPositional(args, true, text);
+  output::appendPositionalJson(args, true, json);
+  CHECK(text == "{0x2a, {0x4b2c10, 0x2}}, 0x3, {0x1, ...}, {...}, <unplaced>, ...");
+  CHECK(json == R"([[42,[4926480,2]],3,[1,"..."],["..."],null,"..."])");
+  CHECK(json == jsonText(output::positionalJson(args, true)));
+  std::string none;
+  output::appendPositional({}, false, none);
+  CHECK(none.empty());
+  output::appendPositionalJson({}, true, none);
+  CHECK(none == R"(["..."])");
+}
