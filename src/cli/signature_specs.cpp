@@ -43,7 +43,7 @@ void checkSignatures(ProbeRequest& r, const GoBinary& bin, bool forced) {
     if (c.useSignature) {
       // What the binary's type data says of its named types: `w io.Writer`
       // is an interface there, `sq main.Square` a struct (refused).
-      orRaise(layoutFromSignature(it->second, namedTypeKindsIn(bin)));
+      orRaise(layoutFromSignature(it->second, namedTypeKindsIn(bin), runtimeTypesIn(bin)));
       // It must fit the function table's frame (forced or not: that number
       // is the compiler's, not a description).
       if (auto e = checkSignatureFrame(bin, it->first, it->second)) raise(*e);

@@ -304,10 +304,10 @@ Result<std::vector<ValueLayout>> layoutFunction(const DwarfFunction& fn, const T
   return layout;
 }
 
-Result<std::vector<ValueLayout>> layoutFromSignature(std::string_view sig, NamedTypeKinds named) {
+Result<std::vector<ValueLayout>> layoutFromSignature(std::string_view sig, NamedTypeKinds named, TypeLookup runtimeTypes) {
   auto parsed = parseUserSignature(sig);
   if (!parsed) return parsed.failure();
-  ShapeBuilder builder(nullptr, std::move(named));
+  ShapeBuilder builder(std::move(runtimeTypes), std::move(named));
   if (takesDictionary(parsed->funcName)) parsed->params.insert(parsed->params.begin(), {".dict", "uintptr", false});
   std::vector<ShapePtr> shapes;
   for (const auto& p : parsed->params) {

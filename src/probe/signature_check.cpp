@@ -67,7 +67,7 @@ std::optional<Error> checkSignatureFrame(const GoBinary& bin, const std::string&
                                          const std::string& signature) {
   const GoFunction* fn = bin.pclntab().functionNamed(funcName);
   if (!fn || fn->args < 0) return std::nullopt;
-  auto layout = layoutFromSignature(signature, namedTypeKindsIn(bin));
+  auto layout = layoutFromSignature(signature, namedTypeKindsIn(bin), runtimeTypesIn(bin));
   if (!layout) return std::nullopt;  // (its own error is raised where it is parsed)
   auto frame = argumentFrameSize(*layout);
   if (!frame || *frame == static_cast<uint64_t>(fn->args)) return std::nullopt;
@@ -87,7 +87,7 @@ SignatureCheck checkSignature(const GoBinary& bin, const std::string& funcName, 
   const DwarfFunction* df = dwarf->functionAt(fn->entry);
   if (!df) return out;
   auto fromDwarf = layoutFunction(*dwarf, *df, fn->args);
-  auto fromUser = layoutFromSignature(signature, namedTypeKindsIn(bin));
+  auto fromUser = layoutFromSignature(signature, namedTypeKindsIn(bin), runtimeTypesIn(bin));
   if (!fromDwarf || !fromUser || sameTypes(*fromDwarf, *fromUser)) return out;
   const std::string disagree = "the signature `" + signature + "` disagrees with the binary's DWARF, which says " +
                                funcName + shape(*fromDwarf);

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "target/runtime_type_graph.hpp"
 #include "target/runtime_types.hpp"
 
 namespace goscope {
@@ -148,6 +149,11 @@ NamedTypeKinds namedTypeKindsIn(const GoBinary& bin) {
   };
 }
 
+TypeLookup runtimeTypesIn(const GoBinary& bin) {
+  auto graph = std::make_shared<RuntimeTypeGraph>(bin);
+  return [graph](std::string_view name) { return graph->find(name); };
+}
+
 NamedTypeKinds namedTypesUnchecked() {
   return [](std::string_view) { return std::vector<K>{K::Interface}; };
 }
@@ -273,21 +279,27 @@ Result<ShapePtr> ShapeBuilder::fromName(std::string_view name, bool followPointe
   return fail(ErrorKind::Usage, "unsupported type `" + std::string(name) + "`", std::string(kNamesOnlyHelp));
 }
 
-// A named type without DWARF: only an interface has a layout its name and
-// kind alone give (two words, itab and data); decoding a struct or a named
-// int from a guess would show wrong values with confidence.
+// A named type without DWARF that the runtime records did not lay out (the
+// lookup answers first, when there is one): an interface still has the
+// layout its kind gives (two words, itab and data); anything else would be
+// a guess, and decoding it would show wrong values with confidence.
 Result<ShapePtr> ShapeBuilder::fromRuntimeKind(std::string_view name) {
   std::vector<K> kinds = named_(name);
   const std::string quoted = "`" + std::string(name) + "`";
   if (kinds.empty())
     return fail(ErrorKind::Usage, quoted + " is not a type in the binary's runtime type data",
-                "write a named interface as Go prints it (io.Writer, main.Shape); without DWARF other named types "
-                "are given by their underlying type");
+                "write a named type as Go prints it (io.Writer, main.Point); the compiler keeps a record only of "
+                "types converted to an interface, reflected on or reached from one: for another, give its "
+                "underlying type, or a struct's fields as separate parameters");
   auto other = std::find_if(kinds.begin(), kinds.end(), [](K k) { return k != K::Interface; });
   if (other == kinds.end()) return ShapePtr(interfaceShape(name, false));
+  if (kinds.size() > 1)
+    return fail(ErrorKind::Usage, quoted + " names " + std::to_string(kinds.size()) +
+                                      " types in the binary's runtime type data (packages of one name), " + kindPhrase(*other) + " among them",
+                "give the underlying type instead (int for `type ID int`)");
   return fail(ErrorKind::Usage, quoted + " is " + kindPhrase(*other) + " in the binary's runtime type data, not an interface",
-              "without DWARF goscope lays out a named type only when it is an interface: give the underlying type "
-              "instead (int for `type ID int`)");
+              "without DWARF goscope lays out a named type other than an interface only from its runtime record, "
+              "which could not be read here: give the underlying type instead (int for `type ID int`)");
 }
 
 }  // namespace goscope

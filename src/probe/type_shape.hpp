@@ -68,6 +68,12 @@ TypeLookup lookupIn(const DwarfInfo& dwarf);
 using NamedTypeKinds = std::function<std::vector<GoType::Kind>(std::string_view name)>;
 // From the runtime type records of `bin` (cached per name).
 NamedTypeKinds namedTypeKindsIn(const GoBinary& bin);
+// The types the binary's runtime type records describe (a struct's fields,
+// an element, a pointee; target/runtime_type_graph.hpp), for a user
+// signature on a stripped binary: used as ShapeBuilder's lookup, they lay
+// out `o main.Order` field by field. Shared by the copies of the function.
+TypeLookup runtimeTypesIn(const GoBinary& bin);
+
 // Every qualified name taken for an interface: for checking a signature's
 // syntax before the binary is known (the binary's answer comes later).
 NamedTypeKinds namedTypesUnchecked();

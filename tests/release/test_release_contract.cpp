@@ -636,6 +636,16 @@ void tracebackLayout(const std::string& rel) {
   REQUIRE_FALSE(deep.empty());
   CHECK_MESSAGE(std::regex_match(deep.back(), std::regex(R"(goid=\d+ main\.deepRecurse\(0x[0-9a-f]+, \{(0x[0-9a-f]+, ){8}<not captured>, \.\.\.\}\))")), deep.back());
 
+  // A signature naming a struct the binary's runtime type records describe:
+  // laid out from the record, field by field, as typedTrace's DWARF lines.
+  auto st = runCli("trace -c '" + fixture("zoo", releaseVariant(rel, "stripped")) +
+                   " --rounds 1' 'main.Server.Addr(s main.Server) string' 'main.Rect.Area(r main.Rect) float64'");
+  REQUIRE_MESSAGE(st.exitCode == 0, st.err);
+  auto typed = traceLines(st.out);
+  CHECK(typed["main.Server.Addr"] == Lines{"goid=1 main.Server.Addr(s=main.Server{Name: \"api\", Port: 8080}) = \"api:8080\""});
+  CHECK(typed["main.Rect.Area"] == Lines{"goid=1 main.Rect.Area(r=main.Rect{W: <unavailable: float in X0>, H: <unavailable: float in X1>}) = "
+                                         "<unavailable: float in X0>"});
+
   // JSON: positional, groups as arrays, results null.
   auto j = runCli("trace --json -c '" + fixture("zoo", releaseVariant(rel, "stripped")) + " --rounds 1' main.checkRecord");
   REQUIRE_MESSAGE(j.exitCode == 0, j.err);
@@ -656,7 +666,7 @@ void tracebackLayout(const std::string& rel) {
   TEST_CASE("release " R ": exact counts") { exactCounts(R); }                    \
   TEST_CASE("release " R ": goroutine-paired latency") { pairedLatency(R); }      \
   TEST_CASE("release " R ": typed trace arguments and results") { typedTrace(R); } \
-  TEST_CASE("release " R ": the traceback layout, stripped") { tracebackLayout(R); } \
+  TEST_CASE("release " R ": stripped: the traceback layout, struct signatures") { tracebackLayout(R); }  \
   TEST_CASE("release " R ": folded stacks") { foldedStacks(R); }                  \
   TEST_CASE("release " R ": direct read") { directRead(R); }                      \
   TEST_CASE("release " R ": the Delve path") { delvePath(R); }

@@ -19,6 +19,7 @@
 #include "support/run.hpp"
 #include "target/buildinfo.hpp"
 #include "target/go_binary.hpp"
+#include "target/runtime_type_graph.hpp"
 #include "target/runtime_types.hpp"
 
 using namespace goscope;
@@ -97,24 +98,26 @@ TEST_CASE("signatures: any, error and named interfaces print the dynamic types D
   CHECK(text.out.find(", n=5) = 5  [") != std::string::npos);
 }
 
-TEST_CASE("signatures: a named type that is not an interface in the binary's type data is refused") {
+TEST_CASE("signatures: a named struct is laid out from its runtime type record, a name the binary lacks is refused") {
   const std::string bin = fixture("ifaces", "stripped");
-  // main.Square is a struct: laying it out as two words would be a guess.
+  // main.Square is a struct the program converts to an interface: its
+  // record gives its fields (names, offsets, types), as DWARF would.
   auto r = runCli("trace -c " + bin + " 'main.side(sq main.Square) int'");
-  CHECK(r.exitCode == 2);
-  CHECK(r.out.empty());
-  CHECK(r.err ==
-        "goscope: signature `main.side(sq main.Square) int`: sq: `main.Square` is a struct in the binary's runtime type "
-        "data, not an interface (hint: without DWARF goscope lays out a named type only when it is an interface: give "
-        "the underlying type instead (int for `type ID int`))\n");
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  CHECK(r.out.find(" main.side(sq=main.Square{Side: 6}) = 6  [") != std::string::npos);
   // A name the binary does not have at all.
   auto none = runCli("trace -c " + bin + " 'main.area(s main.Shap) int'");
   CHECK(none.exitCode == 2);
   CHECK(none.out.empty());
   CHECK(none.err ==
         "goscope: signature `main.area(s main.Shap) int`: s: `main.Shap` is not a type in the binary's runtime type "
-        "data (hint: write a named interface as Go prints it (io.Writer, main.Shape); without DWARF other named types "
-        "are given by their underlying type)\n");
+        "data (hint: write a named type as Go prints it (io.Writer, main.Point); the compiler keeps a record only of "
+        "types converted to an interface, reflected on or reached from one: for another, give its underlying type, or "
+        "a struct's fields as separate parameters)\n");
+  // A struct the program never converts to an interface has no record.
+  auto noRecord = runCli("trace -c '" + fixture("zoo", "stripped") + " --rounds 1' 'main.(*Server).Handle(s *main.Server, req main.Request) (main.Response, error)'");
+  CHECK(noRecord.exitCode == 2);
+  CHECK(noRecord.err.find("`main.Request` is not a type in the binary's runtime type data") != std::string::npos);
 }
 
 TEST_CASE("signatures: break takes interface signatures and refuses the same bad ones") {
@@ -129,10 +132,9 @@ TEST_CASE("signatures: break takes interface signatures and refuses the same bad
   for (const auto& h : hits) types.emplace_back(h.at("args").at("s").at("type").as_string());
   CHECK(types[0] != types[1]);
   for (const auto& t : types) CHECK((t == "main.Square" || t == "*main.Circle"));
-  auto bad = runCli("break -p " + p + " 'main.side(sq main.Square) int' --args -n 1");
+  auto bad = runCli("break -p " + p + " 'main.area(s main.Shap) int' --args -n 1");
   CHECK(bad.exitCode == 2);
-  CHECK(bad.err.find("`main.Square` is a struct in the binary's runtime type data, not an interface") !=
-        std::string::npos);
+  CHECK(bad.err.find("`main.Shap` is not a type in the binary's runtime type data") != std::string::npos);
   CHECK(target.alive());
 }
 
@@ -179,6 +181,41 @@ TEST_CASE("runtime types: named types found by name agree with DWARF (ifaces, zo
   // A package path is cut to the package's name, as the runtime names it.
   CHECK(runtimeTypeName("net/http.ResponseWriter") == "http.ResponseWriter");
   CHECK(runtimeTypeName("main.Box[net/http.Header]") == "main.Box[net/http.Header]");
+}
+
+TEST_CASE("runtime type graph: every named struct's record gives DWARF's fields (ifaces, zoo)") {
+  for (std::string name : {"ifaces", "zoo"})
+    for (std::string variant : {"default", "pie"}) {
+      CAPTURE(name);
+      CAPTURE(variant);
+      auto bin = GoBinary::open(fixture(name, variant));
+      REQUIRE(bin);
+      const DwarfInfo* d = (*bin)->dwarf();
+      REQUIRE(d);
+      RuntimeTypeGraph graph(**bin);
+      int structs = 0;
+      for (const auto& [tname, t] : d->types()) {
+        if (t.kind != GoType::Kind::Struct || !t.runtimeTypeOffset || !tname.starts_with("main.") ||
+            tname.find_first_of("*[]{} (") != std::string::npos)
+          continue;
+        CAPTURE(tname);
+        const GoType* r = graph.find(tname);
+        REQUIRE(r);
+        CHECK(r->name == tname);
+        CHECK(r->size == t.size);
+        REQUIRE(r->fields.size() == t.fields.size());
+        for (size_t i = 0; i < t.fields.size(); i++) {
+          CHECK(r->fields[i].name == t.fields[i].name);
+          CHECK(r->fields[i].offset == t.fields[i].offset);
+          CHECK(r->fields[i].embedded == t.fields[i].embedded);
+          // Field types by the runtime's name (a package's name, not its path).
+          CHECK(r->fields[i].type == runtimeTypeName(t.fields[i].type));
+        }
+        structs++;
+      }
+      MESSAGE(name << " " << variant << ": " << structs << " named structs with a runtime record, each with DWARF's fields");
+      CHECK(structs >= 3);
+    }
 }
 
 TEST_CASE("runtime types: io.Writer is an interface and os.File a struct in every Go release (go samples)") {

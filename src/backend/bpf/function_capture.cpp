@@ -69,7 +69,7 @@ FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map
   FunctionTrace t;
   Result<std::vector<ValueLayout>> layout = fail(ErrorKind::NoMatch, "");
   if (auto it = signatures.find(fn.name); it != signatures.end()) {
-    layout = layoutFromSignature(it->second, namedTypeKindsIn(bin));
+    layout = layoutFromSignature(it->second, namedTypeKindsIn(bin), runtimeTypesIn(bin));
   } else if (const DwarfInfo* d = bin.dwarf()) {
     if (const DwarfFunction* df = d->functionAt(fn.entry)) layout = layoutFunction(*d, *df, fn.args);
   }

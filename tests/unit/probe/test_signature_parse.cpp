@@ -140,7 +140,8 @@ TEST_CASE("signature layout: named types take their kind from the binary's type 
                               "type data, not an interface");
   auto amb = layoutFromSignature("main.f(t v1.Thing)", kinds);
   REQUIRE_FALSE(amb);
-  CHECK(amb.error().message.find("`v1.Thing` is an int in the binary's runtime type data") != std::string::npos);
+  CHECK(amb.error().message.find("`v1.Thing` names 2 types in the binary's runtime type data (packages of one name), an int among them") !=
+        std::string::npos);
   auto none = layoutFromSignature("main.f(r io.Reader)", kinds);
   REQUIRE_FALSE(none);
   CHECK(none.error().message.find("`io.Reader` is not a type in the binary's runtime type data") != std::string::npos);

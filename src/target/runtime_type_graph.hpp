@@ -1,0 +1,52 @@
+// Types described by the runtime's own type records (runtime._type and its
+// kind-specific tail), which a stripped binary keeps: a struct's fields
+// (names, offsets, types), an array's length and element, a slice's or
+// pointer's element, whether an interface has methods. Read as GoType, the
+// same description DWARF gives, so that a user signature on a stripped binary
+// may name `main.Order` (a struct by value) and have it laid out and decoded
+// field by field. The record layouts (Go 1.19 to 1.27, amd64) are in
+// docs/go-runtime.md, "Runtime type records".
+//
+// Names are the runtime's: package names, not paths (`http.Header`), as
+// reflect prints them. A name two records share (two packages of one name)
+// is ambiguous and not answered, except as reached from a field or element,
+// where the record itself is known.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "target/dwarf_info.hpp"
+
+namespace goscope {
+
+class GoBinary;
+
+class RuntimeTypeGraph {
+ public:
+  explicit RuntimeTypeGraph(const GoBinary& bin) : bin_(bin) {}
+
+  // The type named `name` (as a user writes it, or as a record reached from
+  // another names it), with every type it reaches; nullptr when the binary
+  // has no record of that name, or more than one. Thread-safe; answers live
+  // as long as the graph.
+  const GoType* find(std::string_view name);
+
+ private:
+  // Decodes the record at `addr` (and what it reaches) into types_; returns
+  // its key there, empty when it is not a readable record.
+  std::string decode(uint64_t addr, int depth);
+  std::string nameAt(uint64_t addr) const;  // a runtime name record: flags, varint length, bytes
+
+  const GoBinary& bin_;
+  std::mutex mu_;
+  std::map<std::string, GoType, std::less<>> types_;  // by key: the name, `name#N` for a second record of it
+  std::map<uint64_t, std::string> keyOf_;             // record address -> key
+  std::map<std::string, bool, std::less<>> searched_; // names looked up by search: found?
+};
+
+}  // namespace goscope
