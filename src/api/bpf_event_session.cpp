@@ -120,8 +120,11 @@ class BpfEventSession final : public EventSession {
     copts.maxString = request_.capture.maxString;
     // A function every call of which was inlined has no arguments in
     // registers to read: nothing is captured for it.
+    // The runtime's type records, read once for every function: where a
+    // stripped method's signature comes from.
+    RuntimeTypeGraph graph(bin);
     for (const auto& f : sel_.functions)
-      traces_.push_back(f.inlinedOnly ? FunctionTrace{} : traceFor(bin, *f.fn, request_.signatures, copts));
+      traces_.push_back(f.inlinedOnly ? FunctionTrace{} : traceFor(bin, *f.fn, request_.signatures, copts, &graph));
 
     const bool stack = request_.capture.stack;
     bpf::RingSize ring{bpf::kRingDefaultBytes, false, false};
@@ -262,6 +265,11 @@ class BpfEventSession final : public EventSession {
     for (size_t i = 0; i < traces_.size() && i < sel_.functions.size(); i++) {
       const FunctionTrace& t = traces_[i];
       const std::string& name = sel_.functions[i].fn->name;
+      if (!t.inferred.empty())
+        lines.push_back(name + ": signature from its receiver's method table, checked against the traceback layout: " +
+                        t.inferred);
+      else if (!t.inferenceRefused.empty())
+        lines.push_back(name + ": the signature its receiver's method table gives is not used: " + t.inferenceRefused);
       if (t.traceback)
         lines.push_back(name + ": arguments (the runtime's traceback layout): " + argInfoShape(t.traceback->args) +
                         ", placed: " + t.traceback->placesFrom + "; no results (the binary does not say how many words it returns)");

@@ -212,7 +212,8 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
     if (latency) return fail(ErrorKind::Usage, "latency: --filter is not supported", "count and trace take --filter");
     for (size_t i = 0; i < s->selection_.functions.size(); i++) {
       const GoFunction& fn = *s->selection_.functions[i].fn;
-      auto b = filterFor(traceFor(bin, fn, r.signatures, {}), *r.filter, fn.name);
+      RuntimeTypeGraph graph(bin);
+      auto b = filterFor(traceFor(bin, fn, r.signatures, {}, &graph), *r.filter, fn.name);
       if (!b) return fail(b.error());
       filters[i] = std::move(*b);
     }

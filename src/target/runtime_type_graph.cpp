@@ -21,6 +21,31 @@ constexpr uint64_t kFieldsOff = 56;   // Struct: fields []StructField (ptr, len,
 constexpr uint64_t kStructFieldSize = 24;  // Name (pointer), Typ *_type, Offset uintptr
 constexpr uint8_t kNameEmbedded = 1 << 3;  // a field name's flag: embedded (Go 1.19+)
 constexpr int kMaxDepth = 16;
+constexpr uint8_t kTflagUncommon = 1 << 0;
+constexpr uint64_t kPtrToThisOff = 44;
+constexpr uint64_t kUncommonSize = 16;  // PkgPath, Mcount, Xcount, Moff, _
+constexpr uint64_t kMethodSize = 16;    // Name, Mtyp, Ifn, Tfn (int32 offsets)
+constexpr uint64_t kFuncInOff = 48;     // FuncType: InCount, OutCount (uint16; the top bit: variadic)
+constexpr uint64_t kFuncParamsOff = 56;
+
+// Where the UncommonType follows the kind's own part (internal/abi/type.go:
+// Type.Uncommon); nullopt for kinds whose part goscope does not size (Map).
+std::optional<uint64_t> uncommonAt(GoType::Kind k) {
+  switch (k) {
+    case GoType::Kind::Struct: case GoType::Kind::Interface: return 80;
+    case GoType::Kind::Pointer: case GoType::Kind::Slice: case GoType::Kind::Func: return 56;
+    case GoType::Kind::Array: return 72;
+    case GoType::Kind::Chan: return 64;
+    case GoType::Kind::Map: return std::nullopt;
+    default: return 48;
+  }
+}
+
+int32_t i32(std::span<const uint8_t> b, uint64_t off) {
+  int32_t v = 0;
+  std::memcpy(&v, b.data() + off, 4);
+  return v;
+}
 constexpr uint64_t kMaxFields = 4096;
 
 uint64_t u64(std::span<const uint8_t> b, uint64_t off) {
@@ -93,7 +118,7 @@ std::string RuntimeTypeGraph::decode(uint64_t addr, int depth) {
         auto off = bin_.elf().readVaddr(f + 16, 8);
         if (!fname || !ftype || !off) {
           keyOf_.erase(addr);
-          return {};
+            return {};
         }
         GoType::Field field;
         field.name = nameAt(*fname);
@@ -103,7 +128,7 @@ std::string RuntimeTypeGraph::decode(uint64_t addr, int depth) {
         field.type = decode(*ftype, depth + 1);
         if (field.type.empty() || field.offset > t.size) {
           keyOf_.erase(addr);
-          return {};
+            return {};
         }
         t.fields.push_back(std::move(field));
       }
@@ -116,12 +141,17 @@ std::string RuntimeTypeGraph::decode(uint64_t addr, int depth) {
       break;
     default: break;
   }
-  types_.emplace(key, std::move(t));
+  auto placed = types_.emplace(key, std::move(t)).first;
+  recordOf_[&placed->second] = addr;
   return key;
 }
 
 const GoType* RuntimeTypeGraph::find(std::string_view name) {
   std::lock_guard lock(mu_);
+  return findLocked(name);
+}
+
+const GoType* RuntimeTypeGraph::findLocked(std::string_view name) {
   if (auto it = types_.find(name); it != types_.end()) return &it->second;
   if (searched_.contains(name)) return nullptr;
   // Only a qualified name is searched for (a record of `int` or `[]byte` adds
@@ -139,6 +169,58 @@ const GoType* RuntimeTypeGraph::find(std::string_view name) {
   }
   searched_.emplace(std::string(name), found != nullptr);
   return found;
+}
+
+std::optional<MethodTypes> RuntimeTypeGraph::methodTypes(std::string_view receiver, bool pointer, std::string_view method) {
+  std::lock_guard lock(mu_);
+  const auto types = bin_.pclntab().typesStart();
+  const GoType* named = findLocked(receiver);
+  if (!named || !types) return std::nullopt;
+  uint64_t addr = recordOf_.at(named);
+  GoType::Kind kind = named->kind;
+  if (pointer) {
+    auto h = bin_.elf().readVaddr(addr, kHeader);
+    if (!h) return std::nullopt;
+    const int32_t ptr = i32(*h, kPtrToThisOff);
+    if (ptr <= 0) return std::nullopt;
+    addr = *types + static_cast<uint64_t>(ptr);
+    kind = GoType::Kind::Pointer;
+  }
+  auto h = bin_.elf().readVaddr(addr, kHeader);
+  auto tail = uncommonAt(kind);
+  if (!h || !tail || !((*h)[kTflagOff] & kTflagUncommon)) return std::nullopt;
+  auto u = bin_.elf().readVaddr(addr + *tail, kUncommonSize);
+  if (!u) return std::nullopt;
+  uint16_t mcount = 0;
+  uint32_t moff = 0;
+  std::memcpy(&mcount, u->data() + 4, 2);
+  std::memcpy(&moff, u->data() + 8, 4);
+  auto methods = bin_.elf().readVaddr(addr + *tail + moff, kMethodSize * mcount);
+  if (!methods) return std::nullopt;
+  for (uint16_t i = 0; i < mcount; i++) {
+    const uint64_t m = kMethodSize * i;
+    const int32_t name = i32(*methods, m), mtyp = i32(*methods, m + 4);
+    if (name <= 0 || mtyp <= 0 || nameAt(*types + static_cast<uint64_t>(name)) != method) continue;
+    const uint64_t fn = *types + static_cast<uint64_t>(mtyp);
+    auto fh = bin_.elf().readVaddr(fn, kFuncParamsOff);
+    if (!fh || (((*fh)[kKindOff] & kKindMask) != static_cast<uint8_t>(GoType::Kind::Func))) return std::nullopt;
+    uint16_t in = 0, out = 0;
+    std::memcpy(&in, fh->data() + kFuncInOff, 2);
+    std::memcpy(&out, fh->data() + kFuncInOff + 2, 2);
+    MethodTypes t;
+    t.receiver = pointer ? "*" + named->name : named->name;
+    t.variadic = out & 0x8000;
+    out &= 0x7fff;
+    const uint64_t params = fn + kFuncParamsOff + (((*fh)[kTflagOff] & kTflagUncommon) ? kUncommonSize : 0);
+    for (uint32_t k = 0; k < static_cast<uint32_t>(in) + out; k++) {
+      auto p = bin_.elf().readPointer(params + 8 * k);
+      std::string key = p && *p ? decode(*p, 0) : std::string();
+      if (key.empty()) return std::nullopt;
+      (k < in ? t.params : t.results).push_back(std::move(key));
+    }
+    return t;
+  }
+  return std::nullopt;
 }
 
 }  // namespace goscope

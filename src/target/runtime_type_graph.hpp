@@ -17,6 +17,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <vector>
 #include <string>
 #include <string_view>
 
@@ -25,6 +27,15 @@
 namespace goscope {
 
 class GoBinary;
+
+// A method's types from its receiver's method table (runtime.method.mtyp,
+// a func type without the receiver): graph keys, for RuntimeTypeGraph::find.
+struct MethodTypes {
+  std::string receiver;              // `main.Server` or `*main.Server`
+  std::vector<std::string> params;   // after the receiver
+  std::vector<std::string> results;
+  bool variadic = false;
+};
 
 class RuntimeTypeGraph {
  public:
@@ -36,17 +47,27 @@ class RuntimeTypeGraph {
   // as long as the graph.
   const GoType* find(std::string_view name);
 
+  // The types of method `method` of `receiver` (`main.Server`; `pointer`:
+  // the method is declared on *main.Server), from the receiver's method
+  // table, when the binary keeps them there: the linker keeps a method's
+  // type for methods reachable through an interface or reflection, and
+  // writes -1 for the others. nullopt when there is no such record, method,
+  // or type.
+  std::optional<MethodTypes> methodTypes(std::string_view receiver, bool pointer, std::string_view method);
+
  private:
   // Decodes the record at `addr` (and what it reaches) into types_; returns
   // its key there, empty when it is not a readable record.
   std::string decode(uint64_t addr, int depth);
-  std::string nameAt(uint64_t addr) const;  // a runtime name record: flags, varint length, bytes
+  std::string nameAt(uint64_t addr) const;
+  const GoType* findLocked(std::string_view name);  // a runtime name record: flags, varint length, bytes
 
   const GoBinary& bin_;
   std::mutex mu_;
   std::map<std::string, GoType, std::less<>> types_;  // by key: the name, `name#N` for a second record of it
   std::map<uint64_t, std::string> keyOf_;             // record address -> key
   std::map<std::string, bool, std::less<>> searched_; // names looked up by search: found?
+  std::map<const GoType*, uint64_t> recordOf_;        // -> its record's address
 };
 
 }  // namespace goscope

@@ -616,7 +616,8 @@ void tracebackLayout(const std::string& rel) {
   auto got = layoutLines(r.out);
   CHECK(got["main.(*Server).Handle"] ==
         Lines{"goid=1 main.(*Server).Handle(0x…, {{0x…, 0x6}, 0x7})", "goid=1 main.(*Server).Handle(0x…, {{0x…, 0x8}, 0x8})"});
-  CHECK(got["main.Server.Addr"] == Lines{"goid=1 main.Server.Addr({{0x…, 0x3}, 0x1f90})"});
+  // (main.Server.Addr's types are in its method table: typed below.)
+  CHECK(got["main.Server.Addr"] == Lines{"goid=1 main.Server.Addr(recv=main.Server{Name: \"api\", Port: 8080}) = \"api:8080\""});
   CHECK(got["main.greet"] == Lines{"goid=1 main.greet({0x…, 0x6})"});
   CHECK(got["main.sum"] == Lines{"goid=1 main.sum({0x…, 0xa, 0xa})"});
   CHECK(got["main.reverseStrings"] == Lines{"goid=1 main.reverseStrings({0x…, 0x3, 0x3})"});
@@ -646,6 +647,19 @@ void tracebackLayout(const std::string& rel) {
   CHECK(typed["main.Rect.Area"] == Lines{"goid=1 main.Rect.Area(r=main.Rect{W: <unavailable: float in X0>, H: <unavailable: float in X1>}) = "
                                          "<unavailable: float in X0>"});
 
+  // No signature, no DWARF: a method reachable through an interface has its
+  // types in its receiver's method table (checked against the traceback
+  // layout): receiver, arguments and results decoded, positional names.
+  auto inf = runCli("trace -c '" + fixture("zoo", releaseVariant(rel, "stripped")) +
+                    " --rounds 1' 'os.(*File).Write' 'errors.(*errorString).Error' main.Server.Addr 'main.(*Circle).Area'");
+  REQUIRE_MESSAGE(inf.exitCode == 0, inf.err);
+  const std::string out = std::regex_replace(inf.out, std::regex("0x[0-9a-f]{5,}"), "0x…");
+  CHECK(has(out, " main.Server.Addr(recv=main.Server{Name: \"api\", Port: 8080}) = \"api:8080\"  ["));
+  CHECK(has(out, " main.(*Circle).Area(recv=&main.Circle{R: 1}) = <unavailable: float in X0>  ["));
+  CHECK(has(out, " errors.(*errorString).Error(recv=&errors.errorString{s: \"not positive: -7\"}) = \"not positive: -7\"  ["));
+  // "ready\n": six bytes of a []byte, and Write's (n int, err error).
+  CHECK(std::regex_search(out, std::regex(R"( os\.\(\*File\)\.Write\(recv=&os\.File\{file: 0x…\}, p0=\[\]uint8\{len=6 cap=\d+: 114, 101, 97, 100, …\}\) = 6, nil  \[)")));
+
   // JSON: positional, groups as arrays, results null.
   auto j = runCli("trace --json -c '" + fixture("zoo", releaseVariant(rel, "stripped")) + " --rounds 1' main.checkRecord");
   REQUIRE_MESSAGE(j.exitCode == 0, j.err);
@@ -666,7 +680,7 @@ void tracebackLayout(const std::string& rel) {
   TEST_CASE("release " R ": exact counts") { exactCounts(R); }                    \
   TEST_CASE("release " R ": goroutine-paired latency") { pairedLatency(R); }      \
   TEST_CASE("release " R ": typed trace arguments and results") { typedTrace(R); } \
-  TEST_CASE("release " R ": stripped: the traceback layout, struct signatures") { tracebackLayout(R); }  \
+  TEST_CASE("release " R ": stripped: traceback layout, struct and method signatures") { tracebackLayout(R); } \
   TEST_CASE("release " R ": folded stacks") { foldedStacks(R); }                  \
   TEST_CASE("release " R ": direct read") { directRead(R); }                      \
   TEST_CASE("release " R ": the Delve path") { delvePath(R); }

@@ -65,13 +65,20 @@ std::vector<Value> groupWords(const TracebackLayout& t, std::vector<Value>& word
 }
 
 FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map<std::string, std::string>& signatures,
-                       const CaptureOptions& copts) {
+                       const CaptureOptions& copts, RuntimeTypeGraph* graph) {
   FunctionTrace t;
   Result<std::vector<ValueLayout>> layout = fail(ErrorKind::NoMatch, "");
   if (auto it = signatures.find(fn.name); it != signatures.end()) {
     layout = layoutFromSignature(it->second, namedTypeKindsIn(bin), runtimeTypesIn(bin));
   } else if (const DwarfInfo* d = bin.dwarf()) {
     if (const DwarfFunction* df = d->functionAt(fn.entry)) layout = layoutFunction(*d, *df, fn.args);
+  }
+  if (!layout && !signatures.contains(fn.name) && graph) {
+    auto info = readArgInfo(bin, fn);
+    if (auto sig = inferMethodSignature(*graph, fn.name, info ? *info : std::nullopt, t.inferenceRefused)) {
+      t.inferred = sig->text;
+      layout = std::move(sig->layout);
+    }
   }
   if (!layout && !signatures.contains(fn.name)) {
     if (auto tb = tracebackFor(bin, fn)) {

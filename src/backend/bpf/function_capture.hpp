@@ -11,6 +11,7 @@
 
 #include "probe/abi_layout.hpp"
 #include "probe/filter_expr.hpp"
+#include "probe/method_signature.hpp"
 #include "probe/traceback_layout.hpp"
 #include "backend/bpf/capture_plan.hpp"
 #include "target/go_binary.hpp"
@@ -27,11 +28,18 @@ struct FunctionTrace {
   // how many result words a function returns in registers.
   std::optional<TracebackLayout> traceback;
   bool argsMore = false;  // with `traceback`: its layout stops after the words shown (`...`)
+  // No DWARF, no signature, but a method whose types its receiver's method
+  // table gives (probe/method_signature.hpp): the signature inferred, or why
+  // it was not trusted.
+  std::string inferred;
+  std::string inferenceRefused;
 };
 
 // `signatures`: user signatures by function name (for stripped binaries).
+// `graph`: the binary's runtime type records, shared by the functions of one
+// session (a method's signature is inferred from them); null: none inferred.
 FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map<std::string, std::string>& signatures,
-                       const CaptureOptions& copts);
+                       const CaptureOptions& copts, RuntimeTypeGraph* graph = nullptr);
 
 // --filter bound to one function's arguments (as its trace names them).
 // Errors (Usage): the function's arguments have no names (no DWARF, no

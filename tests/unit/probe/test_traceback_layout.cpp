@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "probe/method_signature.hpp"
 #include "probe/traceback_layout.hpp"
 
 using namespace goscope;
@@ -55,4 +56,39 @@ TEST_CASE("placeWords: integer order, and unknown places leave every word unplac
   // A slot the saves do not name, above the first one: unplaced, not guessed.
   auto v = placeWords({word(0), word(16)}, ArgPlaces{ArgPlaces::From::Spills, {{0, 8, false, 0}}});
   CHECK(v.words[1].problem.find("not among") != std::string::npos);
+}
+
+TEST_CASE("parseMethodName: receivers and methods as the runtime names them, nothing else") {
+  auto m = parseMethodName("main.(*Server).Handle");
+  REQUIRE(m);
+  CHECK(m->receiver == "main.Server");
+  CHECK(m->pointer);
+  CHECK(m->method == "Handle");
+  m = parseMethodName("github.com/a/b.T.M");
+  REQUIRE(m);
+  CHECK(m->receiver == "b.T");
+  CHECK_FALSE(m->pointer);
+  CHECK(m->method == "M");
+  CHECK_FALSE(parseMethodName("main.add"));
+  CHECK_FALSE(parseMethodName("main.T.M.func1"));      // a closure inside a method
+  CHECK_FALSE(parseMethodName("main.(*T).M-fm"));      // a method value's wrapper
+  CHECK_FALSE(parseMethodName("main.(*Stack[go.shape.int]).Push"));
+}
+
+TEST_CASE("argInfoFor: the compiler's grouping and limits") {
+  ShapeBuilder b;
+  auto shapes = [&](std::vector<std::string> names) {
+    std::vector<ShapePtr> out;
+    for (const auto& n : names) out.push_back(b.build(n).value());
+    return out;
+  };
+  CHECK(argInfoShape(argInfoFor(shapes({"*int", "string", "int"}))) == "(w, {w, w}, w)");
+  CHECK(argInfoShape(argInfoFor(shapes({"[]int", "error", "complex128"}))) == "({w, w, w}, {w, w}, {w, w})");
+  CHECK(argInfoShape(argInfoFor(shapes({"[3]int64", "[0]int"}))) == "({w, w, w}, {})");
+  // Ten components, then `...`.
+  CHECK(argInfoShape(argInfoFor(shapes({"[12]uint8"}))) == "({w, w, w, w, w, w, w, w, w, w, ...})");
+  CHECK(argInfoShape(argInfoFor(shapes({"string", "string", "string", "string", "string", "string"}))) ==
+        "({w, w}, {w, w}, {w, w}, {w, w}, {w, w}, ...)");
+  // Five levels deep: `{...}`.
+  CHECK(argInfoShape(argInfoFor(shapes({"[1][1][1][1][1]int"}))) == "({{{{{...}}}}})");
 }
