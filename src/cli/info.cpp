@@ -2,6 +2,7 @@
 // tell at once which paths will work (DWARF for Delve, pclntab for BPF).
 #include <iostream>
 
+#include "probe/argument_sources.hpp"
 #include "cli/command.hpp"
 #include "cli/delve_options.hpp"
 #include "cli/strategy_options.hpp"
@@ -19,10 +20,11 @@ const std::vector<OptionSpec> kSpecs = {
 
 int runInfo(const std::vector<std::string>& argv) {
   std::vector<OptionSpec> specs = kSpecs;
+  specs.push_back({"arguments", 0, false, "count where trace would type each function's arguments from (reads every function: slower)"});
   specs.push_back({"explain", 0, false, "say on stderr what info reads (it has no plan to choose), and the facts about the target"});
   auto args = orRaise(parseArgs("info", specs, argv));
   if (args.has("help")) {
-    std::cout << usageOf("goscope info (-b BINARY | -p PID) [--json]", specs);
+    std::cout << usageOf("goscope info (-b BINARY | -p PID) [--arguments] [--json]", specs);
     return 0;
   }
   Target t = openTargetOrRaise(args, "info");
@@ -69,6 +71,7 @@ int runInfo(const std::vector<std::string>& argv) {
   // Which dlv read, sample, break and set would run for it (a `dlv version`
   // at most per dlv looked at; none for a binary without DWARF).
   info.delve = api::chooseDelveFor(bin, args.get("dlv").value_or(""));
+  if (args.has("arguments")) info.arguments = argumentSources(bin);
   if (const auto& cut = bin.truncation())
     info.truncated = output::Output::TargetInfo::Truncated{cut->file.size, cut->file.described, cut->file.missing,
                                                           cut->lost};

@@ -328,6 +328,10 @@ class JsonOutput final : public Output {
         {"path", t.debugInfoPath.empty() ? boost::json::value(nullptr) : boost::json::value(t.debugInfoPath)}};
     o["pclntab_format"] = t.pclntabFormat;
     o["functions"] = t.functions;
+    if (const auto& a = t.arguments)
+      o["arguments"] = boost::json::object{{"dwarf", a->dwarf},         {"method_table", a->method},
+                                           {"layout", a->layout},       {"layout_placed", a->placed},
+                                           {"no_arguments", a->noArguments}, {"raw", a->raw}};
     o["goid_offset"] = t.goidOffset ? boost::json::value(*t.goidOffset) : boost::json::value(nullptr);
     o["goid_offset_source"] = t.goidOffsetHow;
     o["goid_offset_assumed"] = t.goidOffsetAssumed;

@@ -11,6 +11,7 @@
 #include <vector>
 #include <string>
 
+#include "probe/argument_sources.hpp"
 #include "api/call.hpp"
 #include "api/delve_choice.hpp"
 #include "api/doctor.hpp"
@@ -157,6 +158,8 @@ class Output {
       std::vector<std::string> missing, lost;
     };
     std::optional<Truncated> truncated;
+    // --arguments: where trace would type each function's arguments from.
+    std::optional<ArgumentSources> arguments;
   };
   virtual void targetInfo(const TargetInfo& info) = 0;
   // goscope doctor: the process's code against its file.

@@ -222,6 +222,10 @@ class TextOutput final : public Output {
     else std::cout << "dwarf:          yes, from a separate file (signatures, types; not Delve, which reads only the executable's)\n";
     if (separate) std::cout << "debug info:     " << t.debugInfoPath << " (" << t.debugInfoSource << ")\n";
     std::cout << "pclntab:        Go " << t.pclntabFormat << " format, " << t.functions << " functions\n";
+    if (const auto& a = t.arguments)
+      std::cout << "arguments:      " << a->dwarf << " typed by DWARF, " << a->method << " by their receiver's method table, "
+                << a->layout << " by the traceback layout (" << a->placed << " with every word placed), "
+                << a->noArguments << " take none, " << a->raw << " raw registers\n";
     if (t.goidOffset && t.goidOffsetAssumed)
       std::cout << "runtime.g.goid: offset " << *t.goidOffset << " (" << t.goidOffsetHow << "): goroutine ids may be wrong\n";
     else if (t.goidOffset) std::cout << "runtime.g.goid: offset " << *t.goidOffset << " (" << t.goidOffsetHow << ")\n";

@@ -94,4 +94,9 @@ Result<std::optional<std::vector<ArgInfoItem>>> readArgInfo(const GoBinary& bin,
   return std::optional<std::vector<ArgInfoItem>>(std::move(*items));
 }
 
+bool takesNoArguments(const GoBinary& bin, const GoFunction& fn) {
+  constexpr uint8_t kFuncFlagAsm = 1 << 2;  // internal/abi/symtab.go: FuncFlagAsm (Go 1.20+; 0 before)
+  return fn.args == 0 && !(fn.flag & kFuncFlagAsm) && bin.pclntab().format() != PclnFormat::Go116;
+}
+
 }  // namespace goscope

@@ -46,4 +46,9 @@ size_t argInfoWords(const std::vector<ArgInfoItem>& args);
 // arguments, assembly, or Go before 1.17. Errors: BadTarget (malformed).
 Result<std::optional<std::vector<ArgInfoItem>>> readArgInfo(const GoBinary& bin, const GoFunction& fn);
 
+// A function readArgInfo finds no layout for takes no arguments when it is
+// Go code (not assembly) with an empty argument frame, in a binary whose
+// functions have layouts (Go 1.17+; the 1.16 table format says nothing).
+bool takesNoArguments(const GoBinary& bin, const GoFunction& fn);
+
 }  // namespace goscope

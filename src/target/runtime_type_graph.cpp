@@ -146,6 +146,40 @@ std::string RuntimeTypeGraph::decode(uint64_t addr, int depth) {
   return key;
 }
 
+void RuntimeTypeGraph::indexRecords() {
+  byName_.emplace();
+  const auto types = bin_.pclntab().typesStart(), etypes = bin_.pclntab().typesEnd();
+  if (!types || !etypes || *etypes <= *types) return;
+  auto bytes = bin_.elf().readVaddr(*types, *etypes - *types);
+  if (!bytes) return;
+  const std::span<const uint8_t> region = *bytes;
+  // The checks runtimeTypesNamed makes of a record it found by its name:
+  // a known kind, a name record inside the section, an interface of 16 bytes.
+  for (uint64_t a = (*types + 7) & ~uint64_t{7}; a + kHeader <= *etypes; a += 8) {
+    const uint8_t* t = region.data() + (a - *types);
+    const uint8_t kind = t[kKindOff] & kKindMask;
+    if (kind == 0 || kind > static_cast<uint8_t>(GoType::Kind::UnsafePointer)) continue;
+    int32_t str = 0;
+    std::memcpy(&str, t + kStrOff, 4);
+    if (str <= 0 || static_cast<uint64_t>(str) + 2 >= region.size()) continue;
+    uint64_t size = 0;
+    std::memcpy(&size, t + kSizeOff, 8);
+    if (kind == static_cast<uint8_t>(GoType::Kind::Interface) && size != 16) continue;
+    // flags, varint length (one or two bytes), the bytes.
+    const uint8_t* n = region.data() + str;
+    uint64_t len = n[1] & 0x7f, at = 2;
+    if (n[1] & 0x80) {
+      if (static_cast<uint64_t>(str) + 3 >= region.size() || (n[2] & 0x80)) continue;
+      len |= static_cast<uint64_t>(n[2]) << 7;
+      at = 3;
+    }
+    if (len == 0 || static_cast<uint64_t>(str) + at + len > region.size()) continue;
+    std::string name(reinterpret_cast<const char*>(n + at), len);
+    if ((t[kTflagOff] & kTflagExtraStar) && name.starts_with('*')) name.erase(0, 1);
+    (*byName_)[std::move(name)].push_back(a);
+  }
+}
+
 const GoType* RuntimeTypeGraph::find(std::string_view name) {
   std::lock_guard lock(mu_);
   return findLocked(name);
@@ -161,9 +195,10 @@ const GoType* RuntimeTypeGraph::findLocked(std::string_view name) {
                    !plain.starts_with("map[") && !plain.starts_with("func(") && !plain.starts_with("chan ");
   const GoType* found = nullptr;
   if (qualified) {
-    auto records = runtimeTypesNamed(bin_, name);
-    if (records.size() == 1) {
-      std::string key = decode(records[0].addr, 0);
+    if (!byName_) indexRecords();
+    auto records = byName_->find(plain);
+    if (records != byName_->end() && records->second.size() == 1) {
+      std::string key = decode(records->second[0], 0);
       if (auto it = types_.find(key); !key.empty() && it != types_.end()) found = &it->second;
     }
   }

@@ -21,6 +21,7 @@
 #include <vector>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "target/dwarf_info.hpp"
 
@@ -60,7 +61,11 @@ class RuntimeTypeGraph {
   // its key there, empty when it is not a readable record.
   std::string decode(uint64_t addr, int depth);
   std::string nameAt(uint64_t addr) const;
-  const GoType* findLocked(std::string_view name);  // a runtime name record: flags, varint length, bytes
+  const GoType* findLocked(std::string_view name);
+  // Every record in [types, etypes) by its name (extra star dropped), built
+  // on the first search: one pass, instead of a search of the section per
+  // name (a large binary's methods name thousands of receivers).
+  void indexRecords();  // a runtime name record: flags, varint length, bytes
 
   const GoBinary& bin_;
   std::mutex mu_;
@@ -68,6 +73,7 @@ class RuntimeTypeGraph {
   std::map<uint64_t, std::string> keyOf_;             // record address -> key
   std::map<std::string, bool, std::less<>> searched_; // names looked up by search: found?
   std::map<const GoType*, uint64_t> recordOf_;        // -> its record's address
+  std::optional<std::unordered_map<std::string, std::vector<uint64_t>>> byName_;
 };
 
 }  // namespace goscope

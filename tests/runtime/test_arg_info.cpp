@@ -3,6 +3,8 @@
 // DWARF describes, on the system's Go and on the newest release.
 #include <doctest/doctest.h>
 
+#include <boost/json.hpp>
+
 #include <filesystem>
 #include <string>
 
@@ -61,4 +63,24 @@ TEST_CASE("arg info: the grouping goscope computes from DWARF's types is the run
                    << " without arguments");
       CHECK(same > 200);
     }
+}
+
+TEST_CASE("info --arguments: every function has one source, and stripping moves them from DWARF to the binary's own data") {
+  auto plain = runCli("info --json --arguments -b " + fixture("zoo"));
+  auto stripped = runCli("info --json --arguments -b " + fixture("zoo", "stripped"));
+  REQUIRE_MESSAGE(plain.exitCode == 0, plain.err);
+  REQUIRE_MESSAGE(stripped.exitCode == 0, stripped.err);
+  auto p = boost::json::parse(plain.out).as_object(), s = boost::json::parse(stripped.out).as_object();
+  auto n = [](const boost::json::object& o, const char* k) { return o.at("arguments").at(k).to_number<int64_t>(); };
+  for (const auto* o : {&p, &s})
+    CHECK(n(*o, "dwarf") + n(*o, "method_table") + n(*o, "layout") + n(*o, "no_arguments") + n(*o, "raw") ==
+          o->at("functions").to_number<int64_t>());
+  CHECK(n(p, "dwarf") > 1000);
+  CHECK(n(s, "dwarf") == 0);
+  CHECK(n(s, "method_table") > 100);
+  CHECK(n(s, "layout") > 1000);
+  CHECK(n(s, "layout_placed") <= n(s, "layout"));
+  CHECK(n(s, "layout_placed") * 10 > n(s, "layout") * 8);  // most words are placed
+  CHECK(n(s, "raw") * 10 < s.at("functions").to_number<int64_t>());
+  CHECK_FALSE(boost::json::parse(runCli("info --json -b " + fixture("zoo", "stripped")).out).as_object().contains("arguments"));
 }

@@ -7,8 +7,6 @@ namespace goscope {
 
 namespace {
 
-constexpr uint8_t kFuncFlagAsm = 1 << 2;  // internal/abi/symtab.go: FuncFlagAsm (Go 1.20+; 0 before)
-
 // The traceback layout of a function without DWARF or signature, when the
 // binary has one. A Go function with no layout and no argument frame takes
 // no arguments: an empty layout (not the registers, which hold nothing of it).
@@ -16,8 +14,7 @@ std::optional<TracebackLayout> tracebackFor(const GoBinary& bin, const GoFunctio
   auto info = readArgInfo(bin, fn);
   if (!info) return std::nullopt;
   if (!*info) {
-    if (fn.args == 0 && !(fn.flag & kFuncFlagAsm) && bin.pclntab().format() != PclnFormat::Go116)
-      return placeWords({}, ArgPlaces{ArgPlaces::From::IntegerOrder});
+    if (takesNoArguments(bin, fn)) return placeWords({}, ArgPlaces{ArgPlaces::From::IntegerOrder});
     return std::nullopt;
   }
   auto places = argPlaces(bin, fn, **info);
