@@ -7,6 +7,8 @@
 #include <iostream>
 #include <optional>
 
+#include "probe/argument_sources.hpp"
+#include "target/arg_info.hpp"
 #include "cli/command.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/target_options.hpp"
@@ -31,11 +33,15 @@ const std::vector<OptionSpec> kSpecs = {
     {"help", 'h', false, "this help"},
 };
 
-output::Output::FunctionRow rowOf(const GoFunction& fn, const Result<FunctionCode>& code,
-                                 const std::optional<std::string>& sig, const CallSiteIndex& callSites) {
+output::Output::FunctionRow rowOf(const GoBinary& bin, const GoFunction& fn, const Result<FunctionCode>& code,
+                                 RuntimeTypeGraph& graph, const CallSiteIndex& callSites) {
   output::Output::FunctionRow r;
   r.name = fn.name;
-  r.signature = sig;
+  const FunctionArguments args = argumentsOf(bin, fn, {}, graph, /*sourceOnly=*/true);
+  r.signatureFrom = argumentsFromName(args.from);
+  if (args.from == ArgumentsFrom::Dwarf) r.signature = bin.signature(fn);
+  if (args.from == ArgumentsFrom::Interface) r.signature = args.inferred;
+  if (args.traceback) r.layout = argInfoShape(args.traceback->args);
   r.entry = fn.entry;
   r.size = fn.end - fn.entry;
   r.file = fn.file;
@@ -138,6 +144,7 @@ int runList(const std::vector<std::string>& argv) {
   cache.save();
 
   auto out = output::makeOutput(json);
+  RuntimeTypeGraph graph(bin);  // a stripped method's signature (probe/argument_sources.hpp)
   size_t printed = 0;
   for (size_t i = 0; i < matched.size(); i++) {
     const Item& item = matched[i];
@@ -150,7 +157,7 @@ int runList(const std::vector<std::string>& argv) {
     const auto& code = *codes[i];
     bool probeable = code && code->probe.kind != ProbeSite::Kind::None;
     if (!probeable && !all) continue;
-    out->function(rowOf(*item.fn, code, bin.signature(*item.fn), callSites));
+    out->function(rowOf(bin, *item.fn, code, graph, callSites));
     printed++;
   }
   out->flush();

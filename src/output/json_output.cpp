@@ -290,6 +290,8 @@ class JsonOutput final : public Output {
     o["file"] = r.file;
     o["line"] = r.line;
     o["signature"] = r.signature ? boost::json::value(*r.signature) : boost::json::value(nullptr);
+    if (!r.signatureFrom.empty()) o["signature_from"] = r.signatureFrom;
+    if (r.layout) o["layout"] = *r.layout;
     if (r.returnsReason) {
       o["returns"] = nullptr;  // unknown: an empty list would read as "no RET"
       o["returns_reason"] = *r.returnsReason;

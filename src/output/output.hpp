@@ -105,7 +105,12 @@ class Output {
   // goscope list: one function of the binary.
   struct FunctionRow {
     std::string name;
-    std::optional<std::string> signature;  // from DWARF or .symtab, when known
+    std::optional<std::string> signature;  // from DWARF, or its receiver's method table, when known
+    // Where trace would type its arguments from (probe/argument_sources.hpp:
+    // "dwarf", "interface", "layout", "none"); empty for an inlined body.
+    std::string signatureFrom;
+    // "layout": the runtime's grouping of its argument words, `({w, {w, w}}, w)`.
+    std::optional<std::string> layout;
     // The entry; an inlined body's first probed instruction; none for an
     // inlined body left out (JSON null: no address of its own).
     std::optional<uint64_t> entry;

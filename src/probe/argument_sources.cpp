@@ -1,36 +1,96 @@
 #include "probe/argument_sources.hpp"
 
 #include "probe/method_signature.hpp"
+#include "probe/type_shape.hpp"
 #include "target/arg_info.hpp"
 #include "target/arg_places.hpp"
 #include "target/go_binary.hpp"
-#include "target/runtime_type_graph.hpp"
 
 namespace goscope {
+
+const char* argumentsFromName(ArgumentsFrom from) {
+  switch (from) {
+    case ArgumentsFrom::Given: return "given";
+    case ArgumentsFrom::Dwarf: return "dwarf";
+    case ArgumentsFrom::Interface: return "interface";
+    case ArgumentsFrom::Layout: return "layout";
+    case ArgumentsFrom::None: return "none";
+  }
+  return "none";
+}
+
+FunctionArguments argumentsOf(const GoBinary& bin, const GoFunction& fn,
+                              const std::map<std::string, std::string>& signatures, RuntimeTypeGraph& graph,
+                              bool sourceOnly) {
+  FunctionArguments a;
+  if (auto it = signatures.find(fn.name); it != signatures.end()) {
+    auto l = layoutFromSignature(it->second, namedTypeKindsIn(bin), [&graph](std::string_view n) { return graph.find(n); });
+    if (l) {
+      a.from = ArgumentsFrom::Given;
+      a.layout = std::move(*l);
+    } else {
+      a.problem = l.error().message;
+    }
+    return a;  // the user's word, or nothing: never a guess in its place
+  }
+  if (const DwarfInfo* d = bin.dwarf())
+    if (const DwarfFunction* df = d->functionAt(fn.entry)) {
+      if (sourceOnly) {
+        a.from = ArgumentsFrom::Dwarf;
+        return a;
+      }
+      auto l = layoutFunction(*d, *df, fn.args);
+      if (l) {
+        a.from = ArgumentsFrom::Dwarf;
+        a.layout = std::move(*l);
+        return a;
+      }
+      a.problem = l.error().message;
+    }
+  auto info = readArgInfo(bin, fn);
+  const std::optional<std::vector<ArgInfoItem>> layout = info ? *info : std::nullopt;
+  if (auto sig = inferMethodSignature(graph, fn.name, layout, a.inferenceRefused)) {
+    a.from = ArgumentsFrom::Interface;
+    a.inferred = std::move(sig->text);
+    a.layout = std::move(sig->layout);
+    return a;
+  }
+  if (layout) {
+    a.from = ArgumentsFrom::Layout;
+    a.traceback = placeWords(*layout, sourceOnly ? ArgPlaces{} : argPlaces(bin, fn, *layout));
+  } else if (info && takesNoArguments(bin, fn)) {
+    // No layout and no argument frame: Go code that takes no arguments (not
+    // the registers, which hold nothing of it).
+    a.from = ArgumentsFrom::Layout;
+    a.traceback = placeWords({}, ArgPlaces{ArgPlaces::From::IntegerOrder});
+  }
+  if (a.traceback) a.layout = a.traceback->words;
+  return a;
+}
 
 ArgumentSources argumentSources(const GoBinary& bin) {
   ArgumentSources s;
   RuntimeTypeGraph graph(bin);
-  const DwarfInfo* dwarf = bin.dwarf();
+  const std::map<std::string, std::string> none;
   for (const auto& fn : bin.pclntab().functions()) {
     s.functions++;
-    if (dwarf && dwarf->functionAt(fn.entry)) {
-      s.dwarf++;
-      continue;
+    const FunctionArguments a = argumentsOf(bin, fn, none, graph);
+    switch (a.from) {
+      case ArgumentsFrom::Given: break;
+      case ArgumentsFrom::Dwarf: s.dwarf++; break;
+      case ArgumentsFrom::Interface: s.method++; break;
+      case ArgumentsFrom::None: s.raw++; break;
+      case ArgumentsFrom::Layout:
+        if (a.traceback->args.empty()) {
+          s.noArguments++;
+          break;
+        }
+        s.layout++;
+        bool placed = true;
+        for (const auto& w : a.traceback->words) placed = placed && w.problem.empty();
+        if (placed) s.placed++;
+        break;
     }
-    auto info = readArgInfo(bin, fn);
-    std::string why;
-    if (info && inferMethodSignature(graph, fn.name, *info, why)) {
-      s.method++;
-      continue;
-    }
-    if (!info || !*info) {
-      if (takesNoArguments(bin, fn)) s.noArguments++;
-      else s.raw++;
-      continue;
-    }
-    s.layout++;
-    if (argPlaces(bin, fn, **info).from != ArgPlaces::From::Unknown) s.placed++;
   }
   return s;
 }

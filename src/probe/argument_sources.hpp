@@ -1,15 +1,53 @@
-// Where trace would type each function's arguments from, over a whole
-// binary (goscope info --arguments): DWARF, the receiver's method table, the
-// runtime's traceback layout (with every word placed or not), nothing to
-// type (no arguments), or nothing at all (raw registers: assembly, Go 1.16).
-// The same order of sources as backend/bpf/function_capture's traceFor.
+// Where a function's argument (and result) types come from, decided in one
+// place for trace (backend/bpf/function_capture), list and info --arguments:
+//   given      a signature the user wrote (a stripped binary);
+//   dwarf      the binary's DWARF;
+//   interface  its receiver's method table: a method the program can reach
+//              through an interface or reflection (probe/method_signature),
+//              checked against its traceback layout;
+//   layout     the runtime's traceback layout (Go 1.17+): words, grouped,
+//              placed from the function's code (probe/traceback_layout);
+//   none       nothing: raw registers (assembly; Go 1.16).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe/abi_layout.hpp"
+#include "probe/traceback_layout.hpp"
+#include "target/runtime_type_graph.hpp"
 
 namespace goscope {
 
 class GoBinary;
+struct GoFunction;
+
+enum class ArgumentsFrom : uint8_t { Given, Dwarf, Interface, Layout, None };
+// "given", "dwarf", "interface", "layout", "none" (list --json's signature_from).
+const char* argumentsFromName(ArgumentsFrom from);
+
+struct FunctionArguments {
+  ArgumentsFrom from = ArgumentsFrom::None;
+  // Given, Dwarf, Interface: the values' layout (a signature that does not
+  // lay out: None, and `problem` says why). Layout: one value per word.
+  std::vector<ValueLayout> layout;
+  std::optional<TracebackLayout> traceback;  // Layout; empty `args`: the function takes no arguments
+  std::string inferred;                      // Interface: the signature, as list prints signatures
+  std::string inferenceRefused;              // why the method table's signature was not used
+  std::string problem;                       // Given or Dwarf that did not lay out
+};
+
+// `signatures`: the user's, by function name. `graph`: the binary's runtime
+// type records, shared by the functions of one command (it indexes them once).
+// `sourceOnly` (list): DWARF's layout is not computed and the traceback
+// layout's words are not placed (no disassembly), only the source decided.
+FunctionArguments argumentsOf(const GoBinary& bin, const GoFunction& fn,
+                              const std::map<std::string, std::string>& signatures, RuntimeTypeGraph& graph,
+                              bool sourceOnly = false);
 
 struct ArgumentSources {
   size_t functions = 0;
@@ -21,6 +59,7 @@ struct ArgumentSources {
   size_t raw = 0;          // none of these: raw registers
 };
 
+// Over every function of the binary (goscope info --arguments).
 ArgumentSources argumentSources(const GoBinary& bin);
 
 }  // namespace goscope

@@ -1,5 +1,7 @@
 #include "probe/signature_check.hpp"
 
+#include "target/go_runtime_facts.hpp"
+
 #include "probe/abi_layout.hpp"
 #include "target/dwarf_info.hpp"
 
@@ -67,6 +69,9 @@ std::optional<Error> checkSignatureFrame(const GoBinary& bin, const std::string&
                                          const std::string& signature) {
   const GoFunction* fn = bin.pclntab().functionNamed(funcName);
   if (!fn || fn->args < 0) return std::nullopt;
+  // A Go 1.16 program's frame is the stack ABI's, which the layout below is
+  // not: the release's own refusal (stackAbiRefusal) says why, later.
+  if (!stackAbiRefusal(bin).empty()) return std::nullopt;
   auto layout = layoutFromSignature(signature, namedTypeKindsIn(bin), runtimeTypesIn(bin));
   if (!layout) return std::nullopt;  // (its own error is raised where it is parsed)
   auto frame = argumentFrameSize(*layout);

@@ -6,10 +6,12 @@
 #include <boost/json.hpp>
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "probe/abi_layout.hpp"
 #include "probe/method_signature.hpp"
+#include "support/go_samples.hpp"
 #include "support/releases.hpp"
 #include "support/run.hpp"
 #include "target/arg_info.hpp"
@@ -83,4 +85,42 @@ TEST_CASE("info --arguments: every function has one source, and stripping moves 
   CHECK(n(s, "layout_placed") * 10 > n(s, "layout") * 8);  // most words are placed
   CHECK(n(s, "raw") * 10 < s.at("functions").to_number<int64_t>());
   CHECK_FALSE(boost::json::parse(runCli("info --json -b " + fixture("zoo", "stripped")).out).as_object().contains("arguments"));
+}
+
+TEST_CASE("list --json: where each function's types come from, and the layout of those typed by it") {
+  auto s = runCli("list --json -b " + fixture("zoo", "stripped") + " 'main.(*Circle).Area' main.checkRecord main.main");
+  REQUIRE_MESSAGE(s.exitCode == 0, s.err);
+  std::map<std::string, boost::json::object> rows;
+  for (const auto& line : splitLines(s.out))
+    if (!line.empty()) {
+      auto o = boost::json::parse(line).as_object();
+      rows[std::string(o.at("func").as_string())] = o;
+    }
+  REQUIRE(rows.size() == 3);
+  CHECK(rows["main.(*Circle).Area"].at("signature_from") == "interface");
+  CHECK(rows["main.(*Circle).Area"].at("signature") == "main.(*Circle).Area(recv *main.Circle) float64");
+  CHECK_FALSE(rows["main.(*Circle).Area"].contains("layout"));
+  CHECK(rows["main.checkRecord"].at("signature_from") == "layout");
+  CHECK(rows["main.checkRecord"].at("signature").is_null());
+  CHECK(rows["main.checkRecord"].at("layout") == "({w, w, {w, w}})");
+  CHECK(rows["main.main"].at("signature_from") == "layout");
+  CHECK(rows["main.main"].at("layout") == "()");
+  auto d = runCli("list --json -b " + fixture("zoo") + " main.checkRecord");
+  REQUIRE_MESSAGE(d.exitCode == 0, d.err);
+  auto o = boost::json::parse(d.out).as_object();
+  CHECK(o.at("signature_from") == "dwarf");
+  CHECK(o.at("signature") == "main.checkRecord(r main.Record) int64");
+}
+
+TEST_CASE("a signature on a Go 1.16 program is refused for its release, not for its frame size") {
+  auto samples = goSamples();
+  if (!samples) return;
+  std::string go116;
+  for (const auto& p : *samples)
+    if (p.filename() == "esbuild-0.11.23") go116 = p.string();  // go1.16.3
+  REQUIRE_MESSAGE(!go116.empty(), "esbuild-0.11.23 (Go 1.16) is among scripts/fetch-go-samples.sh's samples");
+  auto r = runCli("trace -c '" + go116 + " --version' 'os.(*File).Write(f *os.File, b []byte) (int, error)'");
+  CHECK(r.exitCode != 0);
+  CHECK(r.err.find("passes arguments on the stack") != std::string::npos);
+  CHECK(r.err.find("argument frame") == std::string::npos);
 }

@@ -1,25 +1,11 @@
 #include "backend/bpf/function_capture.hpp"
 
+#include "probe/argument_sources.hpp"
 #include "target/arg_info.hpp"
-#include "target/arg_places.hpp"
 
 namespace goscope {
 
 namespace {
-
-// The traceback layout of a function without DWARF or signature, when the
-// binary has one. A Go function with no layout and no argument frame takes
-// no arguments: an empty layout (not the registers, which hold nothing of it).
-std::optional<TracebackLayout> tracebackFor(const GoBinary& bin, const GoFunction& fn) {
-  auto info = readArgInfo(bin, fn);
-  if (!info) return std::nullopt;
-  if (!*info) {
-    if (takesNoArguments(bin, fn)) return placeWords({}, ArgPlaces{ArgPlaces::From::IntegerOrder});
-    return std::nullopt;
-  }
-  auto places = argPlaces(bin, fn, **info);
-  return placeWords(std::move(**info), places);
-}
 
 void group(const std::vector<ArgInfoItem>& items, const TracebackLayout& t, std::vector<Value>& words, size_t& next,
            std::vector<Value>& out, bool& more) {
@@ -64,36 +50,25 @@ std::vector<Value> groupWords(const TracebackLayout& t, std::vector<Value>& word
 FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map<std::string, std::string>& signatures,
                        const CaptureOptions& copts, RuntimeTypeGraph* graph) {
   FunctionTrace t;
-  Result<std::vector<ValueLayout>> layout = fail(ErrorKind::NoMatch, "");
-  if (auto it = signatures.find(fn.name); it != signatures.end()) {
-    layout = layoutFromSignature(it->second, namedTypeKindsIn(bin), runtimeTypesIn(bin));
-  } else if (const DwarfInfo* d = bin.dwarf()) {
-    if (const DwarfFunction* df = d->functionAt(fn.entry)) layout = layoutFunction(*d, *df, fn.args);
-  }
-  if (!layout && !signatures.contains(fn.name) && graph) {
-    auto info = readArgInfo(bin, fn);
-    if (auto sig = inferMethodSignature(*graph, fn.name, info ? *info : std::nullopt, t.inferenceRefused)) {
-      t.inferred = sig->text;
-      layout = std::move(sig->layout);
-    }
-  }
-  if (!layout && !signatures.contains(fn.name)) {
-    if (auto tb = tracebackFor(bin, fn)) {
-      t.traceback = std::move(*tb);
-      for (const auto& a : t.traceback->args) t.argsMore = t.argsMore || a.kind == ArgInfoItem::Kind::More;
-      layout = t.traceback->words;
-    }
-  }
-  if (!layout) {
+  std::optional<RuntimeTypeGraph> own;
+  if (!graph) graph = &own.emplace(bin);
+  FunctionArguments a = argumentsOf(bin, fn, signatures, *graph);
+  t.inferred = std::move(a.inferred);
+  t.inferenceRefused = std::move(a.inferenceRefused);
+  if (a.from == ArgumentsFrom::None) {
     t.raw = true;
     return t;
   }
-  auto plan = planCaptures(*layout, copts);
+  auto plan = planCaptures(a.layout, copts);
   if (!plan) {
     t.raw = true;
     return t;
   }
-  t.layout = std::move(*layout);
+  if (a.traceback) {
+    for (const auto& item : a.traceback->args) t.argsMore = t.argsMore || item.kind == ArgInfoItem::Kind::More;
+    t.traceback = std::move(a.traceback);
+  }
+  t.layout = std::move(a.layout);
   t.plan = std::move(*plan);
   return t;
 }

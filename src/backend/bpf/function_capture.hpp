@@ -36,8 +36,9 @@ struct FunctionTrace {
 };
 
 // `signatures`: user signatures by function name (for stripped binaries).
-// `graph`: the binary's runtime type records, shared by the functions of one
-// session (a method's signature is inferred from them); null: none inferred.
+// Where the types come from: probe/argument_sources.hpp. `graph`: the
+// binary's runtime type records, shared by the functions of one session
+// (null: one of its own).
 FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map<std::string, std::string>& signatures,
                        const CaptureOptions& copts, RuntimeTypeGraph* graph = nullptr);
 
