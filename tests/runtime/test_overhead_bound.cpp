@@ -16,6 +16,7 @@
 #include "support/goscope_process.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
+#include "support/unprivileged.hpp"
 
 using namespace goscope;
 using namespace goscope::test;
@@ -113,9 +114,33 @@ TEST_CASE("overhead: a float function at ~100,000 calls/s is planned onto BPF, a
   CHECK(slow.alive());
 }
 
+namespace {
+
+// pacer from a file of its own (another inode), for the tests whose Delve
+// breakpoint must see every hit. Run beside each other on the shared
+// fixture file, this pair failed 2 of 6 repeats here with 0 hits of a
+// breakpoint Delve had set (the target running, "breakpoint at main.scale"
+// said), and 0 of 6 with a copy each: sessions on another process of the
+// same file (the neighbour's rate probe, Delve, then BPF entry probe) made
+// this one's breakpoint miss. How is not established; a simpler script
+// (BPF attach and detach on one process, Delve on another) did not show it.
+struct OwnPacer {
+  ScratchDir dir;
+  std::string path;
+  explicit OwnPacer(const std::string& tag) : dir(tag), path(dir.path + "/pacer") {
+    std::filesystem::copy_file(fixture("pacer"), path);
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all | std::filesystem::perms::group_exec |
+                                           std::filesystem::perms::others_exec | std::filesystem::perms::group_read |
+                                           std::filesystem::perms::others_read);
+  }
+};
+
+}  // namespace
+
 TEST_CASE("overhead: a Delve break whose function heats up moves to BPF, hits numbered on") {
   // 2 hits/s: Delve fits the 25% budget even loaded (a hit 20-60 ms there).
-  Child pacer({fixture("pacer"), "--rate", "2"}, true);
+  OwnPacer own("heats-up");
+  Child pacer({own.path, "--rate", "2"}, true);
   std::string line;
   REQUIRE(pacer.readLine(line, 5000));
   GoscopeProcess g({"break", "--args", "--json", "-d", "5", "--max-overhead", "25", "-p", std::to_string(pacer.pid()),
@@ -141,7 +166,8 @@ TEST_CASE("overhead: a Delve break whose function heats up moves to BPF, hits nu
 
 TEST_CASE("overhead: the hits of a moved session are numbered continuously, Delve's values then BPF's") {
   // 2 hits/s: Delve fits the 25% budget even loaded (a hit 20-60 ms there).
-  Child pacer({fixture("pacer"), "--rate", "2"}, true);
+  OwnPacer own("moved");
+  Child pacer({own.path, "--rate", "2"}, true);
   std::string line;
   REQUIRE(pacer.readLine(line, 5000));
   std::vector<boost::json::object> hits;
@@ -183,14 +209,12 @@ TEST_CASE("overhead: the hits of a moved session are numbered continuously, Delv
 }
 
 TEST_CASE("overhead: count with --max-overhead drops the hot probe, says so, and the target recovers") {
-  Child counter({fixture("counter"), "--report"}, true);
-  std::vector<long long> before;
-  std::string line;
-  for (int i = 0; i < 3 && counter.readLine(line, 3000); i++) {
-    long long n = 0, rate = 0;
-    if (std::sscanf(line.c_str(), "counter: %lld (%lld ops/s)", &n, &rate) == 2) before.push_back(rate);
-  }
-  REQUIRE(before.size() >= 2);
+  Counter counter;
+  // The counter's speed per second of its own CPU (Counter::rate): a probe
+  // left on main.doWork would cost each call a trap (~5 us against a few ns),
+  // while a busy neighbour on the other CPU moves it far less than that.
+  std::vector<double> before;
+  for (int i = 0; i < 3; i++) before.push_back(counter.rate());
   auto r = runCli("count --json -d 4 --max-overhead 2 -p " + std::to_string(counter.pid()) + " 'main.*'");
   INFO(r.err);
   CHECK(r.exitCode == 0);
@@ -208,23 +232,16 @@ TEST_CASE("overhead: count with --max-overhead drops the hot probe, says so, and
   CHECK(droppedMarked);
   CHECK(boundSeen);
   CHECK(costSeen);
-  // The seconds after the session run at the rate before the probes, within
-  // what this shared machine's noise allows (the budget is 2%). The lines
-  // the counter printed during the session, before the drop among them, wait
-  // in the pipe: read and set aside first, so that only seconds after goscope
-  // ended are compared (they made this check fail at load ~6: 0.87x).
-  while (counter.readLine(line, 50)) {
-  }
-  std::vector<long long> after;
-  for (int i = 0; i < 3 && counter.readLine(line, 3000); i++) {
-    long long n = 0, rate = 0;
-    if (std::sscanf(line.c_str(), "counter: %lld (%lld ops/s)", &n, &rate) == 2) after.push_back(rate);
-  }
-  REQUIRE(!after.empty());
+  // After the session: the speed per CPU second of before, within what
+  // this machine's noise moves it (a wall-clock rate failed here at 0.91x
+  // beside another test; a leftover trap would make it 100x and more lower).
+  std::vector<double> after;
+  for (int i = 0; i < 3; i++) after.push_back(counter.rate());
   std::sort(before.begin(), before.end());
   std::sort(after.begin(), after.end());
-  CHECK(after.back() >= before[before.size() / 2] * 0.9);
-  CHECK(counter.alive());
+  MESSAGE("counter per CPU second: before " << before[1] / 1e6 << " M/s, after (best of 3) " << after.back() / 1e6 << " M/s");
+  CHECK(after.back() >= before[1] * 0.9);
+  CHECK(counter.child.alive());
 }
 
 TEST_CASE("overhead: a Delve session's stopped time is measured, every hit included") {
