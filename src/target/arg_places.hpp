@@ -14,8 +14,8 @@
 // a word's slot, stored from that word's register (the register allocator
 // spilling an argument to its own slot) and loaded back; otherwise the
 // places are unknown and the words print as such. docs/go-runtime.md, "The
-// traceback's argument layout", gives the sources and the one case the rule
-// cannot see (a float argument that a leaf never reads).
+// traceback's argument layout", gives the sources and what the rule cannot
+// see (a float, or an array of more than one element, that a leaf never touches).
 #pragma once
 
 #include <cstdint>
