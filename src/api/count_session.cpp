@@ -210,9 +210,9 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   std::vector<std::vector<BoundFilterTerm>> filters(s->selection_.functions.size());
   if (r.filter) {
     if (latency) return fail(ErrorKind::Usage, "latency: --filter is not supported", "count and trace take --filter");
+    RuntimeTypeGraph graph(bin);  // indexed once for every function
     for (size_t i = 0; i < s->selection_.functions.size(); i++) {
       const GoFunction& fn = *s->selection_.functions[i].fn;
-      RuntimeTypeGraph graph(bin);
       auto b = filterFor(traceFor(bin, fn, r.signatures, {}, &graph), *r.filter, fn.name);
       if (!b) return fail(b.error());
       filters[i] = std::move(*b);

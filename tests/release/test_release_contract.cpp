@@ -269,9 +269,12 @@ void pairedLatency(const std::string& rel) {
 
 // trace's text lines of one function, without the time, pid and duration,
 // addresses as 0x…: "goid=1 main.greet(name=\"gopher\") = \"hello, gopher\"".
-std::map<std::string, std::vector<std::string>> traceLines(const std::string& text) {
+// Trace lines by function, the line's prefix (goid, call) with the run's
+// timestamps, durations and addresses (hex of `minHexDigits` digits and
+// more) masked.
+std::map<std::string, std::vector<std::string>> traceLines(const std::string& text, int minHexDigits = 1) {
   static const std::regex line(R"(^\d\d:\d\d:\d\d\.\d+ pid=\d+ (goid=\d+ (main\.\(\*[A-Za-z]+\)\.[A-Za-z]+|[^(]+)\(.*?)(  \[[^\]]*\])*$)");
-  static const std::regex addr("0x[0-9a-f]+");
+  const std::regex addr("0x[0-9a-f]{" + std::to_string(minHexDigits) + ",}");
   std::map<std::string, std::vector<std::string>> out;
   for (const auto& l : splitLines(text)) {
     std::smatch m;
@@ -591,18 +594,9 @@ TEST_CASE("release: --dlv and GOSCOPE_DLV name the Delve, otherwise the one whos
 // The runtime's traceback layout on the stripped build, with no signature:
 // every word that typedTrace's lines show as a value (the same calls of the
 // same program: --rounds 1 is deterministic), grouped as Go's traceback
-// groups them; addresses masked (hex from 0x10000 up). No results (the
-// binary does not say how many words a function returns), never registers.
-std::map<std::string, std::vector<std::string>> layoutLines(const std::string& text) {
-  static const std::regex line(R"(^\d\d:\d\d:\d\d\.\d+ pid=\d+ (goid=\d+ (main\.\(\*[A-Za-z]+\)\.[A-Za-z]+|[^(]+)\(.*?)(  \[[^\]]*\])*$)");
-  static const std::regex addr("0x[0-9a-f]{5,}");
-  std::map<std::string, std::vector<std::string>> out;
-  for (const auto& l : splitLines(text)) {
-    std::smatch m;
-    if (std::regex_match(l, m, line)) out[m[2]].push_back(std::regex_replace(std::string(m[1]), addr, "0x…"));
-  }
-  return out;
-}
+// groups them; addresses masked (hex from 0x10000 up, traceLines(text, 5)).
+// No results (the binary does not say how many words a function returns),
+// never registers.
 
 void tracebackLayout(const std::string& rel) {
   if (!releaseReady(rel)) return;
@@ -613,7 +607,7 @@ void tracebackLayout(const std::string& rel) {
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);
   CHECK(has(r.out + r.err, "zoo: ok"));
   CHECK_FALSE(has(r.out, "rax="));
-  auto got = layoutLines(r.out);
+  auto got = traceLines(r.out, 5);
   CHECK(got["main.(*Server).Handle"] ==
         Lines{"goid=1 main.(*Server).Handle(0x…, {{0x…, 0x6}, 0x7})", "goid=1 main.(*Server).Handle(0x…, {{0x…, 0x8}, 0x8})"});
   // (main.Server.Addr's types are in its method table: typed below.)
