@@ -21,6 +21,7 @@
 #include "target/stack_symbolizer.hpp"
 #include "backend/bpf/value_decode.hpp"
 #include "backend/bpf/function_capture.hpp"
+#include "probe/argument_sources.hpp"
 #include "probe/pattern.hpp"
 #include "probe/type_names.hpp"
 #include "backend/bpf/function_selection.hpp"
@@ -270,7 +271,11 @@ class BpfEventSession final : public EventSession {
                         t.inferred);
       else if (!t.inferenceRefused.empty())
         lines.push_back(name + ": the signature its receiver's method table gives is not used: " + t.inferenceRefused);
-      if (t.traceback)
+      if (t.traceback && t.traceback->receiverWords > 0)
+        lines.push_back(name + ": receiver from its named type's runtime type record (the method's own types are not in the binary), "
+                        "the other arguments by the runtime's traceback layout: " + layoutText(*t.traceback) +
+                        ", placed: " + t.traceback->placesFrom + "; no results (the binary does not say how many words it returns)");
+      else if (t.traceback)
         lines.push_back(name + ": arguments (the runtime's traceback layout): " + argInfoShape(t.traceback->args) +
                         ", placed: " + t.traceback->placesFrom + "; no results (the binary does not say how many words it returns)");
       else if (t.raw)
@@ -646,10 +651,10 @@ class BpfEventSession final : public EventSession {
     if (t.raw) {
       regs = registersOf(e);
     } else if (t.traceback) {
-      std::vector<Value> words;
-      decodeArgValues(e, t.layout, t.plan, names_, words, true);
+      // words_: reused, as the Call's own vectors are (no allocation per event).
+      decodeArgValues(e, t.layout, t.plan, names_, words_, true);
       bool more = false;
-      args = groupWords(*t.traceback, words, more);
+      groupWords(*t.traceback, words_, args, more);
     } else {
       decodeArgValues(e, t.layout, t.plan, names_, args, true);
     }
@@ -676,6 +681,7 @@ class BpfEventSession final : public EventSession {
   ProbeRequest request_;
   TracedTarget target_;
   TypeNamer names_;
+  mutable std::vector<Value> words_;  // fillArgs's scratch: a traceback layout's decoded words
   Selection sel_;
   std::vector<FunctionTrace> traces_;
   std::unique_ptr<bpf::Engine> engine_;

@@ -41,7 +41,7 @@ output::Output::FunctionRow rowOf(const GoBinary& bin, const GoFunction& fn, con
   r.signatureFrom = argumentsFromName(args.from);
   if (args.from == ArgumentsFrom::Dwarf) r.signature = bin.signature(fn);
   if (args.from == ArgumentsFrom::Interface) r.signature = args.inferred;
-  if (args.traceback) r.layout = argInfoShape(args.traceback->args);
+  if (args.traceback) r.layout = layoutText(*args.traceback);
   r.entry = fn.entry;
   r.size = fn.end - fn.entry;
   r.file = fn.file;

@@ -56,6 +56,7 @@ void appendAssignments(const std::vector<Value>& values, const char* sep, std::s
 void appendPositional(const std::vector<Value>& values, bool more, std::string& out) {
   for (size_t i = 0; i < values.size(); i++) {
     if (i) out += ", ";
+    if (!values[i].name.empty()) out += values[i].name + "=";
     appendText(values[i], out);
   }
   if (more) out += values.empty() ? "..." : ", ...";

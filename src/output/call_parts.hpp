@@ -18,7 +18,8 @@ boost::json::object namedJson(const std::vector<Value>& values);
 boost::json::array valueArray(const std::vector<Value>& values);
 
 // Arguments by position (Call::argsPositional): "0x2a, {0x1, 0x2}, ..." and
-// JSON [42,[1,2],"..."].
+// JSON [42,[1,2],"..."]. A value that has a name (a typed receiver) is
+// printed with it in text: "recv=main.Point{X: 1}, 0x2".
 void appendPositional(const std::vector<Value>& values, bool more, std::string& out);
 void appendPositionalJson(const std::vector<Value>& values, bool more, std::string& out);
 boost::json::array positionalJson(const std::vector<Value>& values, bool more);

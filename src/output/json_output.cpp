@@ -332,6 +332,7 @@ class JsonOutput final : public Output {
     o["functions"] = t.functions;
     if (const auto& a = t.arguments)
       o["arguments"] = boost::json::object{{"dwarf", a->dwarf},         {"method_table", a->method},
+                                           {"receiver", a->receiver},
                                            {"layout", a->layout},       {"layout_placed", a->placed},
                                            {"no_arguments", a->noArguments}, {"raw", a->raw}};
     o["goid_offset"] = t.goidOffset ? boost::json::value(*t.goidOffset) : boost::json::value(nullptr);

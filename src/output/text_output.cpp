@@ -224,6 +224,7 @@ class TextOutput final : public Output {
     std::cout << "pclntab:        Go " << t.pclntabFormat << " format, " << t.functions << " functions\n";
     if (const auto& a = t.arguments)
       std::cout << "arguments:      " << a->dwarf << " typed by DWARF, " << a->method << " by their receiver's method table, "
+                << a->receiver << " a typed receiver and the traceback layout, "
                 << a->layout << " by the traceback layout (" << a->placed << " with every word placed), "
                 << a->noArguments << " take none, " << a->raw << " raw registers\n";
     if (t.goidOffset && t.goidOffsetAssumed)

@@ -13,6 +13,7 @@ const char* argumentsFromName(ArgumentsFrom from) {
     case ArgumentsFrom::Given: return "given";
     case ArgumentsFrom::Dwarf: return "dwarf";
     case ArgumentsFrom::Interface: return "interface";
+    case ArgumentsFrom::Receiver: return "receiver";
     case ArgumentsFrom::Layout: return "layout";
     case ArgumentsFrom::None: return "none";
   }
@@ -58,6 +59,15 @@ FunctionArguments argumentsOf(const GoBinary& bin, const GoFunction& fn,
   if (layout) {
     a.from = ArgumentsFrom::Layout;
     a.traceback = placeWords(*layout, sourceOnly ? ArgPlaces{} : argPlaces(bin, fn, *layout));
+    if (auto r = inferReceiver(graph, fn.name, *layout)) {
+      a.from = ArgumentsFrom::Receiver;
+      a.traceback->receiverWords = r->words;
+      a.traceback->receiverType = r->type;
+      a.layout.push_back(std::move(r->layout));
+      a.layout.insert(a.layout.end(), a.traceback->words.begin() + static_cast<std::ptrdiff_t>(r->words),
+                      a.traceback->words.end());
+      return a;
+    }
   } else if (info && takesNoArguments(bin, fn)) {
     // No layout and no argument frame: Go code that takes no arguments (not
     // the registers, which hold nothing of it).
@@ -66,6 +76,13 @@ FunctionArguments argumentsOf(const GoBinary& bin, const GoFunction& fn,
   }
   if (a.traceback) a.layout = a.traceback->words;
   return a;
+}
+
+std::string layoutText(const TracebackLayout& t) {
+  if (t.receiverWords == 0 || t.args.empty()) return argInfoShape(t.args);
+  const std::vector<ArgInfoItem> rest(t.args.begin() + 1, t.args.end());
+  const std::string r = argInfoShape(rest);  // "(...)"
+  return "(recv " + t.receiverType + (rest.empty() ? "" : ", " + r.substr(1, r.size() - 2)) + ")";
 }
 
 ArgumentSources argumentSources(const GoBinary& bin) {
@@ -79,6 +96,7 @@ ArgumentSources argumentSources(const GoBinary& bin) {
       case ArgumentsFrom::Given: break;
       case ArgumentsFrom::Dwarf: s.dwarf++; break;
       case ArgumentsFrom::Interface: s.method++; break;
+      case ArgumentsFrom::Receiver: s.receiver++; break;
       case ArgumentsFrom::None: s.raw++; break;
       case ArgumentsFrom::Layout:
         if (a.traceback->args.empty()) {

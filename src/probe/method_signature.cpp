@@ -144,4 +144,23 @@ std::optional<InferredSignature> inferMethodSignature(RuntimeTypeGraph& graph, s
   return sig;
 }
 
+std::optional<TypedReceiver> inferReceiver(RuntimeTypeGraph& graph, std::string_view funcName,
+                                           const std::vector<ArgInfoItem>& argInfo) {
+  auto m = parseMethodName(funcName);
+  if (!m || argInfo.empty() || argInfo.front().kind == ArgInfoItem::Kind::More ||
+      argInfo.front().kind == ArgInfoItem::Kind::Beyond || !graph.find(m->receiver))
+    return std::nullopt;
+  const std::string type = (m->pointer ? "*" : "") + m->receiver;
+  ShapeBuilder builder([&graph](std::string_view n) { return graph.find(n); });
+  auto shape = builder.build(type);
+  if (!shape) return std::nullopt;
+  const std::vector<ArgInfoItem> expected = argInfoFor({*shape});
+  if (expected.size() != 1 || !sameShape(expected, {argInfo.front()})) return std::nullopt;
+  TypedReceiver r;
+  r.type = type;
+  r.layout = assignLayout({{"recv", type, false}}, {*shape}, {std::string()}).front();
+  r.words = argInfoWords({argInfo.front()});
+  return r;
+}
+
 }  // namespace goscope

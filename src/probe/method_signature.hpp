@@ -41,6 +41,19 @@ std::optional<InferredSignature> inferMethodSignature(RuntimeTypeGraph& graph, s
                                                       const std::optional<std::vector<ArgInfoItem>>& argInfo,
                                                       std::string& why);
 
+// A method whose own types the binary does not keep (not reachable through
+// an interface or reflection) but whose receiver's named type it describes:
+// the receiver typed from that record, the other arguments left to the
+// traceback layout. Trusted only when the receiver's type groups the
+// layout's first argument exactly as the runtime does.
+struct TypedReceiver {
+  std::string type;    // `main.Point`, `*main.Server`
+  ValueLayout layout;  // named `recv`, placed by the register ABI (it is the first argument)
+  size_t words = 0;    // the traceback layout's words it covers
+};
+std::optional<TypedReceiver> inferReceiver(RuntimeTypeGraph& graph, std::string_view funcName,
+                                           const std::vector<ArgInfoItem>& argInfo);
+
 // The traceback layout the compiler would write for arguments of these
 // shapes (cmd/compile/internal/ssagen/ssa.go, EmitArgInfo: words, groups,
 // its limits of 10 components and 5 levels), offsets left 0.

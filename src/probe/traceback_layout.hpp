@@ -21,6 +21,11 @@ struct TracebackLayout {
   // Where the places came from, for --explain and list: "the stack-growth
   // path's register saves", "integer registers in order (...)", or why not.
   std::string placesFrom;
+  // A method whose receiver is typed from its named type's record
+  // (probe/method_signature.hpp, inferReceiver): the first `receiverWords`
+  // words are read and printed as one value of type `receiverType`.
+  size_t receiverWords = 0;
+  std::string receiverType;
 };
 
 TracebackLayout placeWords(std::vector<ArgInfoItem> args, const ArgPlaces& places);

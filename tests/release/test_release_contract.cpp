@@ -293,7 +293,7 @@ void typedTrace(const std::string& rel) {
     const std::string var = releaseVariant(rel, v);
     auto r = runCli("trace -c '" + fixture("zoo", var) +
                     " --rounds 1' 'main.(*Server).Handle' main.Server.Addr main.greet main.sum main.reverseStrings "
-                    "main.checkRecord main.shapeArea main.bump main.parsePositive main.divmod main.makeAdder.func1 "
+                    "main.checkRecord main.ship main.shapeArea main.bump main.parsePositive main.divmod main.makeAdder.func1 "
                     "main.Rect.Area 'main.Map*' main.quadruple");
     REQUIRE_MESSAGE(r.exitCode == 0, r.err);
     CHECK(has(r.out + r.err, "zoo: ok"));
@@ -306,6 +306,7 @@ void typedTrace(const std::string& rel) {
                 "main.Response{Status: 404, Body: \"\"}, error(*errors.errorString)0x… \"not found\""});
     // A value receiver.
     CHECK(got["main.Server.Addr"] == Lines{"goid=1 main.Server.Addr(s=main.Server{Name: \"api\", Port: 8080}) = \"api:8080\""});
+    CHECK(got["main.ship"] == Lines{"goid=1 main.ship(o=main.Order{ID: 42, Note: \"fragile\"}, n=3) = 133"});
     CHECK(got["main.greet"] == Lines{"goid=1 main.greet(name=\"gopher\") = \"hello, gopher\""});
     CHECK(got["main.sum"] == Lines{"goid=1 main.sum(xs=[]int{len=10 cap=10: 1, 2, 3, 4, …}) = 55"});
     CHECK(got["main.reverseStrings"] ==
@@ -602,20 +603,25 @@ void tracebackLayout(const std::string& rel) {
   if (!releaseReady(rel)) return;
   auto r = runCli("trace -c '" + fixture("zoo", releaseVariant(rel, "stripped")) +
                   " --rounds 1' 'main.(*Server).Handle' main.Server.Addr main.greet main.sum main.reverseStrings "
-                  "main.checkRecord main.shapeArea main.bump main.parsePositive main.divmod main.makeAdder.func1 "
+                  "main.checkRecord main.ship main.shapeArea main.bump main.parsePositive main.divmod main.makeAdder.func1 "
                   "main.quadruple main.deepRecurse");
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);
   CHECK(has(r.out + r.err, "zoo: ok"));
   CHECK_FALSE(has(r.out, "rax="));
   auto got = traceLines(r.out, 5);
+  // Called directly: no func type kept, but main.Server is described, so
+  // the receiver is typed from its record and the request is words.
   CHECK(got["main.(*Server).Handle"] ==
-        Lines{"goid=1 main.(*Server).Handle(0x…, {{0x…, 0x6}, 0x7})", "goid=1 main.(*Server).Handle(0x…, {{0x…, 0x8}, 0x8})"});
+        Lines{"goid=1 main.(*Server).Handle(recv=&main.Server{Name: \"api\", Port: 8080}, {{0x…, 0x6}, 0x7})",
+              "goid=1 main.(*Server).Handle(recv=&main.Server{Name: \"api\", Port: 8080}, {{0x…, 0x8}, 0x8})"});
   // (main.Server.Addr's types are in its method table: typed below.)
   CHECK(got["main.Server.Addr"] == Lines{"goid=1 main.Server.Addr(recv=main.Server{Name: \"api\", Port: 8080}) = \"api:8080\""});
   CHECK(got["main.greet"] == Lines{"goid=1 main.greet({0x…, 0x6})"});
   CHECK(got["main.sum"] == Lines{"goid=1 main.sum({0x…, 0xa, 0xa})"});
   CHECK(got["main.reverseStrings"] == Lines{"goid=1 main.reverseStrings({0x…, 0x3, 0x3})"});
   CHECK(got["main.checkRecord"] == Lines{"goid=1 main.checkRecord({0x6, 0x7, {0x…, 0x3}})"});
+  // ship(o Order, n int): a struct of an int and a string, then an int.
+  CHECK(got["main.ship"] == Lines{"goid=1 main.ship({0x2a, {0x…, 0x7}}, 0x3)"});
   CHECK(got["main.shapeArea"] == Lines{"goid=1 main.shapeArea({0x…, 0x…})", "goid=1 main.shapeArea({0x…, 0x…})"});
   CHECK(got["main.bump"] == Lines{"goid=1 main.bump(0x…, 0x5)", "goid=1 main.bump(0x…, 0x5)"});
   CHECK(got["main.parsePositive"] ==
@@ -645,11 +651,15 @@ void tracebackLayout(const std::string& rel) {
   // types in its receiver's method table (checked against the traceback
   // layout): receiver, arguments and results decoded, positional names.
   auto inf = runCli("trace -c '" + fixture("zoo", releaseVariant(rel, "stripped")) +
-                    " --rounds 1' 'os.(*File).Write' 'errors.(*errorString).Error' main.Server.Addr 'main.(*Circle).Area'");
+                    " --rounds 1' 'os.(*File).Write' 'errors.(*errorString).Error' main.Server.Addr 'main.(*Circle).Area' "
+                    "'main.(*Truck).Ship'");
   REQUIRE_MESSAGE(inf.exitCode == 0, inf.err);
   const std::string out = std::regex_replace(inf.out, std::regex("0x[0-9a-f]{5,}"), "0x…");
   CHECK(has(out, " main.Server.Addr(recv=main.Server{Name: \"api\", Port: 8080}) = \"api:8080\"  ["));
   CHECK(has(out, " main.(*Circle).Area(recv=&main.Circle{R: 1}) = <unavailable: float in X0>  ["));
+  // Called through the Shipper interface only: a string and an int in,
+  // an int and an error out.
+  CHECK(has(out, " main.(*Truck).Ship(recv=&main.Truck{Plate: \"GO-127\"}, p0=\"oslo\", p1=3) = 12, nil  ["));
   CHECK(has(out, " errors.(*errorString).Error(recv=&errors.errorString{s: \"not positive: -7\"}) = \"not positive: -7\"  ["));
   // "ready\n": six bytes of a []byte, and Write's (n int, err error).
   CHECK(std::regex_search(out, std::regex(R"( os\.\(\*File\)\.Write\(recv=&os\.File\{file: 0x…\}, p0=\[\]uint8\{len=6 cap=\d+: 114, 101, 97, 100, …\}\) = 6, nil  \[)")));
@@ -669,12 +679,102 @@ void tracebackLayout(const std::string& rel) {
   CHECK(calls[0]["results"].is_null());
 }
 
+// A value with what differs between two runs of two builds taken out: the
+// addresses of pointed-to values and every address-sized number.
+boost::json::value withoutAddresses(const boost::json::value& v) {
+  if (v.is_object()) {
+    boost::json::object o;
+    for (const auto& [k, x] : v.as_object())
+      if (k != "addr") o[k] = withoutAddresses(x);
+    return o;
+  }
+  if (v.is_array()) {
+    boost::json::array a;
+    for (const auto& x : v.as_array()) a.push_back(withoutAddresses(x));
+    return a;
+  }
+  if (v.is_string() && std::regex_match(std::string(v.as_string()), std::regex("0x[0-9a-f]{5,}"))) return "0x…";
+  return v;
+}
+
+// The values of an args or results JSON, by position (named or not).
+std::vector<boost::json::value> byPosition(const boost::json::value& v) {
+  std::vector<boost::json::value> out;
+  if (v.is_object())
+    for (const auto& [k, x] : v.as_object()) out.push_back(withoutAddresses(x));
+  else if (v.is_array())
+    for (const auto& x : v.as_array()) out.push_back(withoutAddresses(x));
+  return out;
+}
+
+// Every main.* function a stripped build types without DWARF (from its
+// receiver's method table, or its receiver alone) prints, call by call, the
+// values the DWARF-typed trace of the plain build prints: the arguments and
+// results of a signature, the receiver of a typed receiver.
+void inferredCallByCall(const std::string& rel) {
+  if (!releaseReady(rel)) return;
+  const std::string stripped = fixture("zoo", releaseVariant(rel, "stripped"));
+  auto l = runCli("list --json -b " + stripped + " 'main.*'");
+  REQUIRE_MESSAGE(l.exitCode == 0, l.err);
+  std::map<std::string, std::string> from;
+  std::string names;
+  for (auto& o : functionObjects(l.out)) {
+    if (!o["signature_from"].is_string()) continue;  // an inlined body
+    const std::string f(o["func"].as_string()), src(o["signature_from"].as_string());
+    // A wrapper the compiler generates has no parameters in DWARF to compare.
+    if ((src == "interface" || src == "receiver") && o["file"] != "<autogenerated>") {
+      from[f] = src;
+      names += " " + quoted(f);
+    }
+  }
+  CAPTURE(names);
+  REQUIRE(from.count("main.(*Truck).Ship"));
+  REQUIRE(from.count("main.Server.Addr"));
+  REQUIRE(from.count("main.(*Server).Handle"));
+  auto callsOf = [&](const std::string& variant) {
+    auto r = runCli("trace --json -c '" + fixture("zoo", releaseVariant(rel, variant)) + " --rounds 1'" + names);
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    std::map<std::string, std::vector<boost::json::object>> calls;
+    for (auto& o : callObjects(r.out)) calls[std::string(o["func"].as_string())].push_back(o);
+    for (auto& [f, v] : calls)
+      std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.at("ts_ns").as_int64() < b.at("ts_ns").as_int64(); });
+    return calls;
+  };
+  auto dwarf = callsOf("default");
+  auto inferred = callsOf("stripped");
+  size_t compared = 0;
+  for (const auto& [f, src] : from) {
+    CAPTURE(f);
+    CAPTURE(src);
+    REQUIRE_FALSE(dwarf[f].empty());  // zoo calls each of them every round
+    REQUIRE(dwarf[f].size() == inferred[f].size());
+    for (size_t i = 0; i < dwarf[f].size(); i++) {
+      const auto want = byPosition(dwarf[f][i].at("args"));
+      const auto got = byPosition(inferred[f][i].at("args"));
+      CAPTURE(boost::json::serialize(dwarf[f][i]));
+      CAPTURE(boost::json::serialize(inferred[f][i]));
+      if (src == "interface") {
+        CHECK(got == want);
+        CHECK(byPosition(inferred[f][i].at("results")) == byPosition(dwarf[f][i].at("results")));
+      } else {
+        REQUIRE_FALSE(got.empty());
+        REQUIRE_FALSE(want.empty());
+        CHECK(got.front() == want.front());  // the receiver; the rest are words
+        CHECK(inferred[f][i].at("results").is_null());
+      }
+      compared++;
+    }
+  }
+  MESSAGE(rel << ": " << from.size() << " functions typed without DWARF, " << compared << " calls compared");
+}
+
 #define RELEASE_CONTRACT(R)                                                       \
   TEST_CASE("release " R ": list and info") { listAndInfo(R); }                   \
   TEST_CASE("release " R ": exact counts") { exactCounts(R); }                    \
   TEST_CASE("release " R ": goroutine-paired latency") { pairedLatency(R); }      \
   TEST_CASE("release " R ": typed trace arguments and results") { typedTrace(R); } \
   TEST_CASE("release " R ": stripped: traceback layout, struct and method signatures") { tracebackLayout(R); } \
+  TEST_CASE("release " R ": stripped: inferred types print DWARF's values, call by call") { inferredCallByCall(R); } \
   TEST_CASE("release " R ": folded stacks") { foldedStacks(R); }                  \
   TEST_CASE("release " R ": direct read") { directRead(R); }                      \
   TEST_CASE("release " R ": the Delve path") { delvePath(R); }

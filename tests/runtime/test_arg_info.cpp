@@ -75,11 +75,13 @@ TEST_CASE("info --arguments: every function has one source, and stripping moves 
   auto p = boost::json::parse(plain.out).as_object(), s = boost::json::parse(stripped.out).as_object();
   auto n = [](const boost::json::object& o, const char* k) { return o.at("arguments").at(k).to_number<int64_t>(); };
   for (const auto* o : {&p, &s})
-    CHECK(n(*o, "dwarf") + n(*o, "method_table") + n(*o, "layout") + n(*o, "no_arguments") + n(*o, "raw") ==
+    CHECK(n(*o, "dwarf") + n(*o, "method_table") + n(*o, "receiver") + n(*o, "layout") + n(*o, "no_arguments") + n(*o, "raw") ==
           o->at("functions").to_number<int64_t>());
   CHECK(n(p, "dwarf") > 1000);
   CHECK(n(s, "dwarf") == 0);
   CHECK(n(s, "method_table") > 100);
+  CHECK(n(p, "receiver") == 0);
+  CHECK(n(s, "receiver") > 50);  // methods of described types the binary keeps no func type of
   CHECK(n(s, "layout") > 1000);
   CHECK(n(s, "layout_placed") <= n(s, "layout"));
   CHECK(n(s, "layout_placed") * 10 > n(s, "layout") * 8);  // most words are placed
@@ -88,7 +90,8 @@ TEST_CASE("info --arguments: every function has one source, and stripping moves 
 }
 
 TEST_CASE("list --json: where each function's types come from, and the layout of those typed by it") {
-  auto s = runCli("list --json -b " + fixture("zoo", "stripped") + " 'main.(*Circle).Area' main.checkRecord main.main");
+  auto s = runCli("list --json -b " + fixture("zoo", "stripped") +
+                  " 'main.(*Circle).Area' main.checkRecord main.main 'main.(*Server).Handle' main.Point.Dist");
   REQUIRE_MESSAGE(s.exitCode == 0, s.err);
   std::map<std::string, boost::json::object> rows;
   for (const auto& line : splitLines(s.out))
@@ -96,7 +99,7 @@ TEST_CASE("list --json: where each function's types come from, and the layout of
       auto o = boost::json::parse(line).as_object();
       rows[std::string(o.at("func").as_string())] = o;
     }
-  REQUIRE(rows.size() == 3);
+  REQUIRE(rows.size() == 5);
   CHECK(rows["main.(*Circle).Area"].at("signature_from") == "interface");
   CHECK(rows["main.(*Circle).Area"].at("signature") == "main.(*Circle).Area(recv *main.Circle) float64");
   CHECK_FALSE(rows["main.(*Circle).Area"].contains("layout"));
@@ -105,6 +108,12 @@ TEST_CASE("list --json: where each function's types come from, and the layout of
   CHECK(rows["main.checkRecord"].at("layout") == "({w, w, {w, w}})");
   CHECK(rows["main.main"].at("signature_from") == "layout");
   CHECK(rows["main.main"].at("layout") == "()");
+  // Called directly (no func type kept), on a type the binary describes:
+  // the receiver typed, the request by the layout. Point is not described.
+  CHECK(rows["main.(*Server).Handle"].at("signature_from") == "receiver");
+  CHECK(rows["main.(*Server).Handle"].at("signature").is_null());
+  CHECK(rows["main.(*Server).Handle"].at("layout") == "(recv *main.Server, {{w, w}, w})");
+  CHECK(rows["main.Point.Dist"].at("signature_from") == "layout");
   auto d = runCli("list --json -b " + fixture("zoo") + " main.checkRecord");
   REQUIRE_MESSAGE(d.exitCode == 0, d.err);
   auto o = boost::json::parse(d.out).as_object();

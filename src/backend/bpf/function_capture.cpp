@@ -3,22 +3,33 @@
 #include "probe/argument_sources.hpp"
 #include "target/arg_info.hpp"
 
+#include <span>
+
 namespace goscope {
 
 namespace {
 
-void group(const std::vector<ArgInfoItem>& items, const TracebackLayout& t, std::vector<Value>& words, size_t& next,
-           std::vector<Value>& out, bool& more) {
+// Where the decoded value of the layout's word i is in `words`: at i, or,
+// after a typed receiver (one value for the first `firstWord` words), at
+// 1 + i - firstWord.
+struct WordIndex {
+  size_t firstWord = 0;
+  size_t base = 0;
+  size_t operator()(size_t i) const { return base + (i - firstWord); }
+};
+
+void group(std::span<const ArgInfoItem> items, const TracebackLayout& t, std::vector<Value>& words, WordIndex at,
+           size_t& next, std::vector<Value>& out, bool& more) {
   for (const auto& item : items) {
     switch (item.kind) {
       case ArgInfoItem::Kind::Word: {
         const size_t i = next++;
-        if (i >= words.size() || i >= t.words.size()) {
+        if (at(i) >= words.size() || i >= t.words.size()) {
           out.push_back(Value::missing("not decoded"));
         } else if (!t.words[i].problem.empty()) {
           out.push_back(Value::missing("unplaced"));
         } else {
-          out.push_back(std::move(words[i]));
+          out.push_back(std::move(words[at(i)]));
           out.back().name.clear();
           if (out.back().kind == Value::Kind::Uint) out.back().type = "uintptr";  // hex, as the traceback prints words
         }
@@ -27,7 +38,7 @@ void group(const std::vector<ArgInfoItem>& items, const TracebackLayout& t, std:
       case ArgInfoItem::Kind::Group: {
         Value g;
         g.kind = Value::Kind::Group;
-        group(item.items, t, words, next, g.children, g.more);
+        group(item.items, t, words, at, next, g.children, g.more);
         out.push_back(std::move(g));
         break;
       }
@@ -39,12 +50,19 @@ void group(const std::vector<ArgInfoItem>& items, const TracebackLayout& t, std:
 
 }  // namespace
 
-std::vector<Value> groupWords(const TracebackLayout& t, std::vector<Value>& words, bool& more) {
-  std::vector<Value> out;
-  size_t next = 0;
+void groupWords(const TracebackLayout& t, std::vector<Value>& words, std::vector<Value>& out, bool& more) {
+  out.clear();
   more = false;
-  group(t.args, t, words, next, out, more);
-  return out;
+  std::span<const ArgInfoItem> items(t.args);
+  size_t next = 0;
+  WordIndex at;
+  if (t.receiverWords > 0 && !items.empty() && !words.empty()) {
+    out.push_back(std::move(words.front()));  // the receiver, typed and named
+    items = items.subspan(1);
+    next = at.firstWord = t.receiverWords;
+    at.base = 1;
+  }
+  group(items, t, words, at, next, out, more);
 }
 
 FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map<std::string, std::string>& signatures,

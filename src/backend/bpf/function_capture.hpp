@@ -48,9 +48,9 @@ FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map
 Result<std::vector<BoundFilterTerm>> filterFor(const FunctionTrace& t, const FilterExpr& filter, const std::string& func);
 
 // The decoded words of a traceback layout (decodeArgValues of t.layout) put
-// back into the runtime's grouping; `more` says the layout stops after the
-// arguments returned.
-std::vector<Value> groupWords(const TracebackLayout& t, std::vector<Value>& words, bool& more);
+// back into the runtime's grouping, into `out`; `more` says the layout stops
+// after the arguments given. A typed receiver is words[0], kept as it is.
+void groupWords(const TracebackLayout& t, std::vector<Value>& words, std::vector<Value>& out, bool& more);
 
 // Parameters the compiler adds (the generic dictionary `.dict`) and `_` are
 // not the user's arguments: they are not shown.

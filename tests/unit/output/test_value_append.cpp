@@ -222,6 +222,12 @@ TEST_CASE("value append: argument words by position, grouped as Go's traceback g
   CHECK(text == "{0x2a, {0x4b2c10, 0x2}}, 0x3, {0x1, ...}, {...}, <unplaced>, ...");
   CHECK(json == R"([[42,[4926480,2]],3,[1,"..."],["..."],null,"..."])");
   CHECK(json == jsonText(output::positionalJson(args, true)));
+  // A typed receiver among the words keeps its name in text.
+  Value recv = word(0xc000);
+  recv.name = "recv";
+  std::string named;
+  output::appendPositional({recv, word(7)}, false, named);
+  CHECK(named == "recv=0xc000, 0x7");
   std::string none;
   output::appendPositional({}, false, none);
   CHECK(none.empty());

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "probe/argument_sources.hpp"
 #include "probe/method_signature.hpp"
 #include "probe/traceback_layout.hpp"
 
@@ -91,4 +92,16 @@ TEST_CASE("argInfoFor: the compiler's grouping and limits") {
         "({w, w}, {w, w}, {w, w}, {w, w}, {w, w}, ...)");
   // Five levels deep: `{...}`.
   CHECK(argInfoShape(argInfoFor(shapes({"[1][1][1][1][1]int"}))) == "({{{{{...}}}}})");
+}
+
+TEST_CASE("layoutText: a typed receiver in place of the layout's first argument") {
+  auto t = placeWords({word(0), group({group({word(8), word(16)}), word(24)})}, ArgPlaces{ArgPlaces::From::IntegerOrder});
+  CHECK(layoutText(t) == "(w, {{w, w}, w})");
+  t.receiverWords = 1;
+  t.receiverType = "*main.Server";
+  CHECK(layoutText(t) == "(recv *main.Server, {{w, w}, w})");
+  auto only = placeWords({group({word(0), word(8)})}, ArgPlaces{ArgPlaces::From::IntegerOrder});
+  only.receiverWords = 2;
+  only.receiverType = "main.Point";
+  CHECK(layoutText(only) == "(recv main.Point)");
 }
