@@ -266,20 +266,30 @@ class BpfEventSession final : public EventSession {
     for (size_t i = 0; i < traces_.size() && i < sel_.functions.size(); i++) {
       const FunctionTrace& t = traces_[i];
       const std::string& name = sel_.functions[i].fn->name;
-      if (!t.inferred.empty())
-        lines.push_back(name + ": signature from its receiver's method table, checked against the traceback layout: " +
-                        t.inferred);
-      else if (!t.inferenceRefused.empty())
+      // "types from X": X as list --json's signature_from names it.
+      const std::string from = name + ": types from " + argumentsFromName(t.from);
+      const std::string placed = t.traceback ? ", placed: " + t.traceback->placesFrom +
+                                                   "; no results (the binary does not say how many words it returns)"
+                                             : "";
+      if (!t.inferenceRefused.empty())
         lines.push_back(name + ": the signature its receiver's method table gives is not used: " + t.inferenceRefused);
-      if (t.traceback && t.traceback->receiverWords > 0)
-        lines.push_back(name + ": receiver from its named type's runtime type record (the method's own types are not in the binary), "
-                        "the other arguments by the runtime's traceback layout: " + layoutText(*t.traceback) +
-                        ", placed: " + t.traceback->placesFrom + "; no results (the binary does not say how many words it returns)");
-      else if (t.traceback)
-        lines.push_back(name + ": arguments (the runtime's traceback layout): " + argInfoShape(t.traceback->args) +
-                        ", placed: " + t.traceback->placesFrom + "; no results (the binary does not say how many words it returns)");
-      else if (t.raw)
-        lines.push_back(name + ": arguments: the raw registers (no DWARF, no signature, no traceback layout)");
+      switch (t.from) {
+        case ArgumentsFrom::Dwarf: lines.push_back(from); break;
+        case ArgumentsFrom::Given: lines.push_back(from + ": the signature on the command line"); break;
+        case ArgumentsFrom::Interface:
+          lines.push_back(from + ": its receiver's method table, checked against the traceback layout: " + t.inferred);
+          break;
+        case ArgumentsFrom::Receiver:
+          lines.push_back(from + ": its receiver's named type's runtime type record (the method's own types are not in the "
+                                 "binary), the other arguments by the runtime's traceback layout: " + layoutText(*t.traceback) + placed);
+          break;
+        case ArgumentsFrom::Layout:
+          lines.push_back(from + ": the runtime's traceback layout: " + argInfoShape(t.traceback->args) + placed);
+          break;
+        case ArgumentsFrom::None:
+          lines.push_back(from + ": the raw registers");
+          break;
+      }
     }
     return lines;
   }

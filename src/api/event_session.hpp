@@ -65,9 +65,10 @@ class EventSession {
   // Not fully privileged: one line for stderr before the announcement of a
   // -b session on BPF (only this user's processes are traced); else empty.
   virtual std::string accessNotice() const { return ""; }
-  // For --explain: where the arguments of each traced function come from
-  // when it is not DWARF or a signature (the runtime's traceback layout, and
-  // how its words were placed), one line each; empty otherwise.
+  // For --explain: where the types of each traced function's arguments come
+  // from ("types from dwarf", ... as list --json's signature_from), with the
+  // traceback layout and how its words were placed; empty when the path has
+  // no choice (Delve reads DWARF).
   virtual std::vector<std::string> argumentSources() const { return {}; }
   // Delivers calls to `sink` (false from the sink: nobody reads any more)
   // until request.maxHits, request.durationS, a stop signal, the target's

@@ -136,8 +136,23 @@ TEST_CASE("trace: a stripped binary without a signature shows the runtime's trac
   auto z = runCli("trace --explain -c '" + fixture("zoo", "stripped") + " --rounds 1' main.Point.Dist");
   REQUIRE_MESSAGE(z.exitCode == 0, z.err);
   CHECK(contains(z.out, "main.Point.Dist({<unplaced>, <unplaced>})"));
-  CHECK(contains(z.err, "main.Point.Dist: arguments (the runtime's traceback layout): ({w, w}), placed: unknown: it never grows its stack "
+  CHECK(contains(z.err, "main.Point.Dist: types from layout: the runtime's traceback layout: ({w, w}), placed: unknown: it never grows its stack "
                    "and uses float registers"));
+}
+
+TEST_CASE("trace --explain: where each function's types come from, named as list --json's signature_from") {
+  auto s = runCli("trace --explain -c '" + fixture("zoo", "stripped") +
+                  " --rounds 1' 'main.add(x int, y int) int' 'main.(*Truck).Ship' 'main.(*Server).Handle' main.checkRecord");
+  REQUIRE_MESSAGE(s.exitCode == 0, s.err);
+  CHECK(contains(s.err, "main.add: types from given: the signature on the command line"));
+  CHECK(contains(s.err, "main.(*Truck).Ship: types from interface: its receiver's method table, checked against the traceback "
+                        "layout: main.(*Truck).Ship(recv *main.Truck, p0 string, p1 int) (int, error)"));
+  CHECK(contains(s.err, "main.(*Server).Handle: types from receiver: its receiver's named type's runtime type record"));
+  CHECK(contains(s.err, "(recv *main.Server, {{w, w}, w}), placed: "));
+  CHECK(contains(s.err, "main.checkRecord: types from layout: the runtime's traceback layout: ({w, w, {w, w}}), placed: "));
+  auto d = runCli("trace --explain -c '" + fixture("zoo") + " --rounds 1' main.checkRecord");
+  REQUIRE_MESSAGE(d.exitCode == 0, d.err);
+  CHECK(contains(d.err, "main.checkRecord: types from dwarf"));
 }
 
 TEST_CASE("count and latency take a signature as trace does: --filter on a stripped binary counts what trace shows") {

@@ -82,6 +82,7 @@ FunctionTrace traceFor(const GoBinary& bin, const GoFunction& fn, const std::map
     t.raw = true;
     return t;
   }
+  t.from = a.from;
   if (a.traceback) {
     for (const auto& item : a.traceback->args) t.argsMore = t.argsMore || item.kind == ArgInfoItem::Kind::More;
     t.traceback = std::move(a.traceback);

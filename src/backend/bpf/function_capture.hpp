@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "probe/abi_layout.hpp"
+#include "probe/argument_sources.hpp"
 #include "probe/filter_expr.hpp"
 #include "probe/method_signature.hpp"
 #include "probe/traceback_layout.hpp"
@@ -20,6 +21,7 @@
 namespace goscope {
 
 struct FunctionTrace {
+  ArgumentsFrom from = ArgumentsFrom::None;  // None also when the types did not plan (`raw`)
   std::vector<ValueLayout> layout;  // empty with `raw`; with `traceback`, its words
   CapturePlan plan;
   bool raw = false;                 // no DWARF, no signature, no traceback layout: raw argument registers
