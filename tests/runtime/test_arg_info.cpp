@@ -89,6 +89,42 @@ TEST_CASE("info --arguments: every function has one source, and stripping moves 
   CHECK_FALSE(boost::json::parse(runCli("info --json -b " + fixture("zoo", "stripped")).out).as_object().contains("arguments"));
 }
 
+TEST_CASE("info --arguments on real stripped programs: the npm samples (Go 1.16-1.27) and Debian's prometheus") {
+  auto samples = goSamples();
+  if (!samples) return;
+  std::vector<std::string> bins;
+  for (const auto& p : *samples) bins.push_back(p.string());
+  // Debian's prometheus (Go 1.19, stripped), installed by scripts/setup.sh.
+  if (std::filesystem::exists("/usr/bin/prometheus")) bins.push_back("/usr/bin/prometheus");
+  else if (std::getenv("CI")) FAIL("/usr/bin/prometheus is missing (scripts/setup.sh installs it)");
+  auto n = [](const boost::json::object& o, const char* k) { return o.at("arguments").at(k).to_number<int64_t>(); };
+  for (const auto& b : bins) {
+    CAPTURE(b);
+    auto r = runCli("info --json --arguments -b " + b);
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    auto o = boost::json::parse(r.out).as_object();
+    const std::string version(o.at("go_version").as_string());
+    const int64_t functions = o.at("functions").to_number<int64_t>();
+    CHECK(n(o, "dwarf") + n(o, "method_table") + n(o, "receiver") + n(o, "layout") + n(o, "no_arguments") + n(o, "raw") ==
+          functions);
+    MESSAGE(std::filesystem::path(b).filename().string()
+            << " (" << version << "): " << functions << " functions, method table " << n(o, "method_table")
+            << ", receiver " << n(o, "receiver") << ", layout " << n(o, "layout") << " (" << n(o, "layout_placed")
+            << " placed), none " << n(o, "no_arguments") << ", raw " << n(o, "raw"));
+    CHECK(n(o, "dwarf") == 0);  // all stripped
+    if (version.starts_with("go1.16")) {
+      // No FUNCDATA_ArgInfo before Go 1.17: a method table's types cannot
+      // be checked against anything, and the stack ABI is refused: raw.
+      CHECK(n(o, "raw") == functions);
+      continue;
+    }
+    CHECK(n(o, "method_table") > 0);
+    CHECK(n(o, "receiver") > 0);
+    CHECK(n(o, "layout_placed") * 10 > n(o, "layout") * 9);  // nearly every layout fully placed
+    CHECK(n(o, "raw") * 5 < functions);                       // assembly and what cannot be told from it
+  }
+}
+
 TEST_CASE("list --json: where each function's types come from, and the layout of those typed by it") {
   auto s = runCli("list --json -b " + fixture("zoo", "stripped") +
                   " 'main.(*Circle).Area' main.checkRecord main.main 'main.(*Server).Handle' main.Point.Dist");
