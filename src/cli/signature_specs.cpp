@@ -5,6 +5,8 @@
 #include "probe/abi_layout.hpp"
 #include "probe/signature_check.hpp"
 #include "probe/signature_parse.hpp"
+#include "probe/type_shape.hpp"
+#include "target/runtime_type_graph.hpp"
 
 namespace goscope::cli {
 
@@ -38,15 +40,17 @@ void addLocations(const std::vector<std::string>& specs, ProbeRequest& r) {
 }
 
 void checkSignatures(ProbeRequest& r, const GoBinary& bin, bool forced) {
+  if (r.signatures.empty()) return;
+  RuntimeTypeGraph graph(bin);  // indexed once for every signature
   for (auto it = r.signatures.begin(); it != r.signatures.end();) {
-    SignatureCheck c = checkSignature(bin, it->first, it->second, forced);
+    SignatureCheck c = checkSignature(bin, graph, it->first, it->second, forced);
     if (c.useSignature) {
       // What the binary's type data says of its named types: `w io.Writer`
       // is an interface there, `sq main.Square` a struct (refused).
-      orRaise(layoutFromSignature(it->second, namedTypeKindsIn(bin), runtimeTypesIn(bin)));
+      orRaise(layoutFromSignature(it->second, namedTypeKindsIn(graph), lookupIn(graph)));
       // It must fit the function table's frame (forced or not: that number
       // is the compiler's, not a description).
-      if (auto e = checkSignatureFrame(bin, it->first, it->second)) raise(*e);
+      if (auto e = checkSignatureFrame(bin, graph, it->first, it->second)) raise(*e);
     }
     if (!c.warning.empty()) printNotice("warning: " + c.warning);
     it = c.useSignature ? std::next(it) : r.signatures.erase(it);

@@ -115,7 +115,7 @@ Result<std::vector<ValueLayout>> layoutFunction(const DwarfFunction& fn, const T
 // `named`: what the binary's runtime type data says a qualified type name is
 // (namedTypeKindsIn), so that named interfaces (`w io.Writer`) lay out; without
 // it only the names type_shape.hpp knows do.
-// `runtimeTypes` (runtimeTypesIn): the types the binary's runtime records
+// `runtimeTypes` (lookupIn of a RuntimeTypeGraph): the types the binary's runtime records
 // describe, so that a named struct, array or named scalar lays out too.
 Result<std::vector<ValueLayout>> layoutFromSignature(std::string_view sig, NamedTypeKinds named = nullptr,
                                                      TypeLookup runtimeTypes = nullptr);

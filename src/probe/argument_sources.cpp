@@ -25,7 +25,7 @@ FunctionArguments argumentsOf(const GoBinary& bin, const GoFunction& fn,
                               bool sourceOnly) {
   FunctionArguments a;
   if (auto it = signatures.find(fn.name); it != signatures.end()) {
-    auto l = layoutFromSignature(it->second, namedTypeKindsIn(bin), [&graph](std::string_view n) { return graph.find(n); });
+    auto l = layoutFromSignature(it->second, namedTypeKindsIn(graph), lookupIn(graph));
     if (l) {
       a.from = ArgumentsFrom::Given;
       a.layout = std::move(*l);

@@ -114,7 +114,7 @@ std::optional<InferredSignature> inferMethodSignature(RuntimeTypeGraph& graph, s
   params.push_back({"recv", types->receiver, false});
   for (size_t i = 0; i < types->params.size(); i++) params.push_back({"p" + std::to_string(i), types->params[i], false});
   for (size_t i = 0; i < types->results.size(); i++) params.push_back({"~r" + std::to_string(i), types->results[i], true});
-  ShapeBuilder builder([&graph](std::string_view n) { return graph.find(n); });
+  ShapeBuilder builder(lookupIn(graph));
   std::vector<ShapePtr> shapes, argShapes;
   std::vector<std::string> problems;
   std::vector<SignatureParam> printed;
@@ -151,7 +151,7 @@ std::optional<TypedReceiver> inferReceiver(RuntimeTypeGraph& graph, std::string_
       argInfo.front().kind == ArgInfoItem::Kind::Beyond || !graph.find(m->receiver))
     return std::nullopt;
   const std::string type = (m->pointer ? "*" : "") + m->receiver;
-  ShapeBuilder builder([&graph](std::string_view n) { return graph.find(n); });
+  ShapeBuilder builder(lookupIn(graph));
   auto shape = builder.build(type);
   if (!shape) return std::nullopt;
   const std::vector<ArgInfoItem> expected = argInfoFor({*shape});

@@ -1,6 +1,7 @@
 #include "probe/signature_check.hpp"
 
 #include "target/go_runtime_facts.hpp"
+#include "target/runtime_type_graph.hpp"
 
 #include "probe/abi_layout.hpp"
 #include "target/dwarf_info.hpp"
@@ -65,14 +66,14 @@ bool sameTypes(const std::vector<ValueLayout>& a, const std::vector<ValueLayout>
 
 }  // namespace
 
-std::optional<Error> checkSignatureFrame(const GoBinary& bin, const std::string& funcName,
+std::optional<Error> checkSignatureFrame(const GoBinary& bin, RuntimeTypeGraph& graph, const std::string& funcName,
                                          const std::string& signature) {
   const GoFunction* fn = bin.pclntab().functionNamed(funcName);
   if (!fn || fn->args < 0) return std::nullopt;
   // A Go 1.16 program's frame is the stack ABI's, which the layout below is
   // not: the release's own refusal (stackAbiRefusal) says why, later.
   if (!stackAbiRefusal(bin).empty()) return std::nullopt;
-  auto layout = layoutFromSignature(signature, namedTypeKindsIn(bin), runtimeTypesIn(bin));
+  auto layout = layoutFromSignature(signature, namedTypeKindsIn(graph), lookupIn(graph));
   if (!layout) return std::nullopt;  // (its own error is raised where it is parsed)
   auto frame = argumentFrameSize(*layout);
   if (!frame || *frame == static_cast<uint64_t>(fn->args)) return std::nullopt;
@@ -83,7 +84,8 @@ std::optional<Error> checkSignatureFrame(const GoBinary& bin, const std::string&
                "check the number and types of the arguments and results (a method's receiver comes first)"};
 }
 
-SignatureCheck checkSignature(const GoBinary& bin, const std::string& funcName, const std::string& signature,
+SignatureCheck checkSignature(const GoBinary& bin, RuntimeTypeGraph& graph, const std::string& funcName,
+                              const std::string& signature,
                               bool forced) {
   SignatureCheck out;
   const DwarfInfo* dwarf = bin.dwarf();
@@ -92,7 +94,7 @@ SignatureCheck checkSignature(const GoBinary& bin, const std::string& funcName, 
   const DwarfFunction* df = dwarf->functionAt(fn->entry);
   if (!df) return out;
   auto fromDwarf = layoutFunction(*dwarf, *df, fn->args);
-  auto fromUser = layoutFromSignature(signature, namedTypeKindsIn(bin), runtimeTypesIn(bin));
+  auto fromUser = layoutFromSignature(signature, namedTypeKindsIn(graph), lookupIn(graph));
   if (!fromDwarf || !fromUser || sameTypes(*fromDwarf, *fromUser)) return out;
   const std::string disagree = "the signature `" + signature + "` disagrees with the binary's DWARF, which says " +
                                funcName + shape(*fromDwarf);

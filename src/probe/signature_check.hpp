@@ -9,6 +9,7 @@
 #include <string>
 
 #include "target/go_binary.hpp"
+#include "target/runtime_type_graph.hpp"
 
 namespace goscope {
 
@@ -17,9 +18,11 @@ struct SignatureCheck {
   std::string warning;       // empty when DWARF agrees or is absent
 };
 
-// `signature` for the function `funcName` of `bin`; `forced`: the user's
+// `signature` for the function `funcName` of `bin` (`graph`: its runtime
+// type records, shared by the signatures of one command); `forced`: the user's
 // signature is used even where DWARF disagrees (still warned).
-SignatureCheck checkSignature(const GoBinary& bin, const std::string& funcName, const std::string& signature,
+SignatureCheck checkSignature(const GoBinary& bin, RuntimeTypeGraph& graph, const std::string& funcName,
+                              const std::string& signature,
                               bool forced);
 
 // The argument frame the signature makes against the one the binary's
@@ -29,7 +32,7 @@ SignatureCheck checkSignature(const GoBinary& bin, const std::string& funcName, 
 // every value after it would be read from the wrong register. An error
 // (Usage) naming both sizes; nothing when they agree, or when either is
 // unknown (assembly functions, a function the table does not have).
-std::optional<Error> checkSignatureFrame(const GoBinary& bin, const std::string& funcName,
+std::optional<Error> checkSignatureFrame(const GoBinary& bin, RuntimeTypeGraph& graph, const std::string& funcName,
                                          const std::string& signature);
 
 }  // namespace goscope

@@ -2,11 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <map>
-#include <mutex>
 
 #include "target/runtime_type_graph.hpp"
-#include "target/runtime_types.hpp"
 
 namespace goscope {
 namespace {
@@ -133,25 +130,12 @@ TypeLookup lookupIn(const DwarfInfo& dwarf) {
   return [&dwarf](std::string_view name) { return dwarf.type(name); };
 }
 
-NamedTypeKinds namedTypeKindsIn(const GoBinary& bin) {
-  struct Cache {
-    std::mutex mu;
-    std::map<std::string, std::vector<K>, std::less<>> kinds;
-  };
-  auto cache = std::make_shared<Cache>();
-  return [&bin, cache](std::string_view name) {
-    std::lock_guard lock(cache->mu);
-    if (auto it = cache->kinds.find(name); it != cache->kinds.end()) return it->second;
-    std::vector<K> kinds;
-    for (const RuntimeType& t : runtimeTypesNamed(bin, name)) kinds.push_back(t.kind);
-    cache->kinds.emplace(std::string(name), kinds);
-    return kinds;
-  };
+NamedTypeKinds namedTypeKindsIn(RuntimeTypeGraph& graph) {
+  return [&graph](std::string_view name) { return graph.kindsNamed(name); };
 }
 
-TypeLookup runtimeTypesIn(const GoBinary& bin) {
-  auto graph = std::make_shared<RuntimeTypeGraph>(bin);
-  return [graph](std::string_view name) { return graph->find(name); };
+TypeLookup lookupIn(RuntimeTypeGraph& graph) {
+  return [&graph](std::string_view name) { return graph.find(name); };
 }
 
 NamedTypeKinds namedTypesUnchecked() {

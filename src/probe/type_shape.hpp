@@ -26,6 +26,7 @@
 namespace goscope {
 
 class GoBinary;
+class RuntimeTypeGraph;
 struct TypeShape;
 using ShapePtr = std::shared_ptr<const TypeShape>;
 
@@ -66,13 +67,13 @@ TypeLookup lookupIn(const DwarfInfo& dwarf);
 // qualified name they cannot build from the name alone: an interface is
 // accepted (two words, itab and data), anything else is refused by its kind.
 using NamedTypeKinds = std::function<std::vector<GoType::Kind>(std::string_view name)>;
-// From the runtime type records of `bin` (cached per name).
-NamedTypeKinds namedTypeKindsIn(const GoBinary& bin);
+// From the runtime type records the graph indexes (it must outlive the function).
+NamedTypeKinds namedTypeKindsIn(RuntimeTypeGraph& graph);
 // The types the binary's runtime type records describe (a struct's fields,
 // an element, a pointee; target/runtime_type_graph.hpp), for a user
 // signature on a stripped binary: used as ShapeBuilder's lookup, they lay
-// out `o main.Order` field by field. Shared by the copies of the function.
-TypeLookup runtimeTypesIn(const GoBinary& bin);
+// out `o main.Order` field by field. The graph must outlive the function.
+TypeLookup lookupIn(RuntimeTypeGraph& graph);
 
 // Every qualified name taken for an interface: for checking a signature's
 // syntax before the binary is known (the binary's answer comes later).

@@ -206,6 +206,17 @@ const GoType* RuntimeTypeGraph::findLocked(std::string_view name) {
   return found;
 }
 
+std::vector<GoType::Kind> RuntimeTypeGraph::kindsNamed(std::string_view name) {
+  std::lock_guard lock(mu_);
+  if (!byName_) indexRecords();
+  std::vector<GoType::Kind> kinds;
+  auto records = byName_->find(runtimeTypeName(name));
+  if (records == byName_->end()) return kinds;
+  for (uint64_t a : records->second)
+    if (auto h = bin_.elf().readVaddr(a, kHeader)) kinds.push_back(static_cast<GoType::Kind>((*h)[kKindOff] & kKindMask));
+  return kinds;
+}
+
 std::optional<MethodTypes> RuntimeTypeGraph::methodTypes(std::string_view receiver, bool pointer, std::string_view method) {
   std::lock_guard lock(mu_);
   const auto types = bin_.pclntab().typesStart();

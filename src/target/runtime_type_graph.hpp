@@ -56,6 +56,11 @@ class RuntimeTypeGraph {
   // or type.
   std::optional<MethodTypes> methodTypes(std::string_view receiver, bool pointer, std::string_view method);
 
+  // The kinds of every record named `name` (none; more than one when two
+  // packages of one name define it): runtimeTypesNamed's answer, from the
+  // graph's index of the section (one pass for all names).
+  std::vector<GoType::Kind> kindsNamed(std::string_view name);
+
  private:
   // Decodes the record at `addr` (and what it reaches) into types_; returns
   // its key there, empty when it is not a readable record.

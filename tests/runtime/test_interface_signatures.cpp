@@ -149,6 +149,7 @@ TEST_CASE("runtime types: named types found by name agree with DWARF (ifaces, zo
       REQUIRE(d);
       const uint64_t types = *(*bin)->pclntab().typesStart();
       int interfaces = 0, others = 0;
+      RuntimeTypeGraph graph(**bin);
       for (const auto& [tname, t] : d->types()) {
         // Named types whose runtime name is DWARF's (no package path with a slash).
         if (!t.runtimeTypeOffset || tname.find('/') != std::string::npos || tname.find('.') == std::string::npos ||
@@ -160,6 +161,8 @@ TEST_CASE("runtime types: named types found by name agree with DWARF (ifaces, zo
         REQUIRE(found.size() == 1);
         CHECK(found[0].addr == types + t.runtimeTypeOffset);
         CHECK(found[0].kind == t.kind);
+        // The graph's index of the section gives the same answer.
+        CHECK(graph.kindsNamed(tname) == std::vector<GoType::Kind>{t.kind});
         (t.kind == GoType::Kind::Interface ? interfaces : others)++;
       }
       MESSAGE(name << " " << variant << ": " << interfaces << " named interfaces and " << others
@@ -178,6 +181,10 @@ TEST_CASE("runtime types: named types found by name agree with DWARF (ifaces, zo
   }
   CHECK(runtimeTypesNamed(**stripped, "main.Square").at(0).kind == GoType::Kind::Struct);
   CHECK(runtimeTypesNamed(**stripped, "main.Shap").empty());
+  RuntimeTypeGraph strippedGraph(**stripped);
+  CHECK(strippedGraph.kindsNamed("main.Square") == std::vector<GoType::Kind>{GoType::Kind::Struct});
+  CHECK(strippedGraph.kindsNamed("io.Writer") == std::vector<GoType::Kind>{GoType::Kind::Interface});
+  CHECK(strippedGraph.kindsNamed("main.Shap").empty());
   // A package path is cut to the package's name, as the runtime names it.
   CHECK(runtimeTypeName("net/http.ResponseWriter") == "http.ResponseWriter");
   CHECK(runtimeTypeName("main.Box[net/http.Header]") == "main.Box[net/http.Header]");

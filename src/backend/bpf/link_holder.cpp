@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "backend/bpf/uprobe_multi_link.hpp"
+#include "util/signal_safe.hpp"
 #include "util/stop_signals.hpp"
 
 extern char** environ;
@@ -725,12 +726,10 @@ namespace {
 
 // The user will not wait for the holder: a second stop signal, or a SIGTERM
 // (a service manager's stop) once the wait has taken half a second.
-bool userWillNotWait(const timespec& since) {
+bool userWillNotWait(long sinceMs) {
   if (stopSignalCount() >= 2) return true;
   if (!terminateRequested()) return false;
-  timespec now;
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return (now.tv_sec - since.tv_sec) * 1000 + (now.tv_nsec - since.tv_nsec) / 1000000 >= 500;
+  return signal_safe::monotonicMs() - sinceMs >= 500;
 }
 
 }  // namespace
@@ -740,8 +739,7 @@ int LinkHolder::roundTrip(const void* req, size_t len, int fd1, int fd2, int* ex
   if (lost_.load() || abandoned_ || !sock_.valid()) return -EPIPE;
   if (sendFds(sock_.get(), req, len, fd1, fd2, fd3) < 0) return -EPIPE;
   if (userMayAbandon) {
-    timespec t0;
-    ::clock_gettime(CLOCK_MONOTONIC, &t0);
+    const long t0 = signal_safe::monotonicMs();
     for (;;) {
       pollfd p{sock_.get(), POLLIN, 0};
       const int n = ::poll(&p, 1, 50);
