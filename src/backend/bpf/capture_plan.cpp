@@ -84,7 +84,7 @@ class Planner {
     if (!v.shape || !v.problem.empty()) return;
     if (v.onStack && !v.parts.empty()) {
       auto size = static_cast<uint16_t>(std::min<uint64_t>(v.parts[0].size, GS_MAX_READ));
-      add(vi, reads, {What::ValueBytes, 0}, MemRead::at(Reg::RSP, v.parts[0].stackOffset, size));
+      stackBytes(vi, reads, v.parts[0].stackOffset, size);
     }
     walk(*v.shape, 0, o_.maxElems, [&](const TypeShape& t, uint64_t mem) {
       auto w = wordAt(v, mem);
@@ -149,6 +149,36 @@ class Planner {
   }
 
  private:
+  // A stack-passed value's bytes: in the last stack read of this site when
+  // the union stays within one read (values come in increasing offsets),
+  // else a read of its own.
+  void stackBytes(size_t vi, std::vector<MemRead>& reads, int64_t offset, uint16_t size) {
+    if (auto* s = lastSpan(reads); s && offset >= s->start && offset + size - s->start <= GS_MAX_READ) {
+      s->end = std::max(s->end, offset + static_cast<int64_t>(size));
+      MemRead& r = reads[s->index];
+      r.len = r.maxLen = static_cast<uint16_t>(s->end - s->start);
+      BlockUse use{What::ValueBytes, 0};
+      use.block = static_cast<int>(s->index);
+      use.blockOffset = static_cast<uint32_t>(offset - s->start);
+      plan_.values[vi].uses.push_back(use);
+      return;
+    }
+    const size_t before = reads.size();
+    add(vi, reads, {What::ValueBytes, 0}, MemRead::at(Reg::RSP, offset, size));
+    if (reads.size() > before) spans_.push_back({&reads, before, offset, offset + size});
+  }
+
+  struct StackSpan {
+    const std::vector<MemRead>* reads;  // the site's reads (entry or return)
+    size_t index;                       // the read
+    int64_t start, end;                 // the RSP offsets it covers
+  };
+  StackSpan* lastSpan(const std::vector<MemRead>& reads) {
+    for (auto it = spans_.rbegin(); it != spans_.rend(); ++it)
+      if (it->reads == &reads) return &*it;
+    return nullptr;
+  }
+
   void add(size_t vi, std::vector<MemRead>& reads, BlockUse use, MemRead r, bool required = true) {
     if (reads.size() >= GS_MAX_STEPS) {
       if (required && plan_.values[vi].complete) {
@@ -164,6 +194,7 @@ class Planner {
 
   const CaptureOptions& o_;
   CapturePlan& plan_;
+  std::vector<StackSpan> spans_;
 };
 
 }  // namespace

@@ -6,7 +6,9 @@
 //  - a slice's first elements (its length and capacity are in the header);
 //  - a non-empty interface's dynamic type: itab._type (the word at itab+8);
 //    an empty interface's type word is the _type itself, no read needed;
-//  - a value passed on the stack: its bytes at RSP+offset;
+//  - a value passed on the stack: its bytes at RSP+offset (values next to
+//    each other share one read, up to 256 bytes: a function's stack
+//    arguments are consecutive, and each read counts against the 8);
 // and, when reads are left over: what a pointer argument points to (a struct
 // or a scalar, up to 256 bytes) and its string fields, an `error`'s message
 // when its dynamic type keeps it as its first field (*errors.errorString,
@@ -51,6 +53,7 @@ struct BlockUse {
   uint64_t memOffset = 0;  // in the value's in-memory layout (ValuePart::memOffset)
   uint32_t index = 0;
   int block = -1;          // index into bpf::Event::blocks of the site's events
+  uint32_t blockOffset = 0;  // ValueBytes: where in the block the value's bytes start (a shared read)
 };
 
 struct ValueCapture {

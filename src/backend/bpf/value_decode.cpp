@@ -311,8 +311,12 @@ Frame valueFrame(const bpf::Event& e, const ValueLayout& v, const BlockSource* s
       f.gaps.push_back({0, v.shape->size, why});
       return f;
     }
-    size_t n = std::min<size_t>(b->bytes.size(), f.bytes.size());
-    std::memcpy(f.bytes.data(), b->bytes.data(), n);
+    // Values next to each other on the stack share a read: this one's bytes
+    // start `blockOffset` into it.
+    const BlockUse* u = src->plan.find(src->vi, What::ValueBytes, 0);
+    const size_t at = u ? u->blockOffset : 0;
+    size_t n = b->bytes.size() > at ? std::min<size_t>(b->bytes.size() - at, f.bytes.size()) : 0;
+    std::memcpy(f.bytes.data(), b->bytes.data() + at, n);
     if (n < f.bytes.size()) f.gaps.push_back({n, f.bytes.size() - n, "not captured"});
     return f;
   }

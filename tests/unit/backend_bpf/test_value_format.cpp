@@ -313,37 +313,38 @@ TEST_CASE("value format: structs by value, pointers to structs") {
 
 TEST_CASE("value format: stack-passed values are read from RSP+offset") {
   auto t = fromSig("main.ten(a, b, c, d, e, f, g, h, i, j int, s [2]int32)");
-  REQUIRE(t.plan.entryReads.size() == 2);
+  // j at RSP+8 and s at RSP+16, next to each other: one read of 16 bytes.
+  REQUIRE(t.plan.entryReads.size() == 1);
   CHECK(t.plan.entryReads[0].base == Reg::RSP);
   CHECK(t.plan.entryReads[0].offset == 8);
-  CHECK(t.plan.entryReads[1].offset == 16);
-  CHECK(t.plan.entryReads[1].len == 8);
+  CHECK(t.plan.entryReads[0].len == 16);
   EventBuilder in;
   for (unsigned i = 0; i < 9; i++) in.reg(static_cast<Reg>(i), i + 1);
-  in.words({10}).block({0xfe, 0xff, 0xff, 0xff, 5, 0, 0, 0});
+  in.block({10, 0, 0, 0, 0, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff, 5, 0, 0, 0});
   auto a = decodeArgs(in.e, t.layout, t.plan, kNoNames);
   CHECK(texts(a) == "a=1, b=2, c=3, d=4, e=5, f=6, g=7, h=8, i=9, j=10, s=[2]int32{-2, 5}");
   CHECK(jsons(a).ends_with(R"("j":10,"s":[-2,5]})"));
 }
 
 TEST_CASE("value format: more reads than the engine allows: the rest print as <not captured>, in argument order") {
-  // a..d in registers (4 string reads), e..i on the stack (their bytes and
-  // their strings: 2 reads each): e and f fit in the 8 reads, g, h, i do not.
+  // a..d in registers (4 string reads), e..i on the stack: their headers in
+  // one read, then a read for each one's bytes: e, f and g fit in the 8
+  // reads, h's and i's bytes do not (their lengths, in the headers, do).
   auto t = fromSig("main.many(a, b, c, d, e, f, g, h, i string)");
   CHECK(t.plan.entryReads.size() == GS_MAX_STEPS);
-  CHECK(t.plan.incomplete == 3);
-  CHECK(t.plan.values[5].complete);
-  CHECK_FALSE(t.plan.values[6].complete);
+  CHECK(t.plan.incomplete == 2);
+  CHECK(t.plan.values[6].complete);
+  CHECK_FALSE(t.plan.values[7].complete);
   EventBuilder in;
   const char* letters = "abcd";
   for (unsigned i = 0; i < 4; i++) {
     in.reg(static_cast<Reg>(2 * i), 0x4e0000 + i).reg(static_cast<Reg>(2 * i + 1), 1);
     in.text(std::string(1, letters[i]));
   }
-  in.words({0x4e1000, 1}).text("e").words({0x4e2000, 1}).text("f");
+  in.words({0x4e1000, 1, 0x4e2000, 1, 0x4e3000, 1, 0x4e4000, 1, 0x4e5000, 1}).text("e").text("f").text("g");
   auto a = decodeArgs(in.e, t.layout, t.plan, kNoNames);
-  CHECK(texts(a) == "a=\"a\", b=\"b\", c=\"c\", d=\"d\", e=\"e\", f=\"f\", g=<not captured>, h=<not captured>, i=<not captured>");
-  CHECK(jsons(a).ends_with(R"("f":"f","g":null,"h":null,"i":null})"));
+  CHECK(texts(a) == "a=\"a\", b=\"b\", c=\"c\", d=\"d\", e=\"e\", f=\"f\", g=\"g\", h=<not captured: 1 bytes>, i=<not captured: 1 bytes>");
+  CHECK(jsons(a).ends_with(R"("g":"g","h":null,"i":null})"));
 }
 
 TEST_CASE("value format: values without a known place say why") {
@@ -444,4 +445,26 @@ TEST_CASE("capture plan: options out of range are refused") {
   CHECK_FALSE(planCaptures(*l, {.maxString = 0}));
   CHECK_FALSE(planCaptures(*l, {.maxString = 257}));
   CHECK(planCaptures(*l, {.maxString = 256}));
+}
+
+TEST_CASE("value format: values next to each other on the stack share one read") {
+  // Nine integers fill RAX..R11; the next three are on the stack at RSP+8,
+  // +16, +24, and a [2]int64 array (always on the stack) after them.
+  auto t = fromSig("main.many(a0 int, a1 int, a2 int, a3 int, a4 int, a5 int, a6 int, a7 int, a8 int, "
+                   "s0 int, s1 int, s2 int, arr [2]int64, tail string)");
+  // One read for the five stack values (three ints, the array, the string's
+  // header: 56 bytes from RSP+8), one for the string's bytes: two reads,
+  // not six.
+  REQUIRE(t.plan.entryReads.size() == 2);
+  CHECK(t.plan.entryReads[0].base == Reg::RSP);
+  CHECK(t.plan.entryReads[0].offset == 8);
+  CHECK(t.plan.entryReads[0].len == 56);
+  EventBuilder in;
+  const Reg regs[] = {Reg::RAX, Reg::RBX, Reg::RCX, Reg::RDI, Reg::RSI, Reg::R8, Reg::R9, Reg::R10, Reg::R11};
+  for (int i = 0; i < 9; i++) in.reg(regs[i], static_cast<uint64_t>(i));
+  in.words({100, 101, 102, 7, 8, 0xc000, 2});
+  in.text("hi");
+  auto args = decodeArgs(in.e, t.layout, t.plan, kNoNames);
+  const std::string text = texts(args);
+  CHECK(text.find("a8=8, s0=100, s1=101, s2=102, arr=[2]int64{7, 8}, tail=\"hi\"") != std::string::npos);
 }
