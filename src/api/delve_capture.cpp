@@ -152,7 +152,8 @@ Call callFromHit(const delve::BreakpointHit& h, const CaptureParts& parts, pid_t
 
 HitLoopResult runHitLoop(delve::DelveSession& session, const std::vector<int64_t>& ids, long long maxHits,
                          double durationS, const std::function<bool(const delve::BreakpointHit&)>& onHit,
-                         const std::atomic<bool>* stop) {
+                         const std::atomic<bool>* stop,
+                         const std::function<delve::BreakpointHit(const delve::BreakpointHit&)>& complete) {
   HitLoopResult r;
   auto stopped = [stop] { return stopRequested() || (stop && *stop); };
   const auto start = std::chrono::steady_clock::now();
@@ -175,8 +176,9 @@ HitLoopResult runHitLoop(delve::DelveSession& session, const std::vector<int64_t
       break;
     }
     bool done = false;
-    for (const auto& h : ev->hits) {  // none: Delve stopped for itself; continue again
-      if (std::find(ids.begin(), ids.end(), h.breakpointId) == ids.end()) continue;
+    for (const auto& raw : ev->hits) {  // none: Delve stopped for itself; continue again
+      if (std::find(ids.begin(), ids.end(), raw.breakpointId) == ids.end()) continue;
+      const delve::BreakpointHit h = complete ? complete(raw) : raw;
       if (r.hits == 0) r.failed = captureError(h);
       if (r.failed) break;
       ++r.hits;
@@ -195,6 +197,10 @@ HitLoopResult runHitLoop(delve::DelveSession& session, const std::vector<int64_t
   }
   r.activeS = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
+}
+
+bool sameLimits(const ReadLimits& a, const ReadLimits& b) {
+  return a.maxString == b.maxString && a.maxElements == b.maxElements && a.maxDepth == b.maxDepth;
 }
 
 Error sessionError(pid_t pid, Error e) {

@@ -75,8 +75,9 @@ Call callFromHit(const delve::BreakpointHit& hit, const CaptureParts& parts, pid
 
 // The breakpoint loop: continue, hand each hit of one of `breakpointIds` to
 // `onHit` (false: stop), until `maxHits` (0: no limit), `durationS` (0:
-// none), a stop signal (or `*stop`, when given), or an error. The first
-// hit's captures are checked.
+// none), a stop signal (or `*stop`, when given), or an error. `complete`,
+// when given, adds to each hit while the target is stopped there (values
+// evaluated at the hit) before the first hit's captures are checked.
 enum class HitLoopEnd { Count, Duration, Signal, Stopped };
 struct HitLoopResult {
   long long hits = 0;
@@ -86,7 +87,12 @@ struct HitLoopResult {
 };
 HitLoopResult runHitLoop(delve::DelveSession& session, const std::vector<int64_t>& breakpointIds, long long maxHits,
                          double durationS, const std::function<bool(const delve::BreakpointHit&)>& onHit,
-                         const std::atomic<bool>* stop = nullptr);
+                         const std::atomic<bool>* stop = nullptr,
+                         const std::function<delve::BreakpointHit(const delve::BreakpointHit&)>& complete = nullptr);
+
+// Whether two sets of limits are the same (Delve's defaults for a
+// breakpoint's expressions, or ones evaluated at each hit instead).
+bool sameLimits(const ReadLimits& a, const ReadLimits& b);
 
 double msSince(std::chrono::steady_clock::time_point t0);
 

@@ -118,6 +118,12 @@ class DelveEventSession final : public EventSession {
     parts_.exprs = request_.capture.exprs;
     parts_.locals = request_.capture.locals;
     parts_.stack = request_.capture.stack ? (isBreak ? request_.capture.stackFrames : kTraceStackFrames) : 0;
+    // break's --max-*; trace's --max-string (its strings, as on BPF).
+    parts_.limits = isBreak ? request_.hitLimits : kHitReadLimits;
+    if (!isBreak) parts_.limits.maxString = request_.capture.maxString;
+    // A breakpoint's expressions are loaded with Delve's own limits: others
+    // are evaluated at each hit instead (as sample does).
+    const bool ownLimits = !sameLimits(parts_.limits, kHitReadLimits);
     auto session = attachDelve(pid_, {request_.dlvArgs, request_.dlvPath}, &target, isBreak ? "break" : "trace on the Delve path");
     if (!session) return session.failure();
     session_ = std::move(*session);
@@ -133,6 +139,7 @@ class DelveEventSession final : public EventSession {
     }
     for (const auto& loc : locations) {
       delve::BreakpointSpec spec = captureSpec(loc, parts_);
+      if (ownLimits) evalAtHit_ = std::exchange(spec.variables, {});
       spec.cond = cond;
       auto bp = session_->createBreakpoint(spec);
       if (!bp) return fail(withSuggestions(bp.error(), bin, loc));
@@ -231,7 +238,8 @@ class DelveEventSession final : public EventSession {
                                       govern();
                                       return more;
                                     },
-                                    &stopAsked_);
+                                    &stopAsked_,
+                                    [this](const delve::BreakpointHit& h) { return withExpressions(h); });
     const double stoppedAtHits = stoppedMs() - stoppedBeforeHits;
     const double processStoppedAtEnd = processStoppedMs();
     // Clear before detaching when we can (stopped); detach clears them otherwise.
@@ -287,6 +295,23 @@ class DelveEventSession final : public EventSession {
   pid_t pid_;
   std::chrono::steady_clock::time_point t0_;
   CaptureParts parts_;
+  std::vector<std::string> evalAtHit_;  // expressions evaluated at each hit with parts_.limits
+
+  // The hit with evalAtHit_'s values, evaluated in its goroutine while the
+  // target is stopped there; one that fails is shown unreadable, with why.
+  delve::BreakpointHit withExpressions(const delve::BreakpointHit& h) const {
+    if (evalAtHit_.empty()) return h;
+    delve::BreakpointHit out = h;
+    for (const auto& expr : evalAtHit_) {
+      auto v = session_->eval(expr, loadConfigOf(parts_.limits), h.goroutineId);
+      rpc::Variable value;
+      if (v) value = std::move(*v);
+      else value.unreadable = v.error().message;
+      value.name = expr;
+      out.captured.variables.push_back(std::move(value));
+    }
+    return out;
+  }
   std::unique_ptr<delve::DelveSession> session_;
   std::vector<int64_t> ids_;
   std::string firstFile_;

@@ -112,10 +112,6 @@ bool sleepUntil(Clock::time_point until, const std::atomic<bool>* stop) {
   return !stopped();
 }
 
-bool sameLimits(const ReadLimits& a, const ReadLimits& b) {
-  return a.maxString == b.maxString && a.maxElements == b.maxElements && a.maxDepth == b.maxDepth;
-}
-
 struct Taken {
   std::optional<delve::BreakpointHit> hit;  // nullopt: FUNC was not called in time
   double pauseMs = 0;

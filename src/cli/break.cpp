@@ -5,6 +5,7 @@
 // the kernel would cost the target more than --max-overhead, BPF entry
 // probes that capture the arguments without stopping it. The strategy layer
 // chooses, --explain says why; both print the same lines and JSON.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -13,6 +14,7 @@
 #include "cli/command.hpp"
 #include "cli/delve_options.hpp"
 #include "cli/probe_options.hpp"
+#include "cli/read_limit_options.hpp"
 #include "cli/signature_specs.hpp"
 #include "cli/strategy_options.hpp"
 #include "output/output.hpp"
@@ -95,6 +97,7 @@ int runBreak(const std::vector<std::string>& argv) {
       {"force-signature", 0, false, "use the signature given even where the binary's DWARF disagrees"},
   };
   for (auto& o : strategyOptionSpecs(true)) extra.push_back(o);
+  for (auto& o : readLimitSpecs(kHitReadLimits)) extra.push_back(o);
   auto specs = delveOptionSpecs(extra);
   auto args = orRaise(parseArgs("break", specs, argv));
   if (args.has("help")) {
@@ -117,6 +120,10 @@ int runBreak(const std::vector<std::string>& argv) {
   request.capture.stackFrames = static_cast<int>(orRaise(args.getInt("stack", 0, 1, 100)));
   request.capture.stack = request.capture.stackFrames > 0;
   request.capture.cond = args.get("cond");
+  // What is loaded of each value at a hit: Delve's LoadConfig; a string's
+  // bytes are also what a BPF probe reads (up to its 256).
+  request.hitLimits = readLimitsOrRaise(args, kHitReadLimits);
+  request.capture.maxString = static_cast<uint16_t>(std::min<uint32_t>(request.hitLimits.maxString, kProbeMaxString));
   request.maxHits = orRaise(args.getInt("count", 0, 1, 1'000'000'000));
   request.durationS = args.has("duration") ? orRaise(args.getSeconds("duration", 0)) : 0;
   request.dlvArgs = args.all("dlv-arg");

@@ -238,7 +238,7 @@ int runTrace(const std::vector<std::string>& argv) {
   if (request.locations.empty()) raise({ErrorKind::Usage, "trace: name at least one function pattern, e.g. 'main.*'"});
   request.capture.args = request.capture.results = !folded;
   request.capture.stack = stack || folded;
-  request.capture.maxString = static_cast<uint16_t>(orRaise(args.getInt("max-string", 64, 1, 256)));
+  request.capture.maxString = static_cast<uint16_t>(orRaise(args.getInt("max-string", 64, 1, kProbeMaxString)));
   request.maxHits = orRaise(args.getInt("count", 0, 1, 1'000'000'000));  // 0: no limit
   if (auto f = args.get("filter")) request.filter = orRaise(parseFilter(*f));
   request.plainEntry = args.has("entry");

@@ -48,6 +48,17 @@ struct ReadLimits {
 // smaller than a one-off read's, since the target waits for every hit's load.
 inline constexpr ReadLimits kHitReadLimits{64, 64, 1};
 
+// The most a BPF probe reads of one string (its reads are at most 256 bytes
+// each: bpf/goscope_shared.h's GS_MAX_READ); trace's --max-string range.
+inline constexpr uint32_t kProbeMaxString = 256;
+
+// break's --max-* that only Delve's loading honours: other element or depth
+// limits than its per-hit defaults, or strings longer than a probe reads.
+inline bool needsDelveLoading(const ReadLimits& l) {
+  return l.maxElements != kHitReadLimits.maxElements || l.maxDepth != kHitReadLimits.maxDepth ||
+         l.maxString > kProbeMaxString;
+}
+
 struct ProbeRequest {
   Action action = Action::Count;
   TargetSpec target;

@@ -92,6 +92,9 @@ DelveOnly delveOnlyCapability(const ProbeRequest& r, const TargetFacts& f) {
   if (!r.capture.exprs.empty()) return {"Go expressions are evaluated by Delve"};
   if (r.capture.locals) return {"local variables are read by Delve"};
   if (r.capture.cond) return {"conditions are evaluated by Delve"};
+  if (r.action == Action::Break && needsDelveLoading(r.hitLimits))
+    return {"--max-elements, --max-depth and strings over 256 bytes are Delve's loading limits (a probe reads a string's "
+            "first 256 bytes and a slice's first elements)"};
   if (f.floatArguments && (r.capture.args || r.capture.results))
     return {"float arguments live in XMM registers, which BPF cannot read", true};
   return {};

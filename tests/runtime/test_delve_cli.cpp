@@ -258,6 +258,44 @@ TEST_CASE("sample: --max-string, --max-elements and --max-depth cut each capture
 }
 
 
+TEST_CASE("break: --max-string, --max-elements and --max-depth cut each value as sample cuts it, and plan Delve") {
+  Zoo z;
+  double before = z.roundsPerSecond();
+  // processJob is called 16 times a round: Delve fits a budget of 100%.
+  auto cut = runCli("break --explain --max-overhead 100 --max-string 2 --max-elements 1 --max-depth 0 -n 2" +
+                    pidArg(z.pid()) + " main.processJob main.items main.cfg");
+  INFO("stderr: " << cut.err);
+  REQUIRE(cut.exitCode == 0);
+  CHECK(cut.err.find("plan: delve") != std::string::npos);
+  const auto lines = splitLines(cut.out);
+  REQUIRE(lines.size() == 2);
+  for (const auto& l : lines) {
+    CHECK(l.find("| main.items=[]string{len=3 cap=3: \"al…\"(+3 bytes), …} main.cfg=main.Config{Name: \"zo…\"(+1 bytes), "
+                 "Workers: 8, ") != std::string::npos);
+    CHECK(l.find("Labels: map[string]int{len=3: …}}") != std::string::npos);
+  }
+  // Arguments alone a probe could read; a depth it cannot plans Delve.
+  auto deep = runCli("break --explain --max-overhead 100 --args --max-depth 2 -n 1" + pidArg(z.pid()) + " main.processJob");
+  INFO("stderr: " << deep.err);
+  CHECK(deep.exitCode == 0);
+  CHECK(deep.err.find("plan: delve") != std::string::npos);
+  CHECK(deep.err.find("--max-elements, --max-depth and strings over 256 bytes are Delve's loading limits") != std::string::npos);
+  // --max-string on both paths: the same 3 bytes of a string argument.
+  for (const char* path : {"bpf", "delve"}) {
+    auto g = runCli(std::string("break --strategy ") + path + " --args --max-string 3 -n 1" + pidArg(z.pid()) + " main.greet");
+    CAPTURE(path);
+    CHECK(g.exitCode == 0);
+    CHECK(g.out.find("main.greet(name=\"gop…\"(+3 bytes))") != std::string::npos);
+  }
+  // A misspelt expression is still an error (evaluated at the hit now).
+  auto bad = runCli("break --max-depth 0 -n 1" + pidArg(z.pid()) + " main.processJob main.nosuchvar");
+  CHECK(bad.exitCode != 0);
+  CHECK(bad.err.find("main.nosuchvar") != std::string::npos);
+  expectError(runCli("break --max-elements 0" + pidArg(z.pid()) + " main.processJob main.items"), 2,
+              "--max-elements wants a whole number from 1 to 100000, not '0'");
+  checkZooUnharmed(z, before);
+}
+
 TEST_CASE("sample: one record per interval, with the pause each took") {
   Counter c;
   double before = c.rate();
