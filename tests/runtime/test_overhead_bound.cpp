@@ -211,9 +211,9 @@ TEST_CASE("overhead: the hits of a moved session are numbered continuously, Delv
 
 // The counter's speed per second of its own CPU over one window, divided by
 // a control counter's over the same window: what a neighbour does to the
-// machine (CI runs two tests at once; on 2 vCPUs that are one core's two
-// threads it cut one counter's speed per CPU second to 0.70x) it does to
-// both, while a probe left on main.doWork (a trap, ~5 us against a few ns a
+// machine (CI runs two tests at once; on these 2 vCPUs of a shared host it
+// cut one counter's speed per CPU second to 0.70x: caches, memory, the
+// host's other guests) it does to both, while a probe left on main.doWork (a trap, ~5 us against a few ns a
 // call) slows the target alone, 100x and more.
 double speedAgainst(const Counter& target, const Counter& control) {
   const int64_t a0 = target.value(), b0 = control.value();
