@@ -74,12 +74,32 @@ fmt_si() {
 
 # Builds a program under bench/go into $tmp (the Go build cache lives in $build).
 build_bench_go() {
-  local name=$1 out=$tmp/$1
+  build_bench_go_as "$1" "$1"
+}
+# `build_bench_go_as NAME OUT [GO BUILD FLAGS...]`: the same, into $tmp/OUT
+# with extra flags (e.g. -ldflags='-s -w' for a stripped build).
+build_bench_go_as() {
+  local name=$1 out=$tmp/$2
+  shift 2
   (cd "$root/bench/go" &&
     GOCACHE="$build/.bench-gocache" GOPATH="$build/.bench-gopath" GOENV=off GOPROXY=off \
       GOFLAGS=-buildvcs=false GO111MODULE=on GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 \
-      go build -o "$out" "./$name") >&2 || die "go build ./$name failed"
+      go build "$@" -o "$out" "./$name") >&2 || die "go build ./$name failed"
   echo "$out"
+}
+
+# The kernel's BPF statistics (run_time_ns, run_cnt per program) on for the
+# script's run, restored at exit (with the cleanup above).
+bpf_stats_on() {
+  need bpftool
+  need python3
+  bench_old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+  trap 'sysctl -qw kernel.bpf_stats_enabled="$bench_old_stats" || true; bench_cleanup' EXIT
+  sysctl -qw kernel.bpf_stats_enabled=1
+}
+# The ids of every BPF program loaded now, on one line (for "new since").
+bpf_prog_ids() {
+  bpftool -j prog show | python3 -c 'import json,sys; print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))'
 }
 
 # `run_mode MODE ROUND` (the caller's) for every one of `modes` in each of

@@ -28,10 +28,7 @@ secs=${SECS:-4}
 [[ $reps =~ ^[1-9][0-9]*$ && $secs =~ ^[3-9]$|^[1-9][0-9]+$ ]] || die "REPS must be a positive integer, SECS at least 3"
 func=main.work
 
-old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-restore_stats() { sysctl -qw kernel.bpf_stats_enabled="$old_stats" || true; bench_cleanup; }
-trap restore_stats EXIT
-sysctl -qw kernel.bpf_stats_enabled=1
+bpf_stats_on
 
 hotloop=$(build_bench_go hotloop)
 "$hotloop" --duration 100000 --out "$tmp/hotloop.report" >/dev/null 2>&1 &
@@ -58,7 +55,7 @@ declare -A progname=([count]="gs_uprobe_multi|gs_uprobe_perf" [latency]="gs_upro
 
 run_mode() {
   local mode=$1 rep=$2 log=$tmp/$1.$2.log pid a b
-  bpftool -j prog show | python3 -c 'import json,sys; print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))' >"$tmp/before"
+  bpf_prog_ids >"$tmp/before"
   local limit=$((secs + 60))
   case $mode in
     count) timeout -k 5 "$limit" "$goscope" count -p "$target" "$func" -d "$secs" >"$log" 2>&1 & ;;

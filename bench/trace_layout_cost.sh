@@ -19,9 +19,6 @@
 #       3 measured but above; 1 error.
 set -euo pipefail
 source "$(dirname -- "$(readlink -f -- "$0")")/common.sh"
-need bpftool
-need python3
-
 reps=${REPS:-3}
 secs=${SECS:-5}
 rate=${RATE:-20000}
@@ -29,17 +26,10 @@ rate=${RATE:-20000}
   die "REPS and RATE must be positive integers, SECS at least 4"
 func=main.emit
 
-old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-restore_stats() { sysctl -qw kernel.bpf_stats_enabled="$old_stats" || true; bench_cleanup; }
-trap restore_stats EXIT
-sysctl -qw kernel.bpf_stats_enabled=1
+bpf_stats_on
 
 plain=$(build_bench_go tracefeed)
-stripped=$tmp/tracefeed-stripped
-(cd "$root/bench/go" &&
-  GOCACHE="$build/.bench-gocache" GOPATH="$build/.bench-gopath" GOENV=off GOPROXY=off \
-    GOFLAGS=-buildvcs=false GO111MODULE=on GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 \
-    go build -ldflags='-s -w' -o "$stripped" ./tracefeed) >&2 || die "go build -ldflags='-s -w' ./tracefeed failed"
+stripped=$(build_bench_go_as tracefeed tracefeed-stripped -ldflags='-s -w')
 
 # "run_time_ns run_cnt" summed over the kprobe programs named gs_* that were
 # not in the file (goscope's, loaded by this mode).
@@ -67,7 +57,7 @@ run_mode() {
   target=$!
   bench_track "$target"
   sleep 1.2
-  bpftool -j prog show | python3 -c 'import json,sys; print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))' >"$tmp/before"
+  bpf_prog_ids >"$tmp/before"
   timeout -k 5 "$((secs + 60))" "$goscope" trace -p "$target" "$func" -d "$secs" >/dev/null 2>"$log" &
   g=$!
   bench_track "$g"
