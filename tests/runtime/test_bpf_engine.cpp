@@ -32,6 +32,8 @@
 #include <sstream>
 #include <thread>
 
+#include <bpf/bpf.h>
+
 #include "backend/bpf/bpf_engine.hpp"
 #include "support/cpu_hogs.hpp"
 #include "support/run.hpp"
@@ -1136,6 +1138,35 @@ TEST_CASE("bpf engine: attach and detach 10,000+ offsets of the Go compiler in w
   CHECK(hits > 1000);
 }
 
+// The ids of every BPF program loaded now.
+std::set<uint32_t> bpfProgIds() {
+  std::set<uint32_t> ids;
+  for (uint32_t id = 0; bpf_prog_get_next_id(id, &id) == 0;) ids.insert(id);
+  return ids;
+}
+
+// The time the kernel measured inside goscope's uprobe programs (gs_*)
+// loaded since `before`, and their runs: bpf_prog_info's run_time_ns and
+// run_cnt, kept while BPF statistics are on (bpf_enable_stats).
+struct ProgramTime {
+  uint64_t ns = 0, runs = 0;
+};
+ProgramTime goscopeProgramTime(const std::set<uint32_t>& before) {
+  ProgramTime t;
+  for (uint32_t id = 0; bpf_prog_get_next_id(id, &id) == 0;) {
+    if (before.count(id)) continue;
+    UniqueFd fd(bpf_prog_get_fd_by_id(id));
+    if (fd.get() < 0) continue;
+    bpf_prog_info info{};
+    uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) != 0) continue;
+    if (std::strncmp(info.name, "gs_", 3) != 0) continue;
+    t.ns += info.run_time_ns;
+    t.runs += info.run_cnt;
+  }
+  return t;
+}
+
 // A cost comparison: alone (suite "measured", RUN_SERIAL: in CI a test
 // attaching 10,000 probes beside it made one run 4x slower than the next),
 // and in interleaved rounds compared by their medians.
@@ -1146,13 +1177,28 @@ TEST_CASE("bpf engine: per-hit cost at the entry vs at the stack check" * doctes
   REQUIRE(rec.stackCheck.has_value());
   const int repeat = 5;  // 109,455 calls
   const double calls = 21891.0 * repeat;
+  // What is compared is the trap: the entry's is single-stepped, the jbe's
+  // emulated. The program run at each hit is the same at both, and its
+  // time moves with the machine (the same build measured 3.8x apart on two
+  // days), pulling a ratio of whole hits toward 1; the kernel measures it
+  // (BPF statistics, on while `stats` is open) and it is taken out.
+  UniqueFd stats(bpf_enable_stats(BPF_STATS_RUN_TIME));
+  REQUIRE_MESSAGE(stats.get() >= 0, "bpf_enable_stats: " << std::strerror(errno));
   // The target's own CPU time (a hit's trap, program and single-step are
   // charged to it), read until its exit: wall time counted whatever else the
   // machine ran too (in CI, alone but beside a build: ratio 2.92 against
   // 3.53 at rest). A 1.5 s sleep after "ready" leaves room for the attach
   // (300 ms were too short on a loaded machine, and nothing was counted),
   // then the calls. The difference to an unprobed run, per call.
+  // Whether a hit single-stepped is seen in the target itself: the kernel
+  // maps its out-of-line slots ("[uprobes]") at the first single-step, and
+  // an emulated instruction never needs them.
+  struct Run {
+    double cpuMs = 0, programMs = 0;
+    bool steppedOutOfLine = false;
+  };
   auto runOnce = [&](std::optional<SiteKind> kind) {
+    const auto before = bpfProgIds();
     auto eng = loadEngine();
     REQUIRE(eng->configureProbe(0, {.count = true}).has_value());
     Child c({fib.path, "--repeat", std::to_string(repeat), "--sleep-ms", "1500"}, true);
@@ -1162,34 +1208,59 @@ TEST_CASE("bpf engine: per-hit cost at the entry vs at the stack check" * doctes
                           std::vector<AttachPoint>{{*kind == SiteKind::Entry ? rec.entry : *rec.stackCheck, 0, *kind}})
                   .has_value());
     double cpu = 0;
-    for (double now; c.alive(); std::this_thread::sleep_for(std::chrono::milliseconds(5)))
+    bool stepped = false;
+    const std::string maps = "/proc/" + std::to_string(c.pid()) + "/maps";
+    for (double now; c.alive(); std::this_thread::sleep_for(std::chrono::milliseconds(5))) {
       if ((now = goscope::test::cpuSeconds(c.pid())) > cpu) cpu = now;
-    double ms = cpu * 1000.0;
+      if (!stepped) {
+        std::ifstream in(maps);
+        for (std::string line; std::getline(in, line);)
+          if (line.ends_with(" [uprobes]")) stepped = true;
+      }
+    }
+    Run run{cpu * 1000.0, goscopeProgramTime(before).ns / 1e6, stepped};
     // Exact at the jbe; at the entry the morestack passes count again.
     if (kind == SiteKind::EntryStackCheck) CHECK(*eng->count(0) == static_cast<uint64_t>(calls));
     if (kind == SiteKind::Entry) CHECK(*eng->count(0) >= static_cast<uint64_t>(calls));
-    return ms;
+    if (kind) CHECK(run.programMs > 0);
+    CHECK(run.steppedOutOfLine == (kind == SiteKind::Entry));
+    return run;
   };
   // A B C A B C A B C: a change in the machine's load meets every kind alike.
-  std::vector<double> none, entry, jbe;
+  std::vector<Run> none, entry, jbe;
   for (int round = 0; round < 3; round++) {
     none.push_back(runOnce(std::nullopt));
     entry.push_back(runOnce(SiteKind::Entry));
     jbe.push_back(runOnce(SiteKind::EntryStackCheck));
   }
-  auto median = [](std::vector<double> v) {
+  auto median = [](const std::vector<Run>& runs, double Run::*field) {
+    std::vector<double> v;
+    for (const auto& r : runs) v.push_back(r.*field);
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  auto runs = [](const std::vector<double>& v) {
+  auto list = [](const std::vector<Run>& runs) {
     std::ostringstream o;
-    for (double x : v) o << (o.tellp() > 0 ? " " : "") << x;
+    for (const auto& r : runs) o << (o.tellp() > 0 ? " " : "") << r.cpuMs << "/" << r.programMs;
     return o.str();
   };
-  double entryUs = (median(entry) - median(none)) * 1000.0 / calls;
-  double jbeUs = (median(jbe) - median(none)) * 1000.0 / calls;
-  MESSAGE("per hit (fibonacciRecursive, count), the target's CPU, medians of 3 interleaved rounds: at the entry (cmp, single-stepped) "
-          << entryUs << " us, at the jbe (emulated) " << jbeUs << " us; ratio " << entryUs / jbeUs << " (runs, CPU ms: none "
-          << runs(none) << "; entry " << runs(entry) << "; jbe " << runs(jbe) << "; load " << goscope::test::loadAverage() << ")");
-  CHECK(jbeUs < entryUs / 3);
+  const double noneMs = median(none, &Run::cpuMs);
+  const double entryUs = (median(entry, &Run::cpuMs) - noneMs) * 1000.0 / calls;
+  const double jbeUs = (median(jbe, &Run::cpuMs) - noneMs) * 1000.0 / calls;
+  const double entryProgramUs = median(entry, &Run::programMs) * 1000.0 / calls;
+  const double jbeProgramUs = median(jbe, &Run::programMs) * 1000.0 / calls;
+  const double entryTrapUs = entryUs - entryProgramUs, jbeTrapUs = jbeUs - jbeProgramUs;
+  MESSAGE("per hit (fibonacciRecursive, count), the target's CPU, medians of 3 interleaved rounds: at the entry (cmp, "
+          "single-stepped) "
+          << entryUs << " us of which the program " << entryProgramUs << " us, at the jbe (emulated) " << jbeUs
+          << " us of which the program " << jbeProgramUs << " us; the traps' ratio " << entryTrapUs / jbeTrapUs
+          << ", whole hits' " << entryUs / jbeUs << " (runs, CPU ms/program ms: none " << list(none) << "; entry "
+          << list(entry) << "; jbe " << list(jbe) << "; load " << goscope::test::loadAverage() << ")");
+  // The entry's hit is two traps (the int3, then the single-step's debug
+  // trap, with the out-of-line slot's set-up), the jbe's one: the traps'
+  // ratio is 2 and more by that alone. How much more is the machine's
+  // (whole hits: 3.5 at rest, 2.9-3.0 in CI beside a build; ~10 in
+  // docs/kernel.md's table), and is printed, not bound.
+  CHECK(jbeTrapUs > 0);
+  CHECK(jbeTrapUs < entryTrapUs / 2);
 }

@@ -84,9 +84,13 @@ class PrivateCopy {
 // A whole file, "" when unreadable.
 std::string slurpFile(const std::string& path);
 
-// utime + stime of a process, all its threads, in seconds (/proc/PID/stat,
-// clock-tick resolution); -1 when unreadable.
+// The CPU time of a process, all its threads, in seconds (its CPU clock;
+// /proc/PID/stat's clock ticks if that cannot be read); -1 when unreadable.
 double cpuSeconds(pid_t pid);
+
+// Every thread of `pid` (and so the threads they start) allowed on `cpu`
+// only; false if a thread could not be moved.
+bool pinToCpu(pid_t pid, int cpu);
 
 // Polls `cond` every 10 ms until it holds (true) or `timeout` passed (false).
 bool waitUntil(const std::function<bool()>& cond, std::chrono::milliseconds timeout);
