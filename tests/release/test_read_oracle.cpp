@@ -130,8 +130,13 @@ void churnedMap(const std::string& rel) {
   REQUIRE(prog.readLine(ready, 20000));
   REQUIRE(ready == "ready");
   const std::string p = std::to_string(prog.pid());
-  // Every entry churnForever writes: "keyN" -> "keyN=M".
-  static const std::regex entry(R"re("key(\d+)": "key(\d+)=(\d+)")re");
+  // Every entry churnForever writes: "keyN" -> "keyN=M"; or "keyN" -> "",
+  // an assignment caught between its two halves: the runtime's mapassign
+  // places the key in a cleared slot and returns the slot's value, which
+  // the caller stores after it (docs/go-runtime.md, "A map caught in an
+  // assignment"). Seen in CI on a loaded machine: the writer preempted in
+  // that window, both reads agreed.
+  static const std::regex entry(R"re("key(\d+)": "(?:key(\d+)=(\d+))?")re");
   static const std::regex whole(
       R"re(^main\.churn = (map\[string\]string\{len=\d+(: .*)?\}|<changed during the read: .*>) \(map\[string\]string\)$)re");
   int consistent = 0, changed = 0;
@@ -150,7 +155,7 @@ void churnedMap(const std::string& rel) {
     consistent++;
     size_t entries = 0;
     for (auto it = std::sregex_iterator(line.begin(), line.end(), entry); it != std::sregex_iterator(); ++it) {
-      CHECK((*it)[1] == (*it)[2]);  // a key with another key's value is garbage
+      if ((*it)[2].matched) CHECK((*it)[1] == (*it)[2]);  // a key with another key's value is garbage
       entries++;
     }
     // Every element shown is a well-formed entry: nothing else between them.

@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/goscope_process.hpp"
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
@@ -653,13 +654,40 @@ TEST_CASE("delve errors: one line with a hint, the documented exit code") {
     expectError(runCli("sample -p 1 main.counter"), 2, "--at FUNC");
   }
   SUBCASE("the target exits during the session: what was recorded comes first, exit 8 (break: --strict)") {
-    Counter c({"--duration", "3"});  // it reported once: about 2 s left
-    auto r = runCli("break --strict" + pidArg(c.pid()) + "main.doWork main.counter");
+    // The target ends once the session has recorded some (SIGTERM: Go's
+    // runtime exits by it, through dlv), not by a timer of its own: on a
+    // loaded machine dlv's attach took most of a 2 s life, and one sample
+    // came before the end where two were asked.
+    auto session = [&](const std::vector<std::string>& args, size_t recorded) {
+      Counter c({"--duration", "60"});
+      std::vector<std::string> argv = args;
+      argv.insert(argv.begin() + 2, {"-p", std::to_string(c.pid())});
+      size_t lines = 0;
+      std::string out;
+      GoscopeProcess g(argv, [&](const std::string& l) {
+        lines++;
+        out += l + "\n";
+      });
+      REQUIRE(waitUntil(
+          [&] {
+            g.pump();
+            return lines >= recorded || !g.running();
+          },
+          60s));
+      ::kill(c.pid(), SIGTERM);
+      const int st = g.wait(60s);
+      REQUIRE(st != -1);
+      CommandResult r;
+      r.exitCode = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      r.out = out;
+      r.err = g.err();
+      return r;
+    };
+    auto r = session({"break", "--strict", "main.doWork", "main.counter"}, 11);
     expectError(r, 8, "exited during the session", /*stdoutEmpty=*/false);
     CHECK(splitLines(r.out).size() > 10);  // the hits before it exited
     CHECK(r.err.find(" hits in ") != std::string::npos);
-    Counter s({"--duration", "2"});
-    auto sr = runCli("sample --strict" + pidArg(s.pid()) + "--at main.doWork main.counter -i 0.3");
+    auto sr = session({"sample", "--strict", "--at", "main.doWork", "main.counter", "-i", "0.3"}, 2);
     expectError(sr, 8, "exited during the session", /*stdoutEmpty=*/false);
     CHECK(splitLines(sr.out).size() >= 2);
   }
