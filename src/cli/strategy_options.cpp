@@ -11,6 +11,7 @@ std::vector<OptionSpec> strategyOptionSpecs(bool perHit, bool budget) {
   std::vector<OptionSpec> specs = {
       {"strategy", 0, true, "auto (default), delve or bpf: which path serves the request"},
       {"explain", 0, false, "print the plan, and every reason behind it, on stderr"},
+      {"no-stop", 0, false, "never stop the target: a request only Delve serves is refused with the reason"},
   };
   if (perHit || budget)
     specs.push_back({"max-overhead", 0, true,
@@ -46,6 +47,7 @@ void applyStrategyOptions(const Args& args, ProbeRequest& r) {
     else if (*s == "bpf") r.strategy = StrategyChoice::Bpf;
     else raise({ErrorKind::Usage, "--strategy wants auto, delve or bpf, not '" + *s + "'"});
   }
+  r.neverStop = args.has("no-stop");
   if (args.has("max-overhead")) {
     r.maxOverheadPct = positiveNumber(args, "max-overhead", 100);
     r.maxOverheadExplicit = true;

@@ -88,6 +88,7 @@ struct ProbeRequest {
   double durationS = 0;
   double intervalS = 0;
   StrategyChoice strategy = StrategyChoice::Auto;
+  bool neverStop = false;            // --no-stop: a path that stops the target (Delve) is refused, never chosen
   std::vector<std::string> dlvArgs;  // --dlv-arg: passed to dlv attach
   std::string dlvPath;               // --dlv: the dlv to run (empty: $GOSCOPE_DLV, else the one whose window covers the target)
 };

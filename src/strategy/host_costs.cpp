@@ -4,6 +4,13 @@
 
 namespace goscope {
 
+std::optional<Placement> placementOfProbeKind(std::string_view kind) {
+  if (kind == "stepped-entry") return Placement::Stepped;
+  if (kind == "stack-check-branch" || kind == "emulated-entry" || kind == "call-sites")
+    return Placement::Emulated;
+  return std::nullopt;
+}
+
 const char* placementName(Placement p) {
   switch (p) {
     case Placement::Emulated: return "emulated";

@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace goscope {
 
@@ -19,6 +21,11 @@ enum class Placement {
   Return,    // a RET site: single-stepped too
 };
 const char* placementName(Placement p);
+// The placement of a probe kind as `list --json` names it (probe_kind):
+// "stepped-entry" is single-stepped, the others goscope places are
+// emulated; none for "none" (not probed), "inlined" (it depends on the
+// instruction in the caller) or a name it does not know.
+std::optional<Placement> placementOfProbeKind(std::string_view kind);
 
 struct HostCosts {
   // Per hit, the trap and goscope's smallest program (a count) together.

@@ -120,6 +120,11 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
   Plan p;
   Blocker noDelveB = delveUnavailable(f);
   if (noDelveB.empty()) noDelveB = delveWouldResume(r, f);
+  // --no-stop: Delve is refused like a Delve that cannot attach, so the
+  // plan, its fallback and every reason take the one road without it.
+  if (noDelveB.empty() && r.neverStop)
+    noDelveB = {"--no-stop forbids Delve, which stops the target", ErrorKind::Usage,
+                "drop --no-stop to let Delve serve it (the target stops while it does)"};
   const Blocker noBpfB = bpfUnavailable(f);
   const std::string& noDelve = noDelveB.why;
   const std::string& noBpf = noBpfB.why;

@@ -361,3 +361,61 @@ TEST_CASE("strategy: trace --filter goes either way, a prefix filter only to BPF
   CHECK(p.error().kind == ErrorKind::Usage);
   CHECK(p.error().message.find("--strategy delve cannot: a prefix filter") != std::string::npos);
 }
+
+TEST_CASE("strategy: --no-stop never plans Delve, as a plan or a fallback, and says why it refuses") {
+  size_t plans = 0, refusals = 0;
+  for (int bits = 0; bits < 256; bits++) {
+    TargetFacts f;
+    f.hasDwarf = bits & 1;
+    f.dlvInstalled = bits & 2;
+    f.delveAcceptsGoVersion = bits & 4;
+    f.bpfPrivileges = bits & 8;
+    f.ptracePrivileges = bits & 16;
+    f.floatArguments = bits & 32;
+    f.readsArePlainVariables = bits & 64;
+    f.runningProcess = bits & 128;
+    for (Action a : kActions)
+      for (StrategyChoice s : {StrategyChoice::Auto, StrategyChoice::Delve, StrategyChoice::Bpf})
+        for (std::optional<double> rate : {std::optional<double>(), std::optional<double>(1.0), std::optional<double>(1e6)}) {
+          ProbeRequest r;
+          r.action = a;
+          r.strategy = s;
+          r.capture.args = true;
+          r.expectedRatePerS = rate;
+          r.neverStop = true;
+          CAPTURE(bits);
+          CAPTURE(actionName(a));
+          auto p = planRequest(r, f);
+          if (!p) {
+            refusals++;
+            continue;
+          }
+          plans++;
+          CHECK(p->backend != Backend::Delve);
+          CHECK(p->fallback != std::optional<Backend>(Backend::Delve));
+        }
+  }
+  CHECK(plans > 100);
+  CHECK(refusals > 100);
+  // What only Delve serves is refused with --no-stop named.
+  TargetFacts f;
+  f.hasDwarf = true;
+  f.readsArePlainVariables = false;
+  ProbeRequest read;
+  read.action = Action::Read;
+  read.neverStop = true;
+  auto p = planRequest(read, f);
+  REQUIRE_FALSE(p);
+  CHECK(p.error().message.find("--no-stop") != std::string::npos);
+  read.neverStop = false;
+  auto q = planRequest(read, f);
+  REQUIRE(q);
+  CHECK(q->backend == Backend::Delve);
+  // A plain variable is read directly, with no fallback to Delve.
+  f.readsArePlainVariables = true;
+  read.neverStop = true;
+  auto d = planRequest(read, f);
+  REQUIRE(d);
+  CHECK(d->backend == Backend::DirectRead);
+  CHECK_FALSE(d->fallback.has_value());
+}
