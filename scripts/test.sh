@@ -29,5 +29,11 @@ if bash "$root/scripts/fetch-go-samples.sh" "$build/go-samples"; then
 else
   echo "test.sh: Go samples not fetched (no npm or no registry); their tests are skipped" >&2
 fi
+# The MCP TypeScript SDK from the npm registry: the test client of goscope mcp.
+if bash "$root/scripts/fetch-mcp-client.sh" "$build/mcp-client"; then
+  export GOSCOPE_MCP_CLIENT=$build/mcp-client
+else
+  echo "test.sh: the MCP SDK client not fetched (no npm or no registry); its tests are skipped" >&2
+fi
 cd "$build"
 ctest --output-on-failure --timeout 900 -j2 "$@"

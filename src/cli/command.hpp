@@ -30,4 +30,7 @@ int runSample(const std::vector<std::string>& args);
 int runBreak(const std::vector<std::string>& args);
 int runSet(const std::vector<std::string>& args);
 
+// For agents: an MCP server on stdio (src/cli/mcp.cpp).
+int runMcp(const std::vector<std::string>& args);
+
 }  // namespace goscope::cli

@@ -14,6 +14,8 @@ std::string valuePlaceholder(const std::string& name) {
       {"strategy", "auto|delve|bpf"}, {"max-overhead", "PCT"}, {"expect-rate", "HITS/S"}, {"svg", "FILE"},
       {"dlv-arg", "ARG"},     {"dlv", "PATH"},     {"modes", "LIST"},               {"prometheus", "ADDR"},
       {"top", "N"},           {"debug-file", "PATH"},          {"debug-dir", "DIR"},
+      {"max-duration", "SECS"}, {"max-events", "N"},           {"max-probes", "N"},       {"max-output", "BYTES"},
+      {"max-calls", "N"},
   };
   auto it = kinds.find(name);
   return it == kinds.end() ? "VALUE" : it->second;
