@@ -59,6 +59,17 @@ Result<Pattern> Pattern::parse(std::string_view text) {
     const std::string expr(text.substr(1, text.size() - 2));
     auto re = std::make_shared<const re2::RE2>(expr, options);
     if (!re->ok()) return fail(ErrorKind::Usage, "bad regular expression " + p.text_ + ": " + re->error());
+    // A program this large does not fit RE2's DFA in max_mem, and every
+    // name is then matched by its NFA, thousands of steps per character
+    // (thousands of nested groups took seconds against one binary's names).
+    // A pattern of names stays far below: RE2 factors an alternation of
+    // hundreds of names into a few dozen instructions.
+    constexpr int kMaxProgram = 10000;
+    if (re->ProgramSize() > kMaxProgram)
+      return fail(ErrorKind::Usage,
+                  "regular expression too complex: it compiles to " + std::to_string(re->ProgramSize()) +
+                      " instructions, more than " + std::to_string(kMaxProgram),
+                  "simplify it (a pattern of function names needs far fewer)");
     p.regex_ = std::move(re);
     p.kind_ = Kind::Regex;
   } else if (text.find_first_of("*?") != std::string_view::npos) {

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/goscope_process.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
 #include "target/ptrace_privileges.hpp"
@@ -261,7 +262,7 @@ TEST_CASE("error table: bad targets") {
       {"list -b {FIFO}", 4, "{FIFO}: not a regular file"},  // was: blocked in open() for ever
       {"count -b {FIFO} main.doWork -d 1", 4, "{FIFO}: not a regular file"},
       {"list -b {F} '/^(.*)*QQQ$/'", 5, "no probe-able function matches"},  // was: 100% CPU for ever (std::regex)
-      {"list -b {F} '/{DEEP}QQQ/'", 5, "no probe-able function matches"},  // 20,000 nested groups: was a crash (exit 139)
+      {"list -b {F} '/{DEEP}QQQ/'", 2, "regular expression too complex"},  // 20,000 nested groups: no crash, no seconds of matching
       {"list -b {TXT}", 4, "not an ELF file"},
       {"info -b /bin/true", 4, "not a Go program"},
       {"count -c /nonexistent/prog main.doWork", 3, "/nonexistent/prog: no such program"},
@@ -448,11 +449,27 @@ TEST_CASE("error table: the target execs another program during a session") {
   }
   SUBCASE("Delve: exit 8, and the new program is left alone") {
     for (const std::string sub : {"break", "sample"}) {
-      Child e({execer, "--after-ms", "1500", counter});
+      // The exec comes once the session has recorded (SIGUSR1), not after a
+      // fixed delay: on a loaded machine dlv's attach outlasted 1.5 s, and
+      // nothing was recorded before the exec.
+      Child e({execer, "--on-usr1", counter});
       std::this_thread::sleep_for(200ms);
-      std::string args = sub == "break" ? "break --strategy delve -p " + pidOf(e.pid()) + " main.doWork -d 6"
-                                        : "sample -p " + pidOf(e.pid()) + " --at main.doWork main.calls -i 0.3 -d 6";
-      auto r = runCli(args);
+      std::vector<std::string> argv =
+          sub == "break" ? std::vector<std::string>{"break", "--strategy", "delve", "-p", pidOf(e.pid()), "main.doWork", "-d", "30"}
+                         : std::vector<std::string>{"sample", "-p", pidOf(e.pid()), "--at", "main.doWork", "main.calls", "-i", "0.3", "-d", "30"};
+      CommandResult r;
+      GoscopeProcess g(argv, [&](const std::string& l) { r.out += l + "\n"; });
+      REQUIRE(waitUntil(
+          [&] {
+            g.pump();
+            return !r.out.empty() || !g.running();
+          },
+          60s));
+      ::kill(e.pid(), SIGUSR1);
+      const int st = g.wait(60s);
+      REQUIRE(st != -1);
+      r.exitCode = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      r.err = g.err();
       INFO(sub << " stderr: " << r.err);
       CHECK(r.exitCode == 8);
       CHECK(splitLines(r.err).back().find("replaced its program during the session (exec of " + counter) !=

@@ -48,3 +48,17 @@ TEST_CASE("star backtracking") {
   CHECK_FALSE(goscope::globMatch("?", ""));
   CHECK_FALSE(Pattern::parse(""));
 }
+
+TEST_CASE("regex too complex to match in bounded time is refused, a long alternation of names is not") {
+  auto deep = Pattern::parse("/" + std::string(20000, '(') + std::string(20000, ')') + "QQQ/");
+  REQUIRE_FALSE(deep);
+  CHECK(deep.error().kind == goscope::ErrorKind::Usage);
+  CHECK(deep.error().message.find("too complex") != std::string::npos);
+  std::string names = "/^(";
+  for (int i = 0; i < 300; i++) names += (i ? "|" : "") + std::string("main\\.\\(\\*Server\\)\\.Handle") + std::to_string(i);
+  names += ")$/";
+  auto alt = Pattern::parse(names);
+  REQUIRE(alt);
+  CHECK(alt->matches("main.(*Server).Handle299"));
+  CHECK_FALSE(alt->matches("main.(*Server).Handle300"));
+}
