@@ -31,15 +31,18 @@ class Pane {
     static int serial = 0;
     name_ = "goscope-top-" + std::to_string(::getpid()) + "-" + std::to_string(serial++);
     exitFile_ = "/tmp/" + name_ + ".exit";
+    errFile_ = "/tmp/" + name_ + ".err";
     std::filesystem::remove(exitFile_);
-    // The shell writes goscope's exit code where the test reads it.
-    const std::string inner = command + "; echo $? > " + exitFile_;
+    // The shell writes goscope's stderr and exit code where the test reads
+    // them (the screen is stdout).
+    const std::string inner = command + " 2> " + errFile_ + "; echo $? > " + exitFile_;
     auto r = run(tmux() + " new-session -d -s " + name_ + " -x 160 -y 40 '" + inner + "'");
     REQUIRE_MESSAGE(r.exitCode == 0, "tmux: " << r.err);
   }
   ~Pane() {
     run(tmux() + " kill-session -t " + name_ + " 2>/dev/null");
     std::filesystem::remove(exitFile_);
+    std::filesystem::remove(errFile_);
   }
   std::string screen() const { return run(tmux() + " capture-pane -p -t " + name_ + " 2>/dev/null").out; }
   void keys(const std::string& k) const { run(tmux() + " send-keys -t " + name_ + " " + k); }
@@ -48,10 +51,11 @@ class Pane {
     const std::string s = slurpFile(exitFile_);
     return s.empty() ? -1 : std::stoi(s);
   }
+  std::string errors() const { return slurpFile(errFile_); }
 
  private:
   std::string tmux() const { return "tmux -L goscope-top-test-" + std::to_string(::getpid()); }
-  std::string name_, exitFile_;
+  std::string name_, exitFile_, errFile_;
 };
 
 struct ScreenRow {
@@ -110,6 +114,8 @@ void checkQuitClean(Pane& pane, Child& pacer, const ElfFile& elf) {
   pane.keys("q");
   CHECK_MESSAGE(waitUntil([&] { return pane.exitCode() >= 0; }, 40s), "goscope top did not exit after q");
   CHECK(pane.exitCode() == 0);
+  // Its child's cost line, printed once the screen is gone.
+  CHECK_MESSAGE(pane.errors().find("goscope: cost to the target: ") != std::string::npos, pane.errors());
   CHECK_MESSAGE(waitUntil([&] { return goscopesFor(pacer.pid()).empty(); }, 15s), "a goscope process naming the PID is left");
   CHECK(textDifference(pacer.pid(), elf) == 0);
   CHECK(pacer.alive());
@@ -213,4 +219,18 @@ TEST_CASE("top: without a terminal it refuses in one line, exit 2, and points to
   CHECK(r.err.find("goscope count -i 1") != std::string::npos);
   CHECK(r.out.empty());
   CHECK(goscopesFor(pacer.pid()).empty());
+}
+
+TEST_CASE("top: a child that fails ends top with its one-line error and its exit code") {
+  Child pacer({fixture("pacer"), "--rate", "200"}, true);
+  std::string line;
+  REQUIRE(pacer.readLine(line, 5000));
+  Pane pane(topCommand(pacer.pid(), "-L main.noSuchFunction"));
+  REQUIRE_MESSAGE(waitUntil([&] { return pane.exitCode() >= 0; }, 40s), "goscope top did not exit:\n" << pane.screen());
+  CHECK(pane.exitCode() == 5);  // count's and latency's: no match (docs/errors.md)
+  const auto err = splitLines(pane.errors());
+  REQUIRE(err.size() == 1);
+  CHECK(err[0].find("main.noSuchFunction") != std::string::npos);
+  CHECK(waitUntil([&] { return goscopesFor(pacer.pid()).empty(); }, 15s));
+  CHECK(pacer.alive());
 }
