@@ -110,7 +110,7 @@ int runTop(const std::vector<std::string>& argv) {
   const auto pidArg = args.get("pid");
   if (!pidArg) raise({ErrorKind::Usage, "top: which process? -p PID", "goscope top --help"});
   const std::string pid = *pidArg;
-  if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || std::stoll(pid) <= 0)
+  if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos || std::stol(pid) <= 0)
     raise({ErrorKind::Usage, "top: -p wants a process id, not '" + pid + "'"});
   if (!::isatty(STDOUT_FILENO) || !::isatty(STDIN_FILENO))
     raise({ErrorKind::Usage, "top: needs a terminal (stdin and stdout are not both one)",
@@ -125,6 +125,7 @@ int runTop(const std::vector<std::string>& argv) {
     int code = 0;
     std::string line;
     patterns = defaultPatterns(pid, code, line);
+    if (stopRequested) return 0;  // Ctrl-C before the screen: nothing was attached
     if (code != 0) {
       std::fprintf(stderr, "%s\n", line.c_str());
       return code;
@@ -232,7 +233,10 @@ int runTop(const std::vector<std::string>& argv) {
       for (const auto& l : err)
         if (l.rfind("goscope", 0) == 0) errs[i] = l;
     }
-    if (k.code < 0) k.code = k.child.wait();  // past the deadline the destructor's SIGKILL path would; wait() blocks
+    // One that did not end within the grace is killed, as the destructor
+    // would (its probes are taken off by the kernel and the link holder).
+    if (k.open) k.child.kill();
+    if (k.code < 0) k.code = k.child.wait();
   }
   if (failed && failed->code != 0) {
     std::fprintf(stderr, "%s\n", failed->status.c_str());
