@@ -213,8 +213,12 @@ int runTop(const std::vector<std::string>& argv) {
     }
     if (quit) break;
     view.bottom.clear();
-    if (!model.boundMessages().empty()) view.bottom.push_back("budget: " + model.boundMessages().back());
-    for (const auto& k : kids) view.bottom.push_back((kids.size() > 1 ? k.name + ": " : "") + k.status);
+    std::string bound;
+    if (!model.boundMessages().empty()) bound = model.boundMessages().back();
+    if (!bound.empty()) view.bottom.push_back("budget: " + bound);
+    for (const auto& k : kids)  // a child's stderr says its budget action too: once is enough
+      if (bound.empty() || k.status != "goscope: " + bound)
+        view.bottom.push_back((kids.size() > 1 ? k.name + ": " : "") + k.status);
     screen.draw(model, view);
   }
 

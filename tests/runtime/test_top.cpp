@@ -234,3 +234,19 @@ TEST_CASE("top: a child that fails ends top with its one-line error and its exit
   CHECK(waitUntil([&] { return goscopesFor(pacer.pid()).empty(); }, 15s));
   CHECK(pacer.alive());
 }
+
+TEST_CASE("top: the budget's action on a hot probe shows in the status area, and the counter runs on unharmed") {
+  Counter counter;
+  const double before = counter.rate();
+  // main.doWork runs millions of times a second: over a 1% budget its probe
+  // is sampled or dropped, and count says so in an overhead_bound record.
+  Pane pane(topCommand(counter.pid(), "--max-overhead 1 'main.*'"));
+  CHECK_MESSAGE(waitUntil([&] { return pane.screen().find("budget: ") != std::string::npos; }, 40s),
+                "no budget action on the screen:\n" << pane.screen());
+  pane.keys("q");
+  CHECK_MESSAGE(waitUntil([&] { return pane.exitCode() >= 0; }, 40s), "goscope top did not exit after q");
+  CHECK(pane.exitCode() == 0);
+  CHECK(waitUntil([&] { return goscopesFor(counter.pid()).empty(); }, 15s));
+  counter.drainReports();
+  checkUnharmed(counter, before);
+}
