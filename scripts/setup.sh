@@ -41,6 +41,8 @@ packages=(
   prometheus
   # scripts/readme-check.py scrapes the README's Prometheus examples with it
   curl
+  # goscope top draws with ncurses; its tests run it in a tmux pane
+  libncurses-dev tmux
 )
 
 export DEBIAN_FRONTEND=noninteractive

@@ -15,6 +15,7 @@ const std::vector<Command>& commands() {
       {"break", "capture arguments, locals, stacks at every hit of a breakpoint (Delve)", runBreak},
       {"set", "write a variable of a running program (Delve, needs --allow-write)", runSet},
       {"doctor", "find (and --fix) int3 bytes a dead debugger left in a process's code", runDoctor},
+      {"top", "a live full-screen view of calls/s, totals and (-L) latency per function, in a terminal", runTop},
       {"mcp", "serve goscope's tools to an agent over the Model Context Protocol (stdio), under a budget", runMcp},
       {"calibrate", "measure again what a probe hit costs on this host (the figures every plan uses)", runCalibrate},
   };

@@ -33,4 +33,7 @@ int runSet(const std::vector<std::string>& args);
 // For agents: an MCP server on stdio (src/cli/mcp.cpp).
 int runMcp(const std::vector<std::string>& args);
 
+// For people at a terminal: a live view over count and latency (src/cli/top.cpp).
+int runTop(const std::vector<std::string>& args);
+
 }  // namespace goscope::cli

@@ -1,0 +1,129 @@
+#include "cli/top_model.hpp"
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cstdio>
+
+namespace goscope::cli::top {
+
+namespace {
+
+std::optional<boost::json::object> objectOf(const std::string& line) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(line, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  return v.as_object();
+}
+
+std::optional<double> numberAt(const boost::json::object& o, const char* key) {
+  auto it = o.find(key);
+  if (it == o.end()) return std::nullopt;
+  if (it->value().is_int64()) return static_cast<double>(it->value().as_int64());
+  if (it->value().is_uint64()) return static_cast<double>(it->value().as_uint64());
+  if (it->value().is_double()) return it->value().as_double();
+  return std::nullopt;
+}
+
+std::optional<std::string> funcOf(const boost::json::object& o) {
+  auto it = o.find("func");
+  if (it == o.end() || !it->value().is_string()) return std::nullopt;
+  return std::string(it->value().as_string());
+}
+
+bool isFinal(const boost::json::object& o) {
+  auto it = o.find("final");
+  return it != o.end() && it->value().is_bool() && it->value().as_bool();
+}
+
+}  // namespace
+
+Model::Entry& Model::entry(const std::string& func) {
+  auto& e = rows_[func];
+  e.row.func = func;
+  return e;
+}
+
+Record Model::feedCount(const std::string& line) {
+  auto o = objectOf(line);
+  if (!o) return Record::Other;
+  if (auto b = o->find("overhead_bound"); b != o->end()) {
+    if (b->value().is_object()) {
+      const auto& bo = b->value().as_object();
+      auto m = bo.find("message");
+      if (m != bo.end() && m->value().is_string()) bounds_.emplace_back(m->value().as_string());
+    }
+    return Record::Bound;
+  }
+  if (o->contains("session_cost")) return Record::Cost;
+  auto func = funcOf(*o);
+  auto count = numberAt(*o, "count");
+  if (!func || !count) return Record::Other;
+  auto& e = entry(*func);
+  e.row.total = static_cast<uint64_t>(*count);
+  if (isFinal(*o)) return Record::Final;
+  auto elapsed = numberAt(*o, "elapsed_ms");
+  auto rate = numberAt(*o, "rate");
+  if (!elapsed || !rate) return Record::Other;
+  // A newer interval: rows it does not name were not called in it.
+  latestIntervalMs_ = std::max(latestIntervalMs_, static_cast<long long>(*elapsed));
+  e.intervalMs = static_cast<long long>(*elapsed);
+  e.row.rate = *rate;
+  return Record::Interval;
+}
+
+Record Model::feedLatency(const std::string& line) {
+  auto o = objectOf(line);
+  if (!o) return Record::Other;
+  if (o->contains("overhead_bound")) return feedCount(line);
+  if (o->contains("session_cost")) return Record::Cost;
+  auto func = funcOf(*o);
+  if (!func) return Record::Other;
+  auto p50 = numberAt(*o, "p50_ns");
+  auto p99 = numberAt(*o, "p99_ns");
+  auto count = numberAt(*o, "count");
+  if (!p50 || !p99 || !count || *count <= 0) return isFinal(*o) ? Record::Final : Record::Other;
+  if (isFinal(*o)) return Record::Final;  // the whole session's: the column shows the newest second
+  auto& e = entry(*func);
+  e.row.p50Ns = static_cast<uint64_t>(*p50);
+  e.row.p99Ns = static_cast<uint64_t>(*p99);
+  return Record::Interval;
+}
+
+std::vector<Row> Model::visible() const {
+  std::vector<Row> out;
+  for (const auto& [name, e] : rows_) {
+    if (!filter_.empty() && name.find(filter_) == std::string::npos) continue;
+    Row r = e.row;
+    if (e.intervalMs != latestIntervalMs_) r.rate = 0;
+    out.push_back(std::move(r));
+  }
+  auto key = [this](const Row& r) -> double {
+    switch (sort_) {
+      case SortBy::Rate: return r.rate;
+      case SortBy::Total: return static_cast<double>(r.total);
+      case SortBy::P50: return r.p50Ns ? static_cast<double>(*r.p50Ns) : -1;
+      case SortBy::P99: return r.p99Ns ? static_cast<double>(*r.p99Ns) : -1;
+      case SortBy::Name: return 0;
+    }
+    return 0;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const Row& a, const Row& b) {
+    if (sort_ != SortBy::Name) {
+      const double ka = key(a), kb = key(b);
+      if (ka != kb) return ka > kb;
+    }
+    return a.func < b.func;
+  });
+  return out;
+}
+
+std::string formatNs(uint64_t ns) {
+  char buf[32];
+  if (ns < 1000) std::snprintf(buf, sizeof buf, "%lluns", static_cast<unsigned long long>(ns));
+  else if (ns < 1000000) std::snprintf(buf, sizeof buf, "%.1fus", static_cast<double>(ns) / 1e3);
+  else if (ns < 1000000000) std::snprintf(buf, sizeof buf, "%.1fms", static_cast<double>(ns) / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.2fs", static_cast<double>(ns) / 1e9);
+  return buf;
+}
+
+}  // namespace goscope::cli::top

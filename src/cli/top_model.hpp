@@ -1,0 +1,67 @@
+// The table `goscope top` shows, apart from any terminal: one row per
+// function, fed the JSON lines of its `count --json -i 1` and `latency
+// --json -i 1` children (docs/commands/count.md, latency.md), sorted by a
+// column and filtered by a substring. Pure state, so it is unit-tested.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace goscope::cli::top {
+
+enum class SortBy { Rate, Total, Name, P50, P99 };
+
+struct Row {
+  std::string func;
+  double rate = 0;      // calls/s in the count child's newest interval (0 when not called in it)
+  uint64_t total = 0;   // calls since the count child attached
+  std::optional<uint64_t> p50Ns, p99Ns;  // the newest latency interval the function was called in
+};
+
+// What one line of a child's stdout was.
+enum class Record { Interval, Final, Bound, Cost, Other };
+
+class Model {
+ public:
+  // A line of `count --json -i N`: interval rows ({"func","count","delta",
+  // "rate","elapsed_ms",...}), totals ({"func","count","final":true}),
+  // {"overhead_bound":{...,"message"}} and {"session_cost":{...}}.
+  Record feedCount(const std::string& line);
+  // A line of `latency --json -i N`: {"func","count","p50_ns","p99_ns","elapsed_ms",...}.
+  Record feedLatency(const std::string& line);
+  // No interval came for a while: nothing was called (count prints no row
+  // for an interval without calls), so every rate shows 0.
+  void quiet() { latestIntervalMs_ = -1; }
+
+  void sortBy(SortBy s) { sort_ = s; }
+  SortBy sortedBy() const { return sort_; }
+  void setFilter(std::string f) { filter_ = std::move(f); }
+  const std::string& filter() const { return filter_; }
+
+  // The rows to show: those whose name contains the filter, in sort order
+  // (numbers highest first, names A to Z; ties by name).
+  std::vector<Row> visible() const;
+  size_t rowCount() const { return rows_.size(); }
+  // The overhead bound's actions so far, oldest first (their "message").
+  const std::vector<std::string>& boundMessages() const { return bounds_; }
+
+ private:
+  struct Entry {
+    Row row;
+    long long intervalMs = -2;  // elapsed_ms of the count interval its rate is from
+  };
+  Entry& entry(const std::string& func);
+  std::map<std::string, Entry> rows_;
+  long long latestIntervalMs_ = -1;
+  SortBy sort_ = SortBy::Rate;
+  std::string filter_;
+  std::vector<std::string> bounds_;
+};
+
+// A duration for a column: 850ns, 7.5us, 12.3ms, 1.20s.
+std::string formatNs(uint64_t ns);
+
+}  // namespace goscope::cli::top
