@@ -66,6 +66,12 @@ std::string helpExamples(const std::string& sub) {
       {"calibrate",
        "  goscope calibrate                              measure what a probe hit costs on this host\n"
        "  goscope calibrate --json\n"},
+      {"mcp",
+       "  goscope mcp                                    tools for an agent on stdio, 1% budget, never stops\n"
+       "  goscope mcp --pid 1234 --max-overhead 0.5      only PID 1234, half the budget\n"},
+      {"top",
+       "  goscope top -p 1234                            main's functions, calls/s and totals, live\n"
+       "  goscope top -p 1234 -L 'net/http.*'            with p50/p99 latency\n"},
   };
   auto it = examples.find(sub);
   if (it == examples.end()) return "";

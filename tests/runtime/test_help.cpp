@@ -27,7 +27,7 @@ TEST_CASE("help: every subcommand's --help has typed placeholders, examples and 
     CHECK(r.out.find("-v (or --verbose)") != std::string::npos);
     subs++;
   }
-  CHECK(subs == 12);
+  CHECK(subs == 14);
   CHECK(runCli("trace --help").out.find("--svg FILE") != std::string::npos);
   CHECK(runCli("count --help").out.find("--interval SECS") != std::string::npos);
   CHECK(runCli("break --help").out.find("--count N") != std::string::npos);
