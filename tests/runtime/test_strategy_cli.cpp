@@ -187,6 +187,15 @@ TEST_CASE("strategy: auto on a hot function takes the rate probe's engine over, 
   settle();
   const long before = calls;
   bc.burst();
+  // The burst's 500 lines first (a quiet 400 ms alone ended the wait with
+  // 435 of them at load 9: goscope was not scheduled), then quiet, so that
+  // a hit delivered twice would be counted too.
+  waitUntil(
+      [&] {
+        g.pump();
+        return calls - before >= 500;
+      },
+      30s);
   settle();
   CHECK(calls - before == 500);
   g.signal(SIGINT);
