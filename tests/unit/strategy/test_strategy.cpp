@@ -17,20 +17,26 @@ bool delveUsable(const TargetFacts& f) {
 const Action kActions[] = {Action::List, Action::Info, Action::Count, Action::Latency, Action::Trace,
                            Action::Read, Action::Sample, Action::Break, Action::Set};
 
+// One row of the capability table: each of the 8 bits of `bits` sets one fact.
+TargetFacts factsOf(int bits) {
+  TargetFacts f;
+  f.hasDwarf = bits & 1;
+  f.delveAcceptsGoVersion = bits & 2;
+  f.dlvInstalled = bits & 4;
+  f.bpfPrivileges = bits & 8;
+  f.ptracePrivileges = bits & 16;
+  f.floatArguments = bits & 32;
+  f.readsArePlainVariables = bits & 64;
+  f.runningProcess = bits & 128;
+  return f;
+}
+
 }  // namespace
 
 TEST_CASE("strategy: invariants over the whole capability table") {
   size_t plans = 0, refusals = 0;
   for (int bits = 0; bits < (1 << 8); bits++) {
-    TargetFacts f;
-    f.hasDwarf = bits & 1;
-    f.delveAcceptsGoVersion = bits & 2;
-    f.dlvInstalled = bits & 4;
-    f.bpfPrivileges = bits & 8;
-    f.ptracePrivileges = bits & 16;
-    f.floatArguments = bits & 32;
-    f.readsArePlainVariables = bits & 64;
-    f.runningProcess = bits & 128;
+    const TargetFacts f = factsOf(bits);
     for (Action a : kActions)
       for (StrategyChoice s : {StrategyChoice::Auto, StrategyChoice::Delve, StrategyChoice::Bpf})
         for (int cap = 0; cap < 8; cap++) {
@@ -364,16 +370,8 @@ TEST_CASE("strategy: trace --filter goes either way, a prefix filter only to BPF
 
 TEST_CASE("strategy: --no-stop never plans Delve, as a plan or a fallback, and says why it refuses") {
   size_t plans = 0, refusals = 0;
-  for (int bits = 0; bits < 256; bits++) {
-    TargetFacts f;
-    f.hasDwarf = bits & 1;
-    f.dlvInstalled = bits & 2;
-    f.delveAcceptsGoVersion = bits & 4;
-    f.bpfPrivileges = bits & 8;
-    f.ptracePrivileges = bits & 16;
-    f.floatArguments = bits & 32;
-    f.readsArePlainVariables = bits & 64;
-    f.runningProcess = bits & 128;
+  for (int bits = 0; bits < (1 << 8); bits++) {
+    const TargetFacts f = factsOf(bits);
     for (Action a : kActions)
       for (StrategyChoice s : {StrategyChoice::Auto, StrategyChoice::Delve, StrategyChoice::Bpf})
         for (std::optional<double> rate : {std::optional<double>(), std::optional<double>(1.0), std::optional<double>(1e6)}) {
