@@ -229,6 +229,27 @@ void carefulDetach(int sock, pid_t target, int64_t maxBreakpoint) {
   if (c.send("Detach", "{\"Kill\":false}", ++id)) c.await(id, kReplyTimeoutMs);
 }
 
+// Asks Delve to take out every breakpoint it holds: its own, which it sets
+// at attach (unrecovered-panic -1, runtime-fatal-throw -2; Delve 1.20 to
+// 1.27 alike), and goscope's (1..maxBreakpoint). Delve writes the bytes it
+// saved back. True only when Delve then lists none: the target's code is
+// the file's again, whatever goscope had or had not told us. The target
+// must be halted under Delve (its RPCs refuse a running one).
+bool clearEveryBreakpoint(int sock, int64_t maxBreakpoint) {
+  Conn c(sock);
+  uint64_t id = kFirstId + (uint64_t(1) << 20);  // apart from carefulDetach's, which may follow
+  for (const char* own : {"{\"Id\":-1,\"Name\":\"\"}", "{\"Id\":-2,\"Name\":\"\"}"})
+    if (!c.send("ClearBreakpoint", own, ++id) || !c.await(id, kReplyTimeoutMs)) return false;
+  for (int64_t b = 1; b <= maxBreakpoint; ++b) {
+    Text p;
+    p.add("{\"Id\":").num(static_cast<uint64_t>(b)).add(",\"Name\":\"\"}");
+    if (!c.send("ClearBreakpoint", p.data, ++id) || !c.await(id, kReplyTimeoutMs)) return false;
+  }
+  // An id that did not exist was an error reply, not a failure: the list decides.
+  if (!c.send("ListBreakpoints", "{\"All\":true}", ++id) || !c.await(id, kReplyTimeoutMs)) return false;
+  return c.replyHas("\"Breakpoints\":[]") || c.replyHas("\"Breakpoints\":null");
+}
+
 // ---- Delve's int3 bytes, when dlv is gone without detaching ----
 
 // Where Delve wrote an int3 (goscope's breakpoints and Delve's own), with
@@ -700,14 +721,16 @@ void run(const Plan& plan) {
           waitDlvExit(dlv, pidfd, 5'000);
           dlvGone = true;
           settle(10'000);  // a halt's SIGSTOP delivered on detach: SIGCONT
-        } else if (sock >= 0 && stoppedBefore && patchCount() > 0) {
+        } else if (sock >= 0 && stoppedBefore &&
+                   (clearEveryBreakpoint(sock, maxBreakpoint) || patchCount() > 0)) {
           // A target stopped (kill -STOP) before the session stays stopped,
           // as DelveSession::leaveStopped() leaves it: Delve's Detach would
           // SIGCONT it. The session never resumed it (DelveSession::resume
-          // refuses), so every thread sits in a ptrace-stop: write the
-          // file's bytes back, then SIGKILL dlv; the kernel detaches the
-          // threads back into their group-stop (docs/kernel.md, "A stopped
-          // target").
+          // refuses), so every thread sits in a ptrace-stop: have Delve take
+          // its bytes out (it knows them all, also those goscope died before
+          // telling us of), write back any left that we know of, then SIGKILL
+          // dlv; the kernel detaches the threads back into their group-stop
+          // (docs/kernel.md, "A stopped target").
           restoreNow(plan);
           ::kill(dlv, SIGKILL);
           waitDlvExit(dlv, pidfd, 5'000);
@@ -722,9 +745,9 @@ void run(const Plan& plan) {
           waitDlvExit(dlv, pidfd, 5'000);
           dlvGone = true;
           settle(10'000);
-          // goscope died before it sent Delve's breakpoints: Delve's Detach
-          // SIGCONTed a target that was stopped before. Stop it again (it ran
-          // for Delve's 50 ms at most; docs/kernel.md).
+          // A target stopped before whose breakpoints Delve would not clear
+          // and goscope had not told us of: Delve's Detach SIGCONTed it. Stop
+          // it again (it ran for Delve's 50 ms at most; docs/kernel.md).
           if (stoppedBefore && !processStopped(plan.target)) ::kill(plan.target, SIGSTOP);
         } else {
           ::kill(dlv, SIGTERM);  // still starting: no breakpoint can exist yet
