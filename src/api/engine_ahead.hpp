@@ -1,15 +1,18 @@
 // The BPF engine loaded on another thread while start-up reads the binary.
-// Loading the programs (the kernel's verifier, ~50-65 ms) and starting the
-// link holder depend on nothing the selection finds except the maps' sizes,
-// so they run beside the analysis (a warm `count -b BIN '*'`
-// spends about a quarter of its start-up there). The options are a guess
-// made before the selection; take() hands the engine over when the guess
-// covers what the session needs (bpf::whyEngineDoesNotFit), else loads again
-// (docs/disassembly.md, "Start-up"). count and latency use it; trace and
-// break when neither the rate probe's engine nor a rate is there (a rate
-// sizes the ring from the capture plan, known after the selection).
+// Loading the programs (the kernel's verifier: docs/kernel.md, "A program
+// load cut short") and starting the link holder depend on nothing the
+// selection finds except the maps' sizes, so they run beside the analysis.
+// The options are a guess made before the selection; take() hands the
+// engine over when the guess covers what the session needs
+// (bpf::whyEngineDoesNotFit), else loads again (docs/disassembly.md,
+// "Start-up"). count and latency use it; trace and break when neither the
+// rate probe's engine nor a rate is there (a rate sizes the ring from the
+// capture plan, known after the selection).
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -44,7 +47,14 @@ class EngineAhead {
   Result<std::unique_ptr<bpf::Engine>> take(const bpf::EngineOptions& need);
 
  private:
+  // Joins the loader; after a stop signal, first cuts its program load
+  // short (the verifier gives up on a pending signal), so that a Ctrl-C
+  // during start-up does not wait for the verifier.
+  void finishLoad();
+
   bpf::EngineOptions guess_;
+  std::atomic<pid_t> loaderTid_{0};
+  std::atomic<bool> loaderDone_{false};
   std::optional<Result<std::unique_ptr<bpf::Engine>>> loaded_;
   std::thread thread_;
 };

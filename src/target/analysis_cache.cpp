@@ -134,7 +134,8 @@ void AnalysisCache::distrust(const std::string& why) {
   dirty_ = true;  // whatever the search finds replaces the file
 }
 
-std::optional<std::unordered_map<uint64_t, CallSiteProof>> AnalysisCache::callSites(std::span<const uint64_t> entries) {
+std::optional<std::unordered_map<uint64_t, CallSiteProof>> AnalysisCache::callSites(
+    std::span<const uint64_t> entries, const std::function<bool()>& keepGoing) {
   std::unordered_map<uint64_t, CallSiteProof> out;
   std::vector<std::pair<uint64_t, const CallSiteProof*>> unproved;
   for (uint64_t e : entries) {
@@ -144,7 +145,12 @@ std::optional<std::unordered_map<uint64_t, CallSiteProof>> AnalysisCache::callSi
   }
   if (!unproved.empty()) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (auto why = disproveCallSites(proofSourceOf(*bin_), unproved)) {
+    ProofSource src = proofSourceOf(*bin_);
+    src.keepGoing = keepGoing;
+    bool stopped = false;
+    auto why = disproveCallSites(src, unproved, &stopped);
+    if (stopped) return std::nullopt;
+    if (why) {
       distrust(*why);
       return std::nullopt;
     }
@@ -157,14 +163,19 @@ std::optional<std::unordered_map<uint64_t, CallSiteProof>> AnalysisCache::callSi
   return out;
 }
 
-bool AnalysisCache::proveInlined(const std::vector<const InlinedSite*>& sites) {
+bool AnalysisCache::proveInlined(const std::vector<const InlinedSite*>& sites, const std::function<bool()>& keepGoing) {
   std::vector<const InlinedSite*> unproved;
   const InlinedSite* base = rec_.inlined.data();
   for (const InlinedSite* s : sites)
     if (!provedBodies_[static_cast<size_t>(s - base)]) unproved.push_back(s);
   if (unproved.empty()) return true;
   const auto t0 = std::chrono::steady_clock::now();
-  if (auto why = disproveInlinedSites(proofSourceOf(*bin_), unproved)) {
+  ProofSource src = proofSourceOf(*bin_);
+  src.keepGoing = keepGoing;
+  bool stopped = false;
+  auto why = disproveInlinedSites(src, unproved, &stopped);
+  if (stopped) return false;
+  if (why) {
     distrust(*why);
     return false;
   }
@@ -175,7 +186,7 @@ bool AnalysisCache::proveInlined(const std::vector<const InlinedSite*>& sites) {
 }
 
 std::optional<std::vector<const InlinedSite*>> AnalysisCache::inlined(
-    const std::function<bool(std::string_view)>& wanted) {
+    const std::function<bool(std::string_view)>& wanted, const std::function<bool()>& keepGoing) {
   if (rec_.inlinedNames.empty()) return std::nullopt;
   std::unordered_set<std::string_view> want;
   for (const auto& n : rec_.inlinedNames)
@@ -188,7 +199,7 @@ std::optional<std::vector<const InlinedSite*>> AnalysisCache::inlined(
   out.reserve(every ? rec_.inlined.size() : 0);
   for (const InlinedSite& s : rec_.inlined)
     if (every || want.contains(s.callee.view())) out.push_back(&s);
-  if (!proveInlined(out)) return std::nullopt;
+  if (!proveInlined(out, keepGoing)) return std::nullopt;
   return out;
 }
 
@@ -303,7 +314,7 @@ InlinedSiteList keepInlined(AnalysisCache& cache, InlinedNames names, std::vecto
 CallSiteIndex cachedCallSites(AnalysisCache& cache, const GoBinary& bin, std::span<const uint64_t> entries,
                               const std::function<bool()>& keepGoing) {
   if (entries.empty()) return CallSiteIndex::build(bin, entries);
-  if (auto cached = cache.callSites(entries)) {
+  if (auto cached = cache.callSites(entries, keepGoing)) {
     spdlog::debug("start-up: the call sites of {} function(s) from the analysis cache", entries.size());
     return CallSiteIndex::fromProofs(std::move(*cached));
   }
@@ -316,10 +327,11 @@ CallSiteIndex cachedCallSites(AnalysisCache& cache, const GoBinary& bin, std::sp
 }
 
 InlinedSiteList cachedInlinedSites(AnalysisCache& cache, const GoBinary& bin,
-                                            const std::function<bool(std::string_view)>& wanted,
-                                            const std::function<bool(size_t, size_t)>& progress, bool* interrupted) {
+                                   const std::function<bool(std::string_view)>& wanted,
+                                   const std::function<bool(size_t, size_t)>& progress, bool* interrupted,
+                                   const std::function<bool()>& keepGoing) {
   if (interrupted) *interrupted = false;
-  if (auto cached = cache.inlined(wanted)) {
+  if (auto cached = cache.inlined(wanted, keepGoing)) {
     spdlog::debug("start-up: {} inlined bodies from the analysis cache", cached->size());
     return InlinedSiteList(std::move(*cached));
   }
@@ -339,7 +351,7 @@ StartupSearches cachedStartupSearches(AnalysisCache& cache, const GoBinary& bin,
                                       const std::function<bool(std::string_view)>& wanted,
                                       const std::function<bool()>& keepGoing) {
   StartupSearches out;
-  if (entries.empty() || cache.callSites(entries) || cache.inlined(wanted)) {
+  if (entries.empty() || cache.callSites(entries, keepGoing) || cache.inlined(wanted, keepGoing)) {
     // One of them at most searches: each on its own, as cachedCallSites and
     // cachedInlinedSites do.
     out.callSites = cachedCallSites(cache, bin, entries, keepGoing);
@@ -349,7 +361,7 @@ StartupSearches cachedStartupSearches(AnalysisCache& cache, const GoBinary& bin,
     }
     bool interrupted = false;
     out.inlined = cachedInlinedSites(cache, bin, wanted, [&](size_t, size_t) { return !keepGoing || keepGoing(); },
-                                     &interrupted);
+                                     &interrupted, keepGoing);
     out.interrupted = interrupted;
     return out;
   }

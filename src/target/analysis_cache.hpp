@@ -44,12 +44,15 @@ class AnalysisCache {
   // Proofs for every one of `entries`, or nullopt when one is not cached.
   // Every address handed out has passed cached_probe_proof.hpp's proof; a
   // record with one that does not is dropped whole (and nullopt returned).
-  std::optional<std::unordered_map<uint64_t, CallSiteProof>> callSites(std::span<const uint64_t> entries);
+  // keepGoing false during the proof: nullopt, nothing proved or dropped.
+  std::optional<std::unordered_map<uint64_t, CallSiteProof>> callSites(std::span<const uint64_t> entries,
+                                                                       const std::function<bool()>& keepGoing = {});
   // The bodies of every callee `wanted` accepts (the record's own, valid
   // while this cache lives and nothing is added to it), or nullopt when a
   // wanted name was not searched (or the names are not known yet). Proved
   // as callSites' are.
-  std::optional<std::vector<const InlinedSite*>> inlined(const std::function<bool(std::string_view)>& wanted);
+  std::optional<std::vector<const InlinedSite*>> inlined(const std::function<bool(std::string_view)>& wanted,
+                                                         const std::function<bool()>& keepGoing = {});
 
   void addCallSites(const std::unordered_map<uint64_t, CallSiteProof>& proofs);
   void addInlined(std::vector<std::string> allNames, const std::vector<std::string>& searched,
@@ -62,8 +65,9 @@ class AnalysisCache {
  private:
   // The record could not be proved: dropped, and said once.
   void distrust(const std::string& why);
-  // The cached bodies at `sites` not proved yet, proved (false: distrusted).
-  bool proveInlined(const std::vector<const InlinedSite*>& sites);
+  // The cached bodies at `sites` not proved yet, proved (false: distrusted,
+  // or stopped by keepGoing: then nothing is dropped).
+  bool proveInlined(const std::vector<const InlinedSite*>& sites, const std::function<bool()>& keepGoing = {});
 
   const GoBinary* bin_ = nullptr;
   std::shared_ptr<const SafeDir> dir_;  // analysis/, held open
@@ -81,7 +85,9 @@ class AnalysisCache {
 // is asked, else the search, whose answer is added (save() writes it).
 // One place decides, for every subcommand that places probes or lists them.
 // interrupted: the search was stopped (keepGoing / progress said no); the
-// result is then incomplete and nothing is added.
+// result is then incomplete and nothing is added. keepGoing is also asked
+// while a cached answer is proved (from several threads at once), so that a
+// Ctrl-C during start-up ends it at once.
 // Inlined bodies, in the search's order: the cache's record's own (not a
 // copy: kubectl has 84,000, three strings each) or a search's, kept here.
 // Valid while the cache lives and nothing is added to its inlined part.
@@ -123,6 +129,6 @@ CallSiteIndex cachedCallSites(AnalysisCache& cache, const GoBinary& bin, std::sp
 InlinedSiteList cachedInlinedSites(AnalysisCache& cache, const GoBinary& bin,
                                             const std::function<bool(std::string_view)>& wanted,
                                             const std::function<bool(size_t, size_t)>& progress = {},
-                                            bool* interrupted = nullptr);
+                                            bool* interrupted = nullptr, const std::function<bool()>& keepGoing = {});
 
 }  // namespace goscope

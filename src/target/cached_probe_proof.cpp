@@ -42,17 +42,22 @@ std::optional<Insn> instructionAt(const ProofSource& bin, uint64_t addr, uint64_
 // first failure (in item order) wins, so the message is the same run after run.
 template <class Group>
 std::optional<std::string> firstFailure(const ProofSource& src, std::vector<Group>& groups,
-                                        const std::function<std::optional<std::string>(Group&)>& each) {
+                                        const std::function<std::optional<std::string>(Group&)>& each, bool* stopped) {
   std::vector<std::optional<std::string>> why(groups.size());
-  std::atomic<bool> failed{false};
+  std::atomic<bool> failed{false}, halted{false};
   const auto one = [&](size_t i) {
-    if (failed.load(std::memory_order_relaxed)) return;
+    if (failed.load(std::memory_order_relaxed) || halted.load(std::memory_order_relaxed)) return;
+    if (src.keepGoing && !src.keepGoing()) {
+      halted = true;
+      return;
+    }
     why[i] = each(groups[i]);
     if (why[i]) failed = true;
   };
   if (src.forEach) src.forEach(groups.size(), one);
   else
     for (size_t i = 0; i < groups.size(); i++) one(i);
+  if (stopped) *stopped = halted.load();
   for (auto& w : why)
     if (w) return w;
   return std::nullopt;
@@ -61,7 +66,9 @@ std::optional<std::string> firstFailure(const ProofSource& src, std::vector<Grou
 }  // namespace
 
 std::optional<std::string> disproveCallSites(const ProofSource& bin,
-                                             std::span<const std::pair<uint64_t, const CallSiteProof*>> proofs) {
+                                             std::span<const std::pair<uint64_t, const CallSiteProof*>> proofs,
+                                             bool* stopped) {
+  if (stopped) *stopped = false;
   // Every site by the function it lies in: one decode of that function's
   // head up to its last site, whichever entries its sites call.
   std::map<const GoFunction*, std::vector<uint64_t>> byCaller;
@@ -96,10 +103,12 @@ std::optional<std::string> disproveCallSites(const ProofSource& bin,
         return "call site " + hex(site) + " is not a call rel32 in " + g.fn->name;
     }
     return std::nullopt;
-  });
+  }, stopped);
 }
 
-std::optional<std::string> disproveInlinedSites(const ProofSource& bin, std::span<const InlinedSite* const> sites) {
+std::optional<std::string> disproveInlinedSites(const ProofSource& bin, std::span<const InlinedSite* const> sites,
+                                                bool* stopped) {
+  if (stopped) *stopped = false;
   struct Group {
     const GoFunction* caller;
     std::vector<const InlinedSite*> sites;
@@ -155,7 +164,7 @@ std::optional<std::string> disproveInlinedSites(const ProofSource& bin, std::spa
         return "inlined body of " + which + ": its frame flag disagrees with the pc-to-SP table";
     }
     return std::nullopt;
-  });
+  }, stopped);
 }
 
 }  // namespace goscope

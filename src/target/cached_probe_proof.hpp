@@ -40,6 +40,9 @@ struct ProofSource {
   // Runs each(i) for i in [0, n): on every CPU for goscope
   // (forEachInParallel); in order when empty.
   std::function<void(size_t n, const std::function<void(size_t)>& each)> forEach;
+  // Asked between groups of addresses when set: false stops the proof, so
+  // that a Ctrl-C during start-up is not held up by it.
+  std::function<bool()> keepGoing;
 };
 
 // nullopt when every address is proved; else the first that is not, and why.
@@ -48,8 +51,12 @@ struct ProofSource {
 // (the function decoded from its entry up to the site) and a `call rel32` of
 // its entry (the parser checked the bytes; this checks that they are an
 // instruction and not the middle of one).
+//
+// `*stopped` (when given) says keepGoing ended the proof early: then nothing
+// is proved, nullopt or not.
 std::optional<std::string> disproveCallSites(const ProofSource& bin,
-                                             std::span<const std::pair<uint64_t, const CallSiteProof*>> proofs);
+                                             std::span<const std::pair<uint64_t, const CallSiteProof*>> proofs,
+                                             bool* stopped = nullptr);
 
 // Inlined bodies: the placement rule (inline_placement.hpp) re-checked on
 // the caller's inline tree and bytes: the body is the caller's call number
@@ -62,6 +69,7 @@ std::optional<std::string> disproveCallSites(const ProofSource& bin,
 // (it is what costs the search its time) is that nothing else jumps into
 // the body: a record that lied about it could count a call twice or not at
 // all, never probe inside an instruction or an unsafe one.
-std::optional<std::string> disproveInlinedSites(const ProofSource& bin, std::span<const InlinedSite* const> sites);
+std::optional<std::string> disproveInlinedSites(const ProofSource& bin, std::span<const InlinedSite* const> sites,
+                                                bool* stopped = nullptr);
 
 }  // namespace goscope

@@ -264,7 +264,7 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
       inlinedSites = cachedInlinedSites(analysisCache(), bin, wantedInlined, [](size_t done, size_t total) {
         reportProgress("finding inlined bodies", done, total);
         return !stopRequested();
-      });
+      }, nullptr, [] { return !stopRequested(); });
     addInlinedSites(bin, *inlinedSites, sel);
     spdlog::debug("start-up: {} inlined bodies made probe points ({:.0f} ms after goscope started)", inlinedSites->size(),
                   secondsSinceProcessStart() * 1000);
