@@ -486,14 +486,24 @@ TEST_CASE("error table: the target execs another program during a session") {
     }
   }
   SUBCASE("Delve: goscope SIGKILLed after the exec: its guardian lets go the same way") {
-    Child e({execer, "--after-ms", "1000", counter});
+    // The exec comes once the breakpoint is set (SIGUSR1), not after a fixed
+    // delay: on a loaded machine dlv's attach outlasted a second, and the
+    // exec came before the session (another case: the session then starts
+    // on the new program, or fails on it).
+    Child e({execer, "--on-usr1", counter});
     std::this_thread::sleep_for(200ms);
     const std::string errPath = "/tmp/goscope-error-table-exec-" + pidOf(::getpid());
+    struct RemoveFile {
+      std::string path;
+      ~RemoveFile() { std::filesystem::remove(path); }
+    } removeErr{errPath};
     // A condition that never holds: goscope waits in its continue and does
     // not notice the exec before it dies.
     pid_t g = spawnCliTo({"break", "-p", pidOf(e.pid()), "main.doWork", "--cond", "main.calls < 0", "-d", "30"}, errPath);
-    REQUIRE(waitUntil([&] { return slurpFile(errPath).find("breakpoint at") != std::string::npos; }, 20s));
-    REQUIRE(waitUntil([&] { return std::filesystem::read_symlink("/proc/" + pidOf(e.pid()) + "/exe") == counter; }, 10s));
+    REQUIRE(waitUntil([&] { return slurpFile(errPath).find("breakpoint at") != std::string::npos; }, 60s));
+    ::kill(e.pid(), SIGUSR1);
+    std::error_code ec;
+    REQUIRE(waitUntil([&] { return std::filesystem::read_symlink("/proc/" + pidOf(e.pid()) + "/exe", ec) == counter; }, 10s));
     std::this_thread::sleep_for(300ms);
     ::kill(g, SIGKILL);
     ::waitpid(g, nullptr, 0);
@@ -503,7 +513,6 @@ TEST_CASE("error table: the target execs another program during a session") {
     CHECK(procState(e.pid()) != 't');
     (void)newCodeAt(e.pid(), oldBreakpoint);  // reported, as above
     CHECK(e.alive());
-    std::filesystem::remove(errPath);
   }
 }
 

@@ -542,6 +542,9 @@ Result<rpc::Breakpoint> DelveSession::createBreakpoint(const BreakpointSpec& spe
   }
   auto bp = client_->createBreakpoint(in);
   if (!bp && !client_->transport().connected()) return lost(bp.error());
+  // An exec while Delve wrote: its threads are gone and it says only
+  // "input/output error".
+  if (!bp && imageReplaced()) return replaced();
   if (bp) {
     dlv_->noteBreakpoint(bp->id);
     std::vector<uint64_t> set = bp->addrs;
