@@ -168,7 +168,7 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
       if (forcedDelve) return useDelve("--strategy delve");
       if (f.readsArePlainVariables && f.ptracePrivileges && !forcedBpf) {
         p.backend = Backend::DirectRead;
-        p.reasons.push_back("every expression is a package variable whose address and type are known: read the process's memory without stopping it");
+        p.reasons.push_back("every expression is a package variable, a field of one or its len/cap, whose address and type are known: read the process's memory without stopping it");
         if (noDelve.empty()) p.fallback = Backend::Delve;
         return p;
       }

@@ -50,7 +50,7 @@ struct TargetFacts {
   // and Delve's read and set leave it stopped.
   pid_t stoppedPid = 0;
   bool floatArguments = false;     // a matched function takes or returns floats
-  bool readsArePlainVariables = false;  // read: every expression is a package variable of known address and size
+  bool readsArePlainVariables = false;  // read: every expression is a package variable (a field, len, cap) of known address and type
   std::string directReadRefusal;        // read: why not (the first expression that needs Delve)
   size_t matchedFunctions = 1;          // trace/break: how many functions the locations match
   bool locationsAreFunctions = true;    // break: FUNC names a function (not file:line, not an address)

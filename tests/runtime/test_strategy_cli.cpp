@@ -64,8 +64,11 @@ TEST_CASE("strategy: read takes the zero-pause direct read for plain variables, 
 TEST_CASE("strategy: direct reads print exactly what Delve prints — maps too, expressions go to Delve") {
   ReadyZoo z;
   for (const std::string flags : {"", "--json "}) {
-    // main.cfg is a struct holding a map.
-    const std::string exprs = "main.items main.primary main.cfg";
+    // main.cfg is a struct holding a map; a field of it and len/cap are
+    // read directly too.
+    const std::string exprs =
+        "main.items main.primary main.cfg main.cfg.Name main.cfg.Labels 'len(main.items)' 'cap(main.items)' "
+        "'len(main.labels)' 'len(main.cfg.Name)'";
     auto direct = runCli("read --explain " + flags + pidArg(z.pid()) + exprs);
     auto delve = runCli("read --strategy delve " + flags + pidArg(z.pid()) + exprs);
     INFO(direct.err << delve.err);
@@ -77,9 +80,15 @@ TEST_CASE("strategy: direct reads print exactly what Delve prints — maps too, 
     CHECK(direct.out == delve.out);
     CHECK(!direct.out.empty());
   }
-  auto expr = runCli("read --explain" + pidArg(z.pid()) + "'len(main.items)'");
-  CHECK(expr.out == "len(main.items) = 3 (int)\n");
+  // A field behind a pointer is Delve's (it follows the pointer), and so is
+  // an index; the reason names the part that needs it.
+  auto expr = runCli("read --explain" + pidArg(z.pid()) + "main.primary.Name");
+  CHECK(expr.out == "main.primary.Name = \"zoo\" (string)\n");
   CHECK(has(expr.err, "plan: delve"));
+  CHECK(has(expr.err, "the field Name is behind a pointer (main.primary is *main.Server)"));
+  auto index = runCli("read --explain" + pidArg(z.pid()) + "'main.items[1]'");
+  CHECK(index.out == "main.items[1] = \"beta\" (string)\n");
+  CHECK(has(index.err, "plan: delve"));
   CHECK(waitUntraced(z.pid(), 20s));
 }
 

@@ -54,6 +54,10 @@ inline bool cannotRun(const std::string& why) {
   return false;
 }
 
+// A fact a release-contract test established, for the Go support table
+// scripts/go-support-table.py builds from these tests' report (docs/go-support.md).
+inline void supportFact(const std::string& fact) { MESSAGE("support: " << fact); }
+
 // "go1.24/pie": the fixture variant of one release, for fixture(NAME, ...).
 inline std::string releaseVariant(const std::string& release, const std::string& variant) {
   return release + "/" + variant;
@@ -73,7 +77,7 @@ inline bool releaseSelected(const std::string& release) {
 // True when every fixture of `release` is built; else why not (cannotRun).
 inline bool releaseReady(const std::string& release) {
   if (!releaseSelected(release)) {
-    MESSAGE("skipped: " << release << " is not in GOSCOPE_RELEASES (" << std::getenv("GOSCOPE_RELEASES") << ")");
+    MESSAGE("skipped: " << release << " is not in GOSCOPE_RELEASES (" << std::string(std::getenv("GOSCOPE_RELEASES")) << ")");
     return false;
   }
   for (const auto& v : kReleaseVariants)

@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "backend/memory/read_selector.hpp"
 #include "target/go_runtime_facts.hpp"
 
 namespace goscope {
@@ -756,29 +757,73 @@ bool same(const Value& a, const Value& b) {
 
 }  // namespace
 
+namespace {
+
+// Where `path` is and its type, reading the DWARF of the types on its way
+// as they are needed. `*d` is the DWARF that has them all, on success.
+SelectorResolution resolveWithTypes(const GoBinary& bin, const std::string& path, const DwarfInfo*& d) {
+  std::vector<std::string> asked = variableCandidates(path);
+  for (int round = 0; round < 16; round++) {
+    d = bin.dwarfGlobals(asked);
+    if (!d) return {std::nullopt, "the binary has no DWARF: variable types are unknown", {}};
+    auto r = resolveSelector(*d, path);
+    if (r.missingType.empty()) return r;
+    if (std::find(asked.begin(), asked.end(), r.missingType) != asked.end())
+      return {std::nullopt, path + ": its type " + r.missingType + " is not in DWARF", {}};
+    asked.push_back(r.missingType);
+  }
+  return {std::nullopt, path + ": its fields nest deeper than the direct read follows", {}};
+}
+
+}  // namespace
+
 std::string directReadRefusal(const GoBinary& bin, const std::string& name) {
-  const DwarfInfo* d = bin.dwarfGlobals({name});
-  if (!d) return "the binary has no DWARF: variable types are unknown";
-  const GoVariable* v = d->variable(name);
-  if (!v) return name + " is not a package variable (an expression, or unknown): Delve evaluates it";
+  auto sel = parseReadSelector(name);
+  if (!sel) return name + " is not a package variable (an expression, or unknown): Delve evaluates it";
+  const DwarfInfo* d = nullptr;
+  auto r = resolveWithTypes(bin, sel->path, d);
+  if (!r.place) return r.why;
+  if (!sel->builtin.empty()) {
+    const GoType* t = d->type(r.place->type);
+    if (!t || !builtinApplies(sel->builtin, t->kind))
+      return name + ": " + sel->builtin + " of a " + r.place->type + ": Delve evaluates it";
+  }
   std::set<std::string> seen;
-  if (std::string why = refusal(bin, *d, v->type, seen); !why.empty()) return name + ": " + why;
+  if (std::string why = refusal(bin, *d, r.place->type, seen); !why.empty()) return name + ": " + why;
   return {};
 }
 
 Result<Value> readGlobalDirect(const GoBinary& bin, const Process& proc, uint64_t loadBias,
                                        const std::string& name, const DirectReadLimits& limits) {
-  std::vector<std::string> asked{name};
-  const DwarfInfo* d = bin.dwarfGlobals(asked);
-  if (!d) return fail(ErrorKind::BadTarget, bin.name() + " has no DWARF: " + name + "'s type is unknown");
-  const GoVariable* gv = d->variable(name);
-  if (!gv) {
-    auto g = findGlobal(bin, name);  // its error says unknown or stripped
-    if (!g) return fail(g.error());
-    return fail(ErrorKind::NoMatch, name + " has no type in DWARF");
+  auto sel = parseReadSelector(name);
+  if (!sel) return fail(ErrorKind::Usage, name + " is not a package variable (an expression, or unknown)");
+  if (!sel->builtin.empty()) {
+    // len(X), cap(X): X read as a whole value is (the same agreement of two
+    // reads), then its header's count.
+    auto inner = readGlobalDirect(bin, proc, loadBias, sel->path, limits);
+    if (!inner) return inner;
+    if (inner->kind == Value::Kind::Unavailable) {
+      inner->name = name;
+      return inner;
+    }
+    Value n;
+    n.kind = Value::Kind::Int;
+    n.name = name;
+    n.type = "int";
+    n.i = static_cast<int64_t>(sel->builtin == "len" ? inner->len : inner->cap);
+    return n;
   }
-  const std::string type = gv->type;
-  const uint64_t addr = gv->address + loadBias;
+  const DwarfInfo* d = nullptr;
+  auto place = resolveWithTypes(bin, sel->path, d);
+  if (!place.place) {
+    if (!d) return fail(ErrorKind::BadTarget, bin.name() + " has no DWARF: " + name + "'s type is unknown");
+    if (place.why.find("is not a package variable") != std::string::npos)
+      if (auto g = findGlobal(bin, sel->path); !g) return fail(g.error());  // its error says unknown or stripped
+    return fail(ErrorKind::NoMatch, place.why);
+  }
+  std::vector<std::string> asked = variableCandidates(sel->path);
+  const std::string type = place.place->type;
+  const uint64_t addr = place.place->address + loadBias;
   // An interface's dynamic type is known only once read: its DWARF is read
   // then (with every type it reaches), and the value read again.
   for (int round = 0;; round++) {
