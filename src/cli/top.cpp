@@ -159,22 +159,13 @@ int runTop(const std::vector<std::string>& argv) {
   view.title = "goscope top   PID " + pid + " (" + commOf(pid) + ")   " + patternText + "   every 1 s";
   auto screen = orRaise(top::Screen::open());
 
-  auto lastInterval = Clock::now();
-  bool sawInterval = false;
-  std::string filterBefore;
   Watched* failed = nullptr;
   while (!stopRequested && !failed) {
     for (auto& k : kids) {
       if (!k.open) continue;
       std::vector<std::string> out, err;
       k.open = k.child.pump(kids.size() > 1 ? 50ms : 100ms, out, err);
-      for (const auto& l : out) {
-        const auto r = k.name == "count" ? model.feedCount(l) : model.feedLatency(l);
-        if (r == top::Record::Interval && k.name == "count") {
-          lastInterval = Clock::now();
-          sawInterval = true;
-        }
-      }
+      for (const auto& l : out) k.name == "count" ? model.feedCount(l) : model.feedLatency(l);
       k.status = lastGoscopeLine(err, k.status);
       if (!k.open) {
         k.code = k.child.wait();
@@ -182,7 +173,6 @@ int runTop(const std::vector<std::string>& argv) {
         break;
       }
     }
-    if (sawInterval && Clock::now() - lastInterval > 2500ms) model.quiet();
     bool quit = false;
     for (int key; !quit && (key = screen.key(0)) != -1;) {
       if (view.editing) {
@@ -219,6 +209,7 @@ int runTop(const std::vector<std::string>& argv) {
     for (const auto& k : kids)  // a child's stderr says its budget action too: once is enough
       if (bound.empty() || k.status != "goscope: " + bound)
         view.bottom.push_back((kids.size() > 1 ? k.name + ": " : "") + k.status);
+    if (auto cost = model.costLine(); !cost.empty()) view.bottom.push_back(cost);
     screen.draw(model, view);
   }
 

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <sstream>
@@ -98,6 +100,29 @@ std::optional<ScreenRow> rowNamed(const std::string& screen, const std::string& 
   return std::nullopt;
 }
 
+// The figures of a line "...: X% of one CPU in the last second, Y%
+// since attached (...)" (top's cost line) or "... (Z% of one CPU, budget
+// ...)" (a child's cost line at its end): the numbers before each "% ".
+std::vector<double> percentsIn(const std::string& line) {
+  std::vector<double> v;
+  for (size_t at = line.find('%'); at != std::string::npos; at = line.find('%', at + 1)) {
+    size_t b = at;
+    while (b > 0 && (std::isdigit(static_cast<unsigned char>(line[b - 1])) || line[b - 1] == '.')) b--;
+    if (b < at) v.push_back(std::stod(line.substr(b, at - b)));
+  }
+  return v;
+}
+
+// top's cost line on the screen: {in the last second, since attached}, or none.
+std::optional<std::pair<double, double>> costShown(const std::string& screen) {
+  for (const auto& line : splitLines(screen)) {
+    if (line.rfind("cost to the target: ", 0) != 0) continue;
+    auto p = percentsIn(line);
+    if (p.size() >= 2 && line.find("since attached") != std::string::npos) return std::pair{p[0], p[1]};
+  }
+  return std::nullopt;
+}
+
 double median(std::vector<double> v) {
   REQUIRE(!v.empty());
   std::sort(v.begin(), v.end());
@@ -142,10 +167,13 @@ TEST_CASE("top: the pacer's main.scale shows the rate count -i 1 measures beside
   CommandResult count;
   std::thread counter([&] { count = runCli("count --json -i 1 -d 6 -p " + std::to_string(pacer.pid()) + " main.scale"); });
   std::vector<double> shown;
+  std::optional<std::pair<double, double>> cost;
   std::this_thread::sleep_for(1500ms);
   for (int i = 0; i < 5; i++) {
     std::this_thread::sleep_for(1s);
-    if (auto r = rowNamed(pane.screen(), "main.scale")) shown.push_back(r->rate);
+    const std::string screen = pane.screen();
+    if (auto r = rowNamed(screen, "main.scale")) shown.push_back(r->rate);
+    if (auto c = costShown(screen)) cost = c;
   }
   counter.join();
   REQUIRE(count.exitCode == 0);
@@ -162,7 +190,24 @@ TEST_CASE("top: the pacer's main.scale shows the rate count -i 1 measures beside
   MESSAGE("main.scale calls/s: top median " << s << ", count -i 1 median " << c << " (load " << slurpFile("/proc/loadavg") << ")");
   CHECK(s > 0);
   CHECK(std::abs(s - c) <= 0.10 * c);
+  // The cost line at the bottom: numbers, refreshed each second.
+  REQUIRE_MESSAGE(cost, "no cost line on the screen:\n" << pane.screen());
+  CHECK(cost->first > 0);
+  CHECK(cost->second > 0);
   checkQuitClean(pane, pacer, **elf);
+  // ... and the cost its count child prints at its end (on top's stderr
+  // after q). Both are that one session's CPU taken so far over its time so
+  // far, each call priced by the same per-hit figure: they differ only by
+  // the calls after the screen was last read, which move the average only
+  // as far as the call rate moves, and the pacer holds its rate within the
+  // 10% checked above. Plus each line's rounding (the end line prints 2
+  // decimals, the screen 3).
+  double atEnd = -1;
+  for (const auto& l : splitLines(pane.errors()))
+    if (l.find("cost to the target: ") != std::string::npos && !percentsIn(l).empty()) atEnd = percentsIn(l)[0];
+  MESSAGE("cost: top's line " << cost->second << "% since attached, count's end line " << atEnd << "%");
+  REQUIRE(atEnd > 0);
+  CHECK(std::abs(cost->second - atEnd) <= 0.10 * atEnd + 0.005 + 0.0005);
 }
 
 TEST_CASE("top: a sort key reorders the rows, and / filters them (Enter applies, Esc cancels)") {
