@@ -80,6 +80,12 @@ class Model {
   std::optional<ChildCost> countCost_, latencyCost_;
 };
 
+// The table's lines, on a screen and in --batch: the header (the sorted
+// column in brackets) and a row (calls/s, total, with `latency` p50 and
+// p99, then the name).
+std::string headerText(SortBy by, bool latency);
+std::string rowText(const Row& r, bool latency);
+
 // A share of one CPU for the cost line: "0.012", "3.40" (numbers, so that
 // they read and compare as the session_cost's share_pct).
 std::string formatPct(double pct);

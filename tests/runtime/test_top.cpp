@@ -266,6 +266,47 @@ TEST_CASE("top: without a terminal it refuses in one line, exit 2, and points to
   CHECK(goscopesFor(pacer.pid()).empty());
 }
 
+TEST_CASE("top --batch: without a terminal, -n tables as text after each interval, then exit 0, detached") {
+  Child pacer({fixture("pacer"), "--rate", "200"}, true);
+  auto elf = ElfFile::open(fixture("pacer"));
+  REQUIRE(elf.has_value());
+  std::string line;
+  REQUIRE(pacer.readLine(line, 5000));
+  auto r = runCli("top --batch -n 3 -p " + std::to_string(pacer.pid()) + " main.scale");  // stdout a pipe
+  INFO("stdout:\n" << r.out << "stderr:\n" << r.err);
+  CHECK(r.exitCode == 0);
+  // Three tables, each: the title, the header, main.scale's row, the cost line.
+  std::vector<std::vector<std::string>> tables;
+  for (const auto& l : splitLines(r.out)) {
+    if (l.rfind("goscope top   PID " + std::to_string(pacer.pid()), 0) == 0) tables.emplace_back();
+    if (!tables.empty() && !l.empty()) tables.back().push_back(l);
+  }
+  REQUIRE(tables.size() == 3);
+  long long lastTotal = 0;
+  for (const auto& t : tables) {
+    std::string text;
+    for (const auto& l : t) text += l + "\n";
+    auto row = rowNamed(text, "main.scale");
+    REQUIRE(row);
+    CHECK(row->rate > 0);
+    CHECK(row->total > lastTotal);  // since the attach: it grows
+    lastTotal = row->total;
+    auto cost = costShown(text);
+    REQUIRE(cost);
+    CHECK(cost->second > 0);
+  }
+  // The children's lines on stderr: the attach, and at the end the cost.
+  CHECK(r.err.find("probes attached to PID " + std::to_string(pacer.pid())) != std::string::npos);
+  CHECK(r.err.find("goscope: cost to the target: ") != std::string::npos);
+  CHECK(waitUntil([&] { return goscopesFor(pacer.pid()).empty(); }, 15s));
+  CHECK(textDifference(pacer.pid(), **elf) == 0);
+  CHECK(pacer.alive());
+  // -n belongs to --batch.
+  auto n = runCli("top -n 2 -p " + std::to_string(pacer.pid()));
+  CHECK(n.exitCode == 2);
+  CHECK(n.err.find("--batch") != std::string::npos);
+}
+
 TEST_CASE("top: a child that fails ends top with its one-line error and its exit code") {
   Child pacer({fixture("pacer"), "--rate", "200"}, true);
   std::string line;
