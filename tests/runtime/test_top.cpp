@@ -5,6 +5,7 @@
 // `count -i 1` run beside it; after `q`, goscope is gone and the target
 // runs on with its code as in its file.
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -54,6 +55,9 @@ class Pane {
     return s.empty() ? -1 : std::stoi(s);
   }
   std::string errors() const { return slurpFile(errFile_); }
+  // The pane killed, as when its window is closed: the terminal hangs up,
+  // and the processes on it get SIGHUP.
+  void kill() const { run(tmux() + " kill-session -t " + name_); }
 
  private:
   std::string tmux() const { return "tmux -L goscope-top-test-" + std::to_string(::getpid()); }
@@ -305,6 +309,52 @@ TEST_CASE("top --batch: without a terminal, -n tables as text after each interva
   auto n = runCli("top -n 2 -p " + std::to_string(pacer.pid()));
   CHECK(n.exitCode == 2);
   CHECK(n.err.find("--batch") != std::string::npos);
+}
+
+// top's own process among the goscope processes naming the PID (the others
+// are its children, count and latency); 0 when none.
+pid_t topProcessFor(pid_t target) {
+  for (pid_t p : goscopesFor(target)) {
+    const auto argv = cmdlineOf(p);
+    if (argv.size() > 1 && argv[1] == "top") return p;
+  }
+  return 0;
+}
+
+TEST_CASE("top: SIGTERM, and its pane killed (SIGHUP): it exits, its children detach, the target is unharmed") {
+  for (const int sig : {SIGTERM, SIGHUP}) {
+    CAPTURE(sig);
+    Child pacer({fixture("pacer"), "--rate", "200"}, true);
+    auto elf = ElfFile::open(fixture("pacer"));
+    REQUIRE(elf.has_value());
+    std::string line;
+    REQUIRE(pacer.readLine(line, 5000));
+    // With -L: two children, each with probes on the target.
+    Pane pane(topCommand(pacer.pid(), "-L main.scale"));
+    REQUIRE_MESSAGE(waitUntil([&] { auto r = rowNamed(pane.screen(), "main.scale"); return r && r->rate > 0; }, 40s),
+                    "no main.scale row with a rate on the screen:\n" << pane.screen());
+    const pid_t top = topProcessFor(pacer.pid());
+    REQUIRE(top > 0);
+    if (sig == SIGTERM) ::kill(top, SIGTERM);
+    else pane.kill();
+    // top interrupts its children and waits for each to detach, killing one
+    // that takes longer than its 30 s grace (docs/commands/top.md): gone
+    // within that, whatever the load.
+    CHECK_MESSAGE(waitUntil([&] { return !alive(top); }, 70s), "goscope top is still running");
+    if (sig == SIGTERM) {
+      CHECK(waitUntil([&] { return pane.exitCode() >= 0; }, 5s));
+      CHECK(pane.exitCode() == 0);
+      // The children's cost lines, printed once they had detached.
+      CHECK_MESSAGE(pane.errors().find("goscope: count: cost to the target: ") != std::string::npos, pane.errors());
+      CHECK_MESSAGE(pane.errors().find("goscope: latency: cost to the target: ") != std::string::npos, pane.errors());
+    }
+    CHECK_MESSAGE(waitUntil([&] { return goscopesFor(pacer.pid()).empty(); }, 15s), "a goscope process naming the PID is left");
+    CHECK(textDifference(pacer.pid(), **elf) == 0);
+    CHECK(pacer.alive());
+    for (int i = 0; i < 50 && pacer.readLine(line, 10);) i++;  // what queued meanwhile
+    CHECK(pacer.readLine(line, 3000));
+    CHECK(line.rfind("pacer: ", 0) == 0);
+  }
 }
 
 TEST_CASE("top: a child that fails ends top with its one-line error and its exit code") {
