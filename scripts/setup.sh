@@ -43,6 +43,8 @@ packages=(
   curl
   # goscope top draws with ncurses; its tests run it in a tmux pane
   libncurses-dev tmux
+  # the README's goscope mcp example picks the answer out of the JSON-RPC reply with it
+  jq
 )
 
 export DEBIAN_FRONTEND=noninteractive

@@ -330,7 +330,10 @@ Result<CountSnapshot> AggregateSession::Impl::read() const {
     }
     snap.functions.push_back(std::move(fc));
   }
-  if (meter_) snap.costFigures = meter_->costs().source;
+  if (meter_) {
+    snap.costFigures = meter_->costs().source;
+    snap.costSoFar = meter_->totals(meter_->lastSampleS());
+  }
   if (readVariable_)
     if (auto g = engine_->globalValue(0); g && g->tsNs != 0) snap.readValue = static_cast<int64_t>(g->value);
   return snap;

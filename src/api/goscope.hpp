@@ -148,6 +148,12 @@ struct CountSnapshot {
   // The reading at the session's end (run() returned): how long after -d's
   // deadline it was taken.
   double endLateS = 0;
+  // What the probes have cost the target so far, as of the meter's newest
+  // sample (it samples every 250 ms; costSoFar->elapsedS is that sample's
+  // moment, so a share of it is not diluted by the time since). Each
+  // interval report's cost is the difference of two of these. None off the
+  // BPF path.
+  std::optional<SessionCost> costSoFar;
 };
 
 struct Detached {

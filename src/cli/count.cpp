@@ -49,8 +49,11 @@ class CountReporter {
     // Most called in this interval first (bcc funccount -i sorts by count).
     std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.delta != b.delta ? a.delta > b.delta : a.func < b.func; });
     const size_t omitted = keepTop(rows);
-    out_.countInterval(intervalOf(snap, lastT_, intervalS_, omitted), rows);
+    auto in = intervalOf(snap, lastT_, intervalS_, omitted);
+    cost_.fill(snap, in);
+    out_.countInterval(in, rows);
     if (readVar_) printRead(snap);
+    out_.intervalEnd(in);
     lastT_ = now;
     out_.flush();
   }
@@ -104,6 +107,7 @@ class CountReporter {
   size_t top_;
   double intervalS_;
   std::vector<uint64_t> last_;
+  IntervalCost cost_;
   double lastT_ = 0, lastReadT_ = 0;
   int64_t lastValue_ = 0;
   std::optional<long long> lastRate_;

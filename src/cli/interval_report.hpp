@@ -27,6 +27,39 @@ inline output::Output::Interval intervalOf(const api::CountSnapshot& snap, doubl
   return in;
 }
 
+// Each interval's cost to the target, from the session's running totals
+// (CountSnapshot::costSoFar): what the probes took since the previous
+// interval's totals, over the time between the two meter samples they are
+// as of. An interval with no new sample (-i below the meter's 250 ms)
+// repeats the newest figure rather than claim 0.
+class IntervalCost {
+ public:
+  void fill(const api::CountSnapshot& snap, output::Output::Interval& in) {
+    if (!snap.costSoFar) return;
+    const api::SessionCost& c = *snap.costSoFar;
+    const double cpuMs = c.cpuMs + c.stoppedMs;
+    output::Output::Interval::Cost cost;
+    cost.sessionCpuMs = cpuMs;
+    cost.sessionSharePct = c.sharePct();
+    cost.budgetPct = c.budgetPct;
+    cost.enforced = c.enforced;
+    const double dt = c.elapsedS - lastAtS_;
+    if (dt > 0) {
+      cost.cpuMs = std::max(0.0, cpuMs - lastCpuMs_);
+      cost.sharePct = cost.cpuMs / (dt * 10);  // ms per s, in % of one CPU
+      lastSharePct_ = cost.sharePct;
+    } else {
+      cost.sharePct = lastSharePct_;
+    }
+    lastCpuMs_ = cpuMs;
+    lastAtS_ = std::max(lastAtS_, c.elapsedS);
+    in.cost = cost;
+  }
+
+ private:
+  double lastCpuMs_ = 0, lastAtS_ = 0, lastSharePct_ = 0;
+};
+
 // On stderr, when the session's end was read late after -d's deadline: the
 // totals cover more than -d, by how much.
 inline void printEndLate(const api::CountSnapshot& snap, double durationS) {

@@ -32,7 +32,8 @@ class LatencyReporter {
 
   void interval(const api::CountSnapshot& snap) {
     if (last_.size() != snap.functions.size()) last_.assign(snap.functions.size(), LatencyStats{});
-    const output::Output::Interval in = intervalOf(snap, lastT_, intervalS_);
+    output::Output::Interval in = intervalOf(snap, lastT_, intervalS_);
+    cost_.fill(snap, in);
     for (size_t i = 0; i < snap.functions.size(); i++) {
       const auto& f = snap.functions[i];
       if (!f.latency) continue;
@@ -41,6 +42,7 @@ class LatencyReporter {
       if (mine.count == 0 && mine.mismatches == 0 && snap.functions.size() > 1) continue;
       out_.latency(f.func, mine, {false, snap.elapsedS, in, unit_, f.probeCostNs, f.probeCostLowNs, snap.costFigures});
     }
+    out_.intervalEnd(in);
     lastT_ = snap.elapsedS;
     out_.flush();
   }
@@ -60,6 +62,7 @@ class LatencyReporter {
   TimeUnit unit_;
   double intervalS_;
   std::vector<LatencyStats> last_;  // each function's reading at the last interval
+  IntervalCost cost_;
   double lastT_ = 0;
 };
 

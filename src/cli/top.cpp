@@ -3,11 +3,14 @@
 // (docs/commands/top.md). It draws what two of goscope's own subcommands
 // print, run as its children (cli/goscope_child.hpp): `count --json -i 1`
 // and, with -L, `latency --json -i 1`, so the plan, the overhead budget and
-// the detach are exactly the command line's. It only reads.
+// the detach are exactly the command line's. It only reads. With --batch
+// it prints the table as text after each interval instead, for a pipe or a
+// file, as procps top -b does.
 #include <signal.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -17,6 +20,7 @@
 #include "cli/args.hpp"
 #include "cli/command.hpp"
 #include "cli/goscope_child.hpp"
+#include "output/stdout_writer.hpp"
 #include "cli/top_model.hpp"
 #include "cli/top_screen.hpp"
 
@@ -34,6 +38,8 @@ const std::vector<OptionSpec> kSpecs = {
     {"pid", 'p', true, "the process to watch"},
     {"latency", 'L', false, "also p50 and p99 latency per function (a second child: goscope latency)"},
     {"max-overhead", 0, true, "the share of the target's time the probes may take, in % (count's and latency's default 1), enforced"},
+    {"batch", 0, false, "no screen: print the table as text after each interval, then exit (procps top -b)"},
+    {"iterations", 'n', true, "with --batch: how many tables before it exits (default 1)"},
     {"help", 'h', false, "this help"},
 };
 
@@ -96,6 +102,78 @@ std::string commOf(const std::string& pid) {
   return s;
 }
 
+
+// Ends the children as Ctrl-C ends the command line (they detach and print
+// their cost), each given a grace before it is killed; `line` gets each
+// `goscope:` line they print meanwhile. Their codes go to Watched::code.
+template <typename OnLine>
+void endChildren(std::vector<Watched>& kids, OnLine line) {
+  for (auto& k : kids)
+    if (k.open) k.child.interrupt();
+  for (auto& k : kids) {
+    const auto deadline = Clock::now() + 30s;
+    while (k.open && Clock::now() < deadline) {
+      std::vector<std::string> out, err;
+      k.open = k.child.pump(200ms, out, err);
+      for (const auto& l : err)
+        if (l.rfind("goscope", 0) == 0) line(k, l);
+    }
+    // One that did not end within the grace is killed, as the destructor
+    // would (its probes are taken off by the kernel and the link holder).
+    if (k.open) k.child.kill();
+    if (k.code < 0) k.code = k.child.wait();
+  }
+}
+
+// A child's line on top's stderr: as it printed it, or with -L named
+// ("goscope: count: ...").
+void passOn(const std::vector<Watched>& kids, const Watched& k, const std::string& l) {
+  if (kids.size() > 1 && l.rfind("goscope: ", 0) == 0)
+    std::fprintf(stderr, "goscope: %s: %s\n", k.name.c_str(), l.substr(9).c_str());
+  else
+    std::fprintf(stderr, "%s\n", l.c_str());
+}
+
+// --batch: no terminal. The children's `goscope:` lines go to stderr as they
+// come; after each interval (the k-th table once every child has ended its
+// k-th), the table goes to stdout as text, then the cost line. After
+// `iterations` tables, a stop signal or a closed stdout, the children are
+// ended as on `q`; a child that ends by itself ends top with its code.
+int runBatch(std::vector<Watched>& kids, top::Model& model, const top::View& view, long iterations) {
+  std::vector<long> ends(kids.size(), 0);
+  long printed = 0;
+  Watched* failed = nullptr;
+  auto& stdoutWriter = output::StdoutWriter::instance();
+  while (!stopRequested && !failed && printed < iterations && !stdoutWriter.closed()) {
+    for (size_t i = 0; i < kids.size() && !failed; i++) {
+      auto& k = kids[i];
+      std::vector<std::string> out, err;
+      k.open = k.child.pump(kids.size() > 1 ? 50ms : 100ms, out, err);
+      for (const auto& l : out) {
+        const auto r = k.name == "count" ? model.feedCount(l) : model.feedLatency(l);
+        if (r == top::Record::IntervalEnd) ends[i]++;
+      }
+      for (const auto& l : err)
+        if (l.rfind("goscope", 0) == 0) passOn(kids, k, l);
+      if (!k.open) {
+        k.code = k.child.wait();
+        failed = &k;  // it ended by itself: the target exited, or it failed
+      }
+    }
+    const long ready = *std::min_element(ends.begin(), ends.end());
+    for (; printed < ready && printed < iterations; printed++) {
+      std::string text = printed > 0 ? "\n" : "";
+      text += view.title + "\n" + top::headerText(model.sortedBy(), view.latency) + "\n";
+      const auto rows = model.visible();
+      if (rows.empty()) text += "(no calls yet)\n";
+      for (const auto& r : rows) text += top::rowText(r, view.latency) + "\n";
+      if (auto cost = model.costLine(); !cost.empty()) text += cost + "\n";
+      std::cout << text << std::flush;
+    }
+  }
+  endChildren(kids, [&](const Watched& k, const std::string& l) { passOn(kids, k, l); });
+  return failed ? failed->code : 0;
+}
 }  // namespace
 
 int runTop(const std::vector<std::string>& argv) {
@@ -104,7 +182,8 @@ int runTop(const std::vector<std::string>& argv) {
     std::cout << usageOf("goscope top -p PID [-L] [--max-overhead PCT] [PATTERN...]", kSpecs)
               << "\nA full-screen view, refreshed each second, of the functions matching PATTERN (by default\n"
                  "main.* and the main module's packages): calls/s, total, with -L p50/p99 latency.\n"
-                 "Keys: c t n 5 9 sort, / filter, q quit. On a pipe: goscope count -i 1 -p PID PATTERN...\n";
+                 "Keys: c t n 5 9 sort, / filter, q quit. Without a terminal: --batch [-n N] prints the table\n"
+                 "as text after each of N intervals (default 1), or goscope count -i 1 -p PID PATTERN...\n";
     return 0;
   }
   const auto pidArg = args.get("pid");
@@ -112,7 +191,11 @@ int runTop(const std::vector<std::string>& argv) {
   const std::string pid = *pidArg;
   if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos || std::stol(pid) <= 0)
     raise({ErrorKind::Usage, "top: -p wants a process id, not '" + pid + "'"});
-  if (!::isatty(STDOUT_FILENO) || !::isatty(STDIN_FILENO))
+  const bool batch = args.has("batch");
+  const long iterations = orRaise(args.getInt("iterations", 1, 1, 1000000));
+  if (args.get("iterations") && !batch)
+    raise({ErrorKind::Usage, "top: -n counts the tables of --batch", "goscope top --batch -n N -p PID"});
+  if (!batch && (!::isatty(STDOUT_FILENO) || !::isatty(STDIN_FILENO)))
     raise({ErrorKind::Usage, "top: needs a terminal (stdin and stdout are not both one)",
            "goscope count -i 1 -p " + pid + " PATTERN... prints the same figures as lines"});
   const bool latency = args.has("latency");
@@ -157,24 +240,16 @@ int runTop(const std::vector<std::string>& argv) {
   std::string patternText;
   for (const auto& p : patterns) patternText += (patternText.empty() ? "" : " ") + p;
   view.title = "goscope top   PID " + pid + " (" + commOf(pid) + ")   " + patternText + "   every 1 s";
+  if (batch) return runBatch(kids, model, view, iterations);
   auto screen = orRaise(top::Screen::open());
 
-  auto lastInterval = Clock::now();
-  bool sawInterval = false;
-  std::string filterBefore;
   Watched* failed = nullptr;
   while (!stopRequested && !failed) {
     for (auto& k : kids) {
       if (!k.open) continue;
       std::vector<std::string> out, err;
       k.open = k.child.pump(kids.size() > 1 ? 50ms : 100ms, out, err);
-      for (const auto& l : out) {
-        const auto r = k.name == "count" ? model.feedCount(l) : model.feedLatency(l);
-        if (r == top::Record::Interval && k.name == "count") {
-          lastInterval = Clock::now();
-          sawInterval = true;
-        }
-      }
+      for (const auto& l : out) k.name == "count" ? model.feedCount(l) : model.feedLatency(l);
       k.status = lastGoscopeLine(err, k.status);
       if (!k.open) {
         k.code = k.child.wait();
@@ -182,7 +257,6 @@ int runTop(const std::vector<std::string>& argv) {
         break;
       }
     }
-    if (sawInterval && Clock::now() - lastInterval > 2500ms) model.quiet();
     bool quit = false;
     for (int key; !quit && (key = screen.key(0)) != -1;) {
       if (view.editing) {
@@ -219,40 +293,20 @@ int runTop(const std::vector<std::string>& argv) {
     for (const auto& k : kids)  // a child's stderr says its budget action too: once is enough
       if (bound.empty() || k.status != "goscope: " + bound)
         view.bottom.push_back((kids.size() > 1 ? k.name + ": " : "") + k.status);
+    if (auto cost = model.costLine(); !cost.empty()) view.bottom.push_back(cost);
     screen.draw(model, view);
   }
 
   // Leave the screen before anything is printed, then end the children as
   // Ctrl-C ends the command line: they detach and print their cost.
   screen.close();
-  for (auto& k : kids)
-    if (k.open) k.child.interrupt();
   std::vector<std::string> errs(kids.size());
-  for (size_t i = 0; i < kids.size(); i++) {
-    auto& k = kids[i];
-    const auto deadline = Clock::now() + 30s;
-    while (k.open && Clock::now() < deadline) {
-      std::vector<std::string> out, err;
-      k.open = k.child.pump(200ms, out, err);
-      for (const auto& l : err)
-        if (l.rfind("goscope", 0) == 0) errs[i] = l;
-    }
-    // One that did not end within the grace is killed, as the destructor
-    // would (its probes are taken off by the kernel and the link holder).
-    if (k.open) k.child.kill();
-    if (k.code < 0) k.code = k.child.wait();
-  }
+  endChildren(kids, [&](const Watched& k, const std::string& l) { errs[static_cast<size_t>(&k - kids.data())] = l; });
   if (failed && failed->code != 0) {
     std::fprintf(stderr, "%s\n", failed->status.c_str());
     return failed->code;
   }
-  for (size_t i = 0; i < kids.size(); i++) {
-    const auto& line = errs[i].empty() ? kids[i].status : errs[i];
-    if (kids.size() > 1 && line.rfind("goscope: ", 0) == 0)
-      std::fprintf(stderr, "goscope: %s: %s\n", kids[i].name.c_str(), line.substr(9).c_str());
-    else
-      std::fprintf(stderr, "%s\n", line.c_str());
-  }
+  for (size_t i = 0; i < kids.size(); i++) passOn(kids, kids[i], errs[i].empty() ? kids[i].status : errs[i]);
   return 0;
 }
 

@@ -35,6 +35,21 @@ bool isFinal(const boost::json::object& o) {
   return it != o.end() && it->value().is_bool() && it->value().as_bool();
 }
 
+bool isTrue(const boost::json::object& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->value().is_bool() && it->value().as_bool();
+}
+
+// {"interval_cost":{...}}: the child's cost, when its session measured one.
+std::optional<ChildCost> costOf(const boost::json::object& record) {
+  auto c = record.find("interval_cost");
+  if (c == record.end() || !c->value().is_object()) return std::nullopt;
+  const auto& o = c->value().as_object();
+  auto share = numberAt(o, "share_pct"), session = numberAt(o, "session_share_pct"), budget = numberAt(o, "budget_pct");
+  if (!share || !session || !budget) return std::nullopt;
+  return ChildCost{*share, *session, *budget, isTrue(o, "enforced")};
+}
+
 }  // namespace
 
 Model::Entry& Model::entry(const std::string& func) {
@@ -55,6 +70,14 @@ Record Model::feedCount(const std::string& line) {
     return Record::Bound;
   }
   if (o->contains("session_cost")) return Record::Cost;
+  if (auto ic = o->find("interval_cost"); ic != o->end()) {
+    // The interval ended: a row it did not name was not called in it.
+    if (ic->value().is_object())
+      if (auto elapsed = numberAt(ic->value().as_object(), "elapsed_ms"))
+        latestIntervalMs_ = std::max(latestIntervalMs_, static_cast<long long>(*elapsed));
+    if (auto c = costOf(*o)) countCost_ = c;
+    return Record::IntervalEnd;
+  }
   auto func = funcOf(*o);
   auto count = numberAt(*o, "count");
   if (!func || !count) return Record::Other;
@@ -76,6 +99,10 @@ Record Model::feedLatency(const std::string& line) {
   if (!o) return Record::Other;
   if (o->contains("overhead_bound")) return feedCount(line);
   if (o->contains("session_cost")) return Record::Cost;
+  if (o->contains("interval_cost")) {
+    if (auto c = costOf(*o)) latencyCost_ = c;
+    return Record::IntervalEnd;
+  }
   auto func = funcOf(*o);
   if (!func) return Record::Other;
   auto p50 = numberAt(*o, "p50_ns");
@@ -115,6 +142,53 @@ std::vector<Row> Model::visible() const {
     return a.func < b.func;
   });
   return out;
+}
+
+std::string Model::costLine() const {
+  if (!countCost_ && !latencyCost_) return "";
+  double now = 0, since = 0;
+  std::string parts;
+  const ChildCost* any = nullptr;
+  for (const auto& [name, c] : {std::pair{"count", &countCost_}, std::pair{"latency", &latencyCost_}}) {
+    if (!*c) continue;
+    now += (*c)->sharePct;
+    since += (*c)->sessionSharePct;
+    parts += std::string(parts.empty() ? "" : " + ") + name + " " + formatPct((*c)->sessionSharePct) + "%";
+    any = &**c;
+  }
+  std::string budget = "budget " + formatPct(any->budgetPct) + "%";
+  if (countCost_ && latencyCost_) budget = parts + "; " + budget + " each";
+  if (any->enforced) budget += ", enforced";
+  return "cost to the target: " + formatPct(now) + "% of one CPU in the last second, " + formatPct(since) +
+         "% since attached (" + budget + ")";
+}
+
+std::string rowText(const Row& r, bool latency) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%10.0f %12llu", r.rate, static_cast<unsigned long long>(r.total));
+  std::string s = buf;
+  if (latency) {
+    std::snprintf(buf, sizeof buf, " %9s %9s", r.p50Ns ? formatNs(*r.p50Ns).c_str() : "-",
+                  r.p99Ns ? formatNs(*r.p99Ns).c_str() : "-");
+    s += buf;
+  }
+  return s + "  " + r.func;
+}
+
+std::string headerText(SortBy by, bool latency) {
+  auto col = [by](SortBy c, const char* name, int width) {
+    std::string n = c == by ? std::string("[") + name + "]" : name;
+    return std::string(static_cast<size_t>(std::max(0, width - static_cast<int>(n.size()))), ' ') + n;
+  };
+  std::string s = col(SortBy::Rate, "CALLS/S", 10) + " " + col(SortBy::Total, "TOTAL", 12);
+  if (latency) s += " " + col(SortBy::P50, "P50", 9) + " " + col(SortBy::P99, "P99", 9);
+  return s + "  " + (by == SortBy::Name ? "[FUNCTION]" : "FUNCTION");
+}
+
+std::string formatPct(double pct) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, pct < 1 ? "%.3f" : "%.2f", pct);
+  return buf;
 }
 
 std::string formatNs(uint64_t ns) {

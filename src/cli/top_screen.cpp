@@ -10,30 +10,6 @@ namespace goscope::cli::top {
 
 namespace {
 
-// The columns: calls/s, total, p50, p99 (with -L), then the name.
-std::string rowText(const Row& r, bool latency) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%10.0f %12llu", r.rate, static_cast<unsigned long long>(r.total));
-  std::string s = buf;
-  if (latency) {
-    std::snprintf(buf, sizeof buf, " %9s %9s", r.p50Ns ? formatNs(*r.p50Ns).c_str() : "-",
-                  r.p99Ns ? formatNs(*r.p99Ns).c_str() : "-");
-    s += buf;
-  }
-  return s + "  " + r.func;
-}
-
-// The header, the sorted column in brackets.
-std::string headerText(SortBy by, bool latency) {
-  auto col = [by](SortBy c, const char* name, int width) {
-    std::string n = c == by ? std::string("[") + name + "]" : name;
-    return std::string(static_cast<size_t>(std::max(0, width - static_cast<int>(n.size()))), ' ') + n;
-  };
-  std::string s = col(SortBy::Rate, "CALLS/S", 10) + " " + col(SortBy::Total, "TOTAL", 12);
-  if (latency) s += " " + col(SortBy::P50, "P50", 9) + " " + col(SortBy::P99, "P99", 9);
-  return s + "  " + (by == SortBy::Name ? "[FUNCTION]" : "FUNCTION");
-}
-
 void line(int y, const std::string& text, attr_t attr = A_NORMAL) {
   attron(attr);
   mvaddnstr(y, 0, text.c_str(), COLS);

@@ -179,6 +179,21 @@ class JsonOutput final : public Output {
     if (in.omitted) printOmitted(in.omitted, in.elapsedS, false);
   }
 
+  void intervalEnd(const Interval& in) override {
+    boost::json::object o{{"elapsed_ms", std::llround(in.elapsedS * 1000)},
+                          {"interval_ms", std::llround(in.lengthS * 1000)}};
+    addLate(o, in);
+    if (in.cost) {
+      o["cpu_ms"] = in.cost->cpuMs;
+      o["share_pct"] = in.cost->sharePct;
+      o["session_cpu_ms"] = in.cost->sessionCpuMs;
+      o["session_share_pct"] = in.cost->sessionSharePct;
+      o["budget_pct"] = in.cost->budgetPct;
+      o["enforced"] = in.cost->enforced;
+    }
+    std::cout << jsonText(boost::json::object{{"interval_cost", o}}) << '\n';
+  }
+
   void countTotals(const std::vector<CountTotal>& rows, size_t omitted) override {
     for (const auto& r : rows) {
       boost::json::object o{{"func", r.func}, {"count", r.count}, {"final", true}};

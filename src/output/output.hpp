@@ -64,6 +64,16 @@ class Output {
     // intervals that passed with no report of their own, folded into this one.
     double lateS = 0;
     int skipped = 0;
+    // What the session's probes took from the target (BPF), in % of one CPU
+    // as the session_cost's share_pct: over this interval and since the
+    // probes were attached, and the budget they run under.
+    struct Cost {
+      double cpuMs = 0, sharePct = 0;
+      double sessionCpuMs = 0, sessionSharePct = 0;
+      double budgetPct = 0;
+      bool enforced = false;
+    };
+    std::optional<Cost> cost;
   };
   // goscope count, each interval: the functions called in it, most called first.
   struct CountRow {
@@ -74,6 +84,11 @@ class Output {
     double elapsedS = 0;
   };
   virtual void countInterval(const Interval& interval, const std::vector<CountRow>& rows) = 0;
+  // The end of an interval report of count or latency, whatever it showed
+  // (also none: no function was called): its cost to the target when known.
+  // JSON: an {"interval_cost":{...}} object; text: nothing (the cost line
+  // comes at the session's end).
+  virtual void intervalEnd(const Interval& interval) = 0;
   // goscope count, at the end: every function called, most called first.
   struct CountTotal {
     std::string func;

@@ -139,6 +139,8 @@ class TextOutput final : public Output {
     printOmitted(in.omitted);
   }
 
+  void intervalEnd(const Interval&) override {}
+
   void countTotals(const std::vector<CountTotal>& rows, size_t omitted) override {
     const int w = nameWidth(rows, 48);
     std::printf("\n%-*s %12s\n", w, "FUNC", "COUNT");

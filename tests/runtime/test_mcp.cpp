@@ -3,6 +3,9 @@
 // $GOSCOPE_MCP_CLIENT), against real fixtures, and the protocol's edges
 // spoken directly.
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -212,6 +215,46 @@ TEST_CASE("mcp: a client that disconnects mid-call: the probes detach, the serve
   const pid_t server = static_cast<pid_t>(out.at("serverPid").to_number<int64_t>());
   CHECK(waitUntil([&] { return !alive(server) && goscopesOn(counter.pid()).empty(); }, 20s));
   checkUnharmed(counter, 0);
+}
+
+TEST_CASE("mcp: the server SIGKILLed mid-count: its subcommand gets SIGINT from the kernel and detaches, the target is unharmed") {
+  Counter counter;
+  const double before = counter.rate();
+  // The server, its stdin a pipe this test keeps open (a closed stdin ends
+  // the session, which would interrupt the call the orderly way), its
+  // stdout and stderr to /dev/null. --max-overhead 100: the probes stay on
+  // until the server dies, not dropped by the budget first.
+  int in[2];
+  REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+  const std::string cli = cliPath();
+  const pid_t server = ::fork();
+  REQUIRE(server >= 0);
+  if (server == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (::dup2(in[0], 0) < 0 || null < 0 || ::dup2(null, 1) < 0 || ::dup2(null, 2) < 0) ::_exit(127);
+    ::execl(cli.c_str(), cli.c_str(), "mcp", "--max-overhead", "100", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  const std::string pid = std::to_string(counter.pid());
+  const std::string requests =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count","arguments":{"pid":)" + pid +
+      R"(,"patterns":["main.*"],"duration_s":60}}})"
+      "\n";
+  REQUIRE(::write(in[1], requests.data(), requests.size()) == static_cast<ssize_t>(requests.size()));
+  // The count's probes are in: the counter's code in memory differs from its file.
+  CHECK_MESSAGE(waitUntil([&] { return textDifference(counter.pid(), *counter.elf) != 0; }, 40s),
+                "the count's probes never went in");
+  REQUIRE_FALSE(goscopesOn(counter.pid()).empty());
+  ::kill(server, SIGKILL);
+  REQUIRE(::waitpid(server, nullptr, 0) == server);
+  ::close(in[1]);
+  // Its subcommand got SIGINT as the server died (PR_SET_PDEATHSIG): it
+  // detaches as on Ctrl-C, within the grace the disconnect test allows.
+  CHECK_MESSAGE(waitUntil([&] { return goscopesOn(counter.pid()).empty(); }, 20s), "a goscope process naming the PID is left");
+  checkUnharmed(counter, before);
 }
 
 TEST_CASE("mcp: the protocol's edges: versions, bad JSON, unknown methods and tools, notifications") {

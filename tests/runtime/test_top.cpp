@@ -5,9 +5,12 @@
 // `count -i 1` run beside it; after `q`, goscope is gone and the target
 // runs on with its code as in its file.
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <sstream>
@@ -52,6 +55,9 @@ class Pane {
     return s.empty() ? -1 : std::stoi(s);
   }
   std::string errors() const { return slurpFile(errFile_); }
+  // The pane killed, as when its window is closed: the terminal hangs up,
+  // and the processes on it get SIGHUP.
+  void kill() const { run(tmux() + " kill-session -t " + name_); }
 
  private:
   std::string tmux() const { return "tmux -L goscope-top-test-" + std::to_string(::getpid()); }
@@ -95,6 +101,29 @@ std::vector<std::string> namesOf(const std::vector<ScreenRow>& rows) {
 std::optional<ScreenRow> rowNamed(const std::string& screen, const std::string& func) {
   for (const auto& r : rowsOf(screen))
     if (r.func == func) return r;
+  return std::nullopt;
+}
+
+// The figures of a line "...: X% of one CPU in the last second, Y%
+// since attached (...)" (top's cost line) or "... (Z% of one CPU, budget
+// ...)" (a child's cost line at its end): the numbers before each "% ".
+std::vector<double> percentsIn(const std::string& line) {
+  std::vector<double> v;
+  for (size_t at = line.find('%'); at != std::string::npos; at = line.find('%', at + 1)) {
+    size_t b = at;
+    while (b > 0 && (std::isdigit(static_cast<unsigned char>(line[b - 1])) || line[b - 1] == '.')) b--;
+    if (b < at) v.push_back(std::stod(line.substr(b, at - b)));
+  }
+  return v;
+}
+
+// top's cost line on the screen: {in the last second, since attached}, or none.
+std::optional<std::pair<double, double>> costShown(const std::string& screen) {
+  for (const auto& line : splitLines(screen)) {
+    if (line.rfind("cost to the target: ", 0) != 0) continue;
+    auto p = percentsIn(line);
+    if (p.size() >= 2 && line.find("since attached") != std::string::npos) return std::pair{p[0], p[1]};
+  }
   return std::nullopt;
 }
 
@@ -142,10 +171,13 @@ TEST_CASE("top: the pacer's main.scale shows the rate count -i 1 measures beside
   CommandResult count;
   std::thread counter([&] { count = runCli("count --json -i 1 -d 6 -p " + std::to_string(pacer.pid()) + " main.scale"); });
   std::vector<double> shown;
+  std::optional<std::pair<double, double>> cost;
   std::this_thread::sleep_for(1500ms);
   for (int i = 0; i < 5; i++) {
     std::this_thread::sleep_for(1s);
-    if (auto r = rowNamed(pane.screen(), "main.scale")) shown.push_back(r->rate);
+    const std::string screen = pane.screen();
+    if (auto r = rowNamed(screen, "main.scale")) shown.push_back(r->rate);
+    if (auto c = costShown(screen)) cost = c;
   }
   counter.join();
   REQUIRE(count.exitCode == 0);
@@ -162,7 +194,24 @@ TEST_CASE("top: the pacer's main.scale shows the rate count -i 1 measures beside
   MESSAGE("main.scale calls/s: top median " << s << ", count -i 1 median " << c << " (load " << slurpFile("/proc/loadavg") << ")");
   CHECK(s > 0);
   CHECK(std::abs(s - c) <= 0.10 * c);
+  // The cost line at the bottom: numbers, refreshed each second.
+  REQUIRE_MESSAGE(cost, "no cost line on the screen:\n" << pane.screen());
+  CHECK(cost->first > 0);
+  CHECK(cost->second > 0);
   checkQuitClean(pane, pacer, **elf);
+  // ... and the cost its count child prints at its end (on top's stderr
+  // after q). Both are that one session's CPU taken so far over its time so
+  // far, each call priced by the same per-hit figure: they differ only by
+  // the calls after the screen was last read, which move the average only
+  // as far as the call rate moves, and the pacer holds its rate within the
+  // 10% checked above. Plus each line's rounding (the end line prints 2
+  // decimals, the screen 3).
+  double atEnd = -1;
+  for (const auto& l : splitLines(pane.errors()))
+    if (l.find("cost to the target: ") != std::string::npos && !percentsIn(l).empty()) atEnd = percentsIn(l)[0];
+  MESSAGE("cost: top's line " << cost->second << "% since attached, count's end line " << atEnd << "%");
+  REQUIRE(atEnd > 0);
+  CHECK(std::abs(cost->second - atEnd) <= 0.10 * atEnd + 0.005 + 0.0005);
 }
 
 TEST_CASE("top: a sort key reorders the rows, and / filters them (Enter applies, Esc cancels)") {
@@ -219,6 +268,93 @@ TEST_CASE("top: without a terminal it refuses in one line, exit 2, and points to
   CHECK(r.err.find("goscope count -i 1") != std::string::npos);
   CHECK(r.out.empty());
   CHECK(goscopesFor(pacer.pid()).empty());
+}
+
+TEST_CASE("top --batch: without a terminal, -n tables as text after each interval, then exit 0, detached") {
+  Child pacer({fixture("pacer"), "--rate", "200"}, true);
+  auto elf = ElfFile::open(fixture("pacer"));
+  REQUIRE(elf.has_value());
+  std::string line;
+  REQUIRE(pacer.readLine(line, 5000));
+  auto r = runCli("top --batch -n 3 -p " + std::to_string(pacer.pid()) + " main.scale");  // stdout a pipe
+  INFO("stdout:\n" << r.out << "stderr:\n" << r.err);
+  CHECK(r.exitCode == 0);
+  // Three tables, each: the title, the header, main.scale's row, the cost line.
+  std::vector<std::vector<std::string>> tables;
+  for (const auto& l : splitLines(r.out)) {
+    if (l.rfind("goscope top   PID " + std::to_string(pacer.pid()), 0) == 0) tables.emplace_back();
+    if (!tables.empty() && !l.empty()) tables.back().push_back(l);
+  }
+  REQUIRE(tables.size() == 3);
+  long long lastTotal = 0;
+  for (const auto& t : tables) {
+    std::string text;
+    for (const auto& l : t) text += l + "\n";
+    auto row = rowNamed(text, "main.scale");
+    REQUIRE(row);
+    CHECK(row->rate > 0);
+    CHECK(row->total > lastTotal);  // since the attach: it grows
+    lastTotal = row->total;
+    auto cost = costShown(text);
+    REQUIRE(cost);
+    CHECK(cost->second > 0);
+  }
+  // The children's lines on stderr: the attach, and at the end the cost.
+  CHECK(r.err.find("probes attached to PID " + std::to_string(pacer.pid())) != std::string::npos);
+  CHECK(r.err.find("goscope: cost to the target: ") != std::string::npos);
+  CHECK(waitUntil([&] { return goscopesFor(pacer.pid()).empty(); }, 15s));
+  CHECK(textDifference(pacer.pid(), **elf) == 0);
+  CHECK(pacer.alive());
+  // -n belongs to --batch.
+  auto n = runCli("top -n 2 -p " + std::to_string(pacer.pid()));
+  CHECK(n.exitCode == 2);
+  CHECK(n.err.find("--batch") != std::string::npos);
+}
+
+// top's own process among the goscope processes naming the PID (the others
+// are its children, count and latency); 0 when none.
+pid_t topProcessFor(pid_t target) {
+  for (pid_t p : goscopesFor(target)) {
+    const auto argv = cmdlineOf(p);
+    if (argv.size() > 1 && argv[1] == "top") return p;
+  }
+  return 0;
+}
+
+TEST_CASE("top: SIGTERM, and its pane killed (SIGHUP): it exits, its children detach, the target is unharmed") {
+  for (const int sig : {SIGTERM, SIGHUP}) {
+    CAPTURE(sig);
+    Child pacer({fixture("pacer"), "--rate", "200"}, true);
+    auto elf = ElfFile::open(fixture("pacer"));
+    REQUIRE(elf.has_value());
+    std::string line;
+    REQUIRE(pacer.readLine(line, 5000));
+    // With -L: two children, each with probes on the target.
+    Pane pane(topCommand(pacer.pid(), "-L main.scale"));
+    REQUIRE_MESSAGE(waitUntil([&] { auto r = rowNamed(pane.screen(), "main.scale"); return r && r->rate > 0; }, 40s),
+                    "no main.scale row with a rate on the screen:\n" << pane.screen());
+    const pid_t top = topProcessFor(pacer.pid());
+    REQUIRE(top > 0);
+    if (sig == SIGTERM) ::kill(top, SIGTERM);
+    else pane.kill();
+    // top interrupts its children and waits for each to detach, killing one
+    // that takes longer than its 30 s grace (docs/commands/top.md): gone
+    // within that, whatever the load.
+    CHECK_MESSAGE(waitUntil([&] { return !alive(top); }, 70s), "goscope top is still running");
+    if (sig == SIGTERM) {
+      CHECK(waitUntil([&] { return pane.exitCode() >= 0; }, 5s));
+      CHECK(pane.exitCode() == 0);
+      // The children's cost lines, printed once they had detached.
+      CHECK_MESSAGE(pane.errors().find("goscope: count: cost to the target: ") != std::string::npos, pane.errors());
+      CHECK_MESSAGE(pane.errors().find("goscope: latency: cost to the target: ") != std::string::npos, pane.errors());
+    }
+    CHECK_MESSAGE(waitUntil([&] { return goscopesFor(pacer.pid()).empty(); }, 15s), "a goscope process naming the PID is left");
+    CHECK(textDifference(pacer.pid(), **elf) == 0);
+    CHECK(pacer.alive());
+    for (int i = 0; i < 50 && pacer.readLine(line, 10);) i++;  // what queued meanwhile
+    CHECK(pacer.readLine(line, 3000));
+    CHECK(line.rfind("pacer: ", 0) == 0);
+  }
 }
 
 TEST_CASE("top: a child that fails ends top with its one-line error and its exit code") {

@@ -1,7 +1,8 @@
 // Reading goscope's --json streams in tests. A trace, break, count or
 // latency stream holds one object per call/hit/row plus, since issue #11,
-// objects that are not calls: {"overhead_bound":{...}} when the bound acts
-// and one {"session_cost":{...}} at the end. Tests that look at calls take
+// objects that are not calls: {"overhead_bound":{...}} when the bound acts,
+// with -i an {"interval_cost":{...}} at each interval's end, and one
+// {"session_cost":{...}} at the end. Tests that look at calls take
 // callObjects(); the cost object is sessionCost().
 #pragma once
 
@@ -33,7 +34,7 @@ inline std::vector<boost::json::object> functionObjects(const std::string& out) 
 }
 
 inline bool isSessionNote(const boost::json::object& o) {
-  return o.contains("session_cost") || o.contains("overhead_bound");
+  return o.contains("session_cost") || o.contains("overhead_bound") || o.contains("interval_cost");
 }
 
 // The call/hit objects only.

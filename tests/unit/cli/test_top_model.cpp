@@ -45,8 +45,11 @@ TEST_CASE("top model: a function missing from the newest interval was not called
   CHECK(rows[1].func == "main.doWork");
   CHECK(rows[1].rate == 0);
   CHECK(rows[1].total == 5000);
-  m.quiet();
+  // An interval in which nothing was called has no row, only its end.
+  CHECK(m.feedCount(R"({"interval_cost":{"elapsed_ms":3000,"interval_ms":1000,"cpu_ms":0,"share_pct":0,"session_cpu_ms":1.2,"session_share_pct":0.04,"budget_pct":1,"enforced":false}})") ==
+        Record::IntervalEnd);
   for (const auto& r : m.visible()) CHECK(r.rate == 0);
+  CHECK(m.visible()[0].total == 5000);
 }
 
 TEST_CASE("top model: sort by total, name, p50, p99") {
@@ -101,6 +104,37 @@ TEST_CASE("top model: bound actions, totals, the cost and anything else") {
   CHECK(m.feedCount("not json") == Record::Other);
   CHECK(m.feedCount(R"({"omitted":3})") == Record::Other);
   CHECK(m.rowCount() == 1);
+}
+
+TEST_CASE("top model: the cost line comes from the children's interval_cost records") {
+  Model m;
+  CHECK(m.costLine().empty());  // before the first interval ended
+  CHECK(m.feedCount(R"({"interval_cost":{"elapsed_ms":1000,"interval_ms":1000,"cpu_ms":1.31,"share_pct":0.131,"session_cpu_ms":1.31,"session_share_pct":0.1305,"budget_pct":1,"enforced":false}})") ==
+        Record::IntervalEnd);
+  REQUIRE(m.countCost());
+  CHECK(m.countCost()->sharePct == doctest::Approx(0.131));
+  CHECK(m.countCost()->sessionSharePct == doctest::Approx(0.1305));
+  CHECK(m.costLine() == "cost to the target: 0.131% of one CPU in the last second, 0.131% since attached (budget 1.00%)");
+  // The newest record replaces the one before; enforced is said.
+  m.feedCount(R"({"interval_cost":{"elapsed_ms":2000,"interval_ms":1000,"cpu_ms":40,"share_pct":4,"session_cpu_ms":41.3,"session_share_pct":2.066,"budget_pct":5,"enforced":true}})");
+  CHECK(m.costLine() == "cost to the target: 4.00% of one CPU in the last second, 2.07% since attached (budget 5.00%, enforced)");
+  // With latency, the two sessions' costs are summed and each is named.
+  CHECK(m.feedLatency(R"({"interval_cost":{"elapsed_ms":1000,"interval_ms":1000,"cpu_ms":15,"share_pct":1.5,"session_cpu_ms":15,"session_share_pct":1.5,"budget_pct":5,"enforced":true}})") ==
+        Record::IntervalEnd);
+  CHECK(m.costLine() ==
+        "cost to the target: 5.50% of one CPU in the last second, 3.57% since attached (count 2.07% + latency 1.50%; budget "
+        "5.00% each, enforced)");
+  // A record without the cost (off the BPF path) ends the interval, and keeps the newest cost.
+  CHECK(m.feedCount(R"({"interval_cost":{"elapsed_ms":3000,"interval_ms":1000}})") == Record::IntervalEnd);
+  CHECK(m.countCost()->sharePct == doctest::Approx(4));
+}
+
+TEST_CASE("top model: shares of a CPU as the cost line prints them") {
+  CHECK(formatPct(0) == "0.000");
+  CHECK(formatPct(0.0123) == "0.012");
+  CHECK(formatPct(0.999) == "0.999");
+  CHECK(formatPct(1) == "1.00");
+  CHECK(formatPct(97.04) == "97.04");
 }
 
 TEST_CASE("top model: durations for the columns") {
