@@ -810,7 +810,9 @@ Result<Value> readGlobalDirect(const GoBinary& bin, const Process& proc, uint64_
     n.kind = Value::Kind::Int;
     n.name = name;
     n.type = "int";
-    n.i = static_cast<int64_t>(sel->builtin == "len" ? inner->len : inner->cap);
+    // An array's capacity is its length (the value keeps no cap of its own).
+    const uint64_t cap = inner->kind == Value::Kind::Array ? inner->len : inner->cap;
+    n.i = static_cast<int64_t>(sel->builtin == "len" ? inner->len : cap);
     return n;
   }
   const DwarfInfo* d = nullptr;
