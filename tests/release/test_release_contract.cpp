@@ -442,7 +442,7 @@ void directRead(const std::string& rel) {
       if (!c.direct(minor)) continue;
       read += v == "default";
       CAPTURE(c.expr);
-      auto r = runCli("read --explain" + pidArg(z.pid()) + c.expr);
+      auto r = runCli("read --explain" + pidArg(z.pid()) + quoted(c.expr));
       INFO("stderr: " << r.err);
       REQUIRE(r.exitCode == 0);
       CHECK(has(r.err, "plan: direct-read"));
