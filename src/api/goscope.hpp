@@ -31,6 +31,7 @@
 #include "api/call.hpp"
 #include "api/delve_choice.hpp"
 #include "api/delve_work.hpp"
+#include "api/memory_sample.hpp"
 #include "api/doctor.hpp"
 #include "api/event_session.hpp"
 #include "api/session_cost.hpp"

@@ -108,13 +108,15 @@ Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std:
   f.runningProcess = pid.has_value();
   f.dlvInstalled = delve::anyDelve(r.dlvPath);  // $PATH and the toolchain cache looked at, no process
   bool directReadServes = false;
-  if (r.action == Action::Read) {
+  if (r.action == Action::Read || (r.action == Action::Sample && r.locations.empty())) {
     // Only the DWARF these variables need, once for all of them.
     if (f.hasDwarf) bin.dwarfGlobals(r.capture.exprs);
     // A package variable the binary shows does not exist is refused here,
     // before Delve is started or the target stopped.
     for (const auto& e : r.capture.exprs)
-      if (auto unknown = unknownGlobal(bin, e)) return fail(unknown->kind, "read: " + unknown->message, unknown->hint);
+      if (auto unknown = unknownGlobal(bin, e))
+        return fail(unknown->kind, std::string(r.action == Action::Read ? "read: " : "sample: ") + unknown->message,
+                    unknown->hint);
     f.readsArePlainVariables = f.hasDwarf && !r.capture.exprs.empty();
     for (const auto& e : r.capture.exprs) {
       if (!f.readsArePlainVariables) break;

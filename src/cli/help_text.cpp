@@ -15,7 +15,7 @@ std::string valuePlaceholder(const std::string& name) {
       {"dlv-arg", "ARG"},     {"dlv", "PATH"},     {"modes", "LIST"},               {"prometheus", "ADDR"},
       {"top", "N"},           {"debug-file", "PATH"},          {"debug-dir", "DIR"},
       {"max-duration", "SECS"}, {"max-events", "N"},           {"max-probes", "N"},       {"max-output", "BYTES"},
-      {"max-calls", "N"},
+      {"max-calls", "N"},     {"iterations", "N"},
   };
   auto it = kinds.find(name);
   return it == kinds.end() ? "VALUE" : it->second;

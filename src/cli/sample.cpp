@@ -3,6 +3,8 @@
 // expressions, continue until it hits (or a timeout: a miss), record, clear,
 // continue. Between samples the target runs with no breakpoint at all, so
 // it pays only the few milliseconds of each pause, which each record shows.
+// Without --at, each interval reads the expressions from memory instead
+// (api/memory_sample.hpp): the target is never stopped.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -19,9 +21,34 @@
 
 namespace goscope::cli {
 
+namespace {
+
+// Without --at: every interval, the expressions read from memory.
+int sampleFromMemory(const ProbeRequest& request, TracedTarget& target, bool json, bool strict) {
+  std::fprintf(stderr, "goscope: sampling PID %d from memory every %g s, never stopping it; Ctrl-C to stop\n",
+               *request.target.pid, request.intervalS);
+  auto out = output::makeOutput(json);
+  const output::HitShape shape{true, false, false, 0};
+  auto totals = orRaise(api::sampleMemory(request, target, [&](const api::MemorySample& s) {
+    out->sample({s.index, s.elapsedS, 0, nullptr, {}, 0, &s.values}, shape);
+    return out->open();
+  }));
+  std::fprintf(stderr, "goscope: %d samples read from memory, %.2f ms at most; PID %d was never stopped\n", totals.taken,
+               totals.readMaxMs, *request.target.pid);
+  if (totals.targetExited) {
+    if (strict)
+      raise({ErrorKind::TargetGone, "PID " + std::to_string(*request.target.pid) + " exited during the session",
+             "everything recorded before it exited is printed above"});
+    std::fprintf(stderr, "goscope: PID %d exited; the session ended with it\n", *request.target.pid);
+  }
+  return 0;
+}
+
+}  // namespace
+
 int runSample(const std::vector<std::string>& argv) {
   auto specs = delveOptionSpecs({
-      {"at", 0, true, "the function whose next call is sampled"},
+      {"at", 0, true, "the function whose next call is sampled (without it: read from memory, never stopping)"},
       {"args", 0, false, "capture its arguments too"},
       {"interval", 'i', true, "one sample every SECS seconds (default 1)"},
       {"duration", 'd', true, "stop after SECS seconds"},
@@ -33,21 +60,25 @@ int runSample(const std::vector<std::string>& argv) {
   for (const auto& o : readLimitSpecs(kHitReadLimits)) specs.push_back(o);
   auto args = orRaise(parseArgs("sample", specs, argv));
   if (args.has("help")) {
-    std::cout << usageOf("goscope sample -p PID --at FUNC [EXPR...] [--args] [-i SECS] [-d SECS] [--json]", specs);
+    std::cout << usageOf("goscope sample -p PID [--at FUNC] [EXPR...] [--args] [-i SECS] [-d SECS] [--json]", specs);
     return 0;
   }
   auto at = args.get("at");
-  if (!at) raise({ErrorKind::Usage, "sample: name the function to sample at: --at FUNC"});
   const std::vector<std::string> exprs = args.positional();
+  if (!at && args.has("args"))
+    raise({ErrorKind::Usage, "sample: --args are a call's: name the function with --at FUNC"});
+  if (!at && args.has("timeout"))
+    raise({ErrorKind::Usage, "sample: --timeout is how long to wait for FUNC's call: it goes with --at FUNC"});
   if (exprs.empty() && !args.has("args"))
-    raise({ErrorKind::Usage, "sample: name at least one expression (e.g. main.counter) or --args"});
+    raise({ErrorKind::Usage, at ? "sample: name at least one expression (e.g. main.counter) or --args"
+                                : "sample: name at least one expression (e.g. main.counter), or --at FUNC"});
   const double intervalS = orRaise(args.getSeconds("interval", 1));
   const double durationS = args.has("duration") ? orRaise(args.getSeconds("duration", 0)) : 0;
   const double timeoutS = orRaise(args.getSeconds("timeout", intervalS));
   ProbeRequest request;
   request.action = Action::Sample;
   request.target.pid = delvePidOrRaise(args, "sample");
-  request.locations = {*at};
+  if (at) request.locations = {*at};
   request.capture.exprs = exprs;
   request.capture.args = args.has("args");
   request.hitLimits = readLimitsOrRaise(args, kHitReadLimits);
@@ -58,6 +89,7 @@ int runSample(const std::vector<std::string>& argv) {
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
   planOrRaise(args, request, target.binary(), request.target.pid);
+  if (!at) return sampleFromMemory(request, target, args.has("json"), args.has("strict"));
 
   auto out = output::makeOutput(args.has("json"));
   const output::HitShape shape{!exprs.empty(), request.capture.args, false, 0};

@@ -151,9 +151,10 @@ class JsonOutput final : public Output {
     boost::json::object o{{"time", isoTime(std::chrono::system_clock::now())},
                           {"sample", s.index},
                           {"elapsed_s", std::round(s.elapsedS * 1000) / 1000},
-                          {"miss", s.call == nullptr},
+                          {"miss", s.call == nullptr && s.values == nullptr},
                           {"pause_ms", std::round(s.pauseMs * 100) / 100}};
-    if (s.call) hitFields(o, *s.call, shape);
+    if (s.values) o["values"] = namedJson(*s.values);
+    else if (s.call) hitFields(o, *s.call, shape);
     else o["function"] = s.function;
     std::cout << jsonText(o) << std::endl;
   }

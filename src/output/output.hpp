@@ -38,14 +38,17 @@ class Output {
   virtual void traceCall(const api::Call& call, bool stack) = 0;
   // goscope break: the `hit`-th hit.
   virtual void breakHit(const api::Call& call, long long hit, const HitShape& shape) = 0;
-  // goscope sample: a sample that caught FUNC (`call`) or missed it.
+  // goscope sample: a sample that caught FUNC (`call`) or missed it, or,
+  // without --at, the expressions read from memory (`values`, each named by
+  // its expression; the target not stopped).
   struct Sample {
     int index = 0;
     double elapsedS = 0;
     double pauseMs = 0;
-    const api::Call* call = nullptr;  // nullptr: a miss
+    const api::Call* call = nullptr;  // nullptr: a miss, unless `values`
     std::string function;             // FUNC, for a miss
     double timeoutS = 0;              // how long a miss waited
+    const std::vector<Value>* values = nullptr;  // read from memory
   };
   virtual void sample(const Sample& s, const HitShape& shape) = 0;
   // goscope read: one expression's value.

@@ -109,7 +109,9 @@ class TextOutput final : public Output {
     char pause[48];
     std::snprintf(pause, sizeof pause, " | pause %.1f ms", s.pauseMs);
     const std::string now = clockText(std::chrono::system_clock::now());
-    if (s.call) {
+    if (s.values) {
+      std::cout << now << " | " << assignments(*s.values, " ") << " | not stopped" << std::endl;
+    } else if (s.call) {
       std::cout << now << ' ' << hitText(*s.call, shape) << pause << std::endl;
     } else {
       char miss[64];

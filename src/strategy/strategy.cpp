@@ -162,6 +162,24 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
       return useBpf("goroutine-aware latency needs entry and return probes on every call");
 
     case Action::Sample:
+      // Without a function to sample at, nothing needs the target stopped:
+      // each interval reads the expressions from memory, as read does.
+      if (r.locations.empty()) {
+        if (forcedDelve || forcedBpf)
+          return cannot(r, "without --at, sample reads from memory: --strategy " + std::string(forcedDelve ? "delve" : "bpf") +
+                               " does not fit", "drop --strategy, or give --at FUNC to sample at FUNC's calls through Delve");
+        if (f.readsArePlainVariables && f.ptracePrivileges) {
+          p.backend = Backend::DirectRead;
+          p.reasons.push_back("no --at: each interval reads every expression from the process's memory, never stopping it");
+          return p;
+        }
+        return cannot(r,
+                      "without --at, sample reads from memory, and " +
+                          (!f.ptracePrivileges && !f.ptraceRefusal.empty() ? f.ptraceRefusal
+                           : f.directReadRefusal.empty() ? std::string("these expressions need Delve")
+                                                         : f.directReadRefusal),
+                      "give --at FUNC: Delve then samples at FUNC's calls (the target stops briefly each time)");
+      }
       return useDelve("periodic sampling halts the target briefly once an interval");
 
     case Action::Read: {

@@ -466,7 +466,7 @@ void delvePath(const std::string& rel) {
     // No Delve Debian has reads it: refused before anything is started,
     // naming the Delves that would and the command that gets one.
     for (const std::string& cmd : {"read --strategy delve" + p + "main.cfg.Name", "break --strategy delve -n 1" + p + "main.mayPanic",
-                                  "read" + p + "'len(main.items)'"}) {
+                                  "read" + p + "'main.items[1]'"}) {
       CAPTURE(cmd);
       auto r = runCli(cmd);
       INFO("stderr: " << r.err);

@@ -651,7 +651,7 @@ TEST_CASE("delve errors: one line with a hint, the documented exit code") {
     Child sleeper({"/bin/sleep", "30"});
     expectError(runCli("read" + pidArg(sleeper.pid()) + "main.counter"), 4, "is not a Go program");
     expectError(runCli("read main.counter"), 2, "read: name the process: -p PID");
-    expectError(runCli("sample -p 1 main.counter"), 2, "--at FUNC");
+    expectError(runCli("sample -p 1 --args"), 2, "--args are a call's: name the function with --at FUNC");
   }
   SUBCASE("the target exits during the session: what was recorded comes first, exit 8 (break: --strict)") {
     // The target ends once the session has recorded some (SIGTERM: Go's

@@ -43,6 +43,7 @@ TEST_CASE("strategy: invariants over the whole capability table") {
           ProbeRequest r;
           r.action = a;
           r.strategy = s;
+          if (a == Action::Sample) r.locations = {"main.f"};  // sample at a function (without: below)
           r.capture.args = cap & 1;
           if (cap & 2) r.capture.exprs = {"main.x"};
           r.capture.results = cap & 4;
@@ -149,6 +150,7 @@ TEST_CASE("strategy: DWARF only in a separate debug file serves BPF and direct r
 
   ProbeRequest sample;
   sample.action = Action::Sample;
+  sample.locations = {"main.f"};
   auto ps = planRequest(sample, f);
   REQUIRE_FALSE(ps);
   CHECK(ps.error().message.find(why) != std::string::npos);
@@ -296,6 +298,7 @@ TEST_CASE("strategy: a stopped target (state T) never gets a Delve breakpoint or
         ProbeRequest r;
         r.action = a;
         r.strategy = s;
+        if (a == Action::Sample) r.locations = {"main.f"};
         r.capture.args = true;
         if (expr) r.capture.exprs = {"main.x"};
         const std::string action = actionName(a);
@@ -416,4 +419,39 @@ TEST_CASE("strategy: --no-stop never plans Delve, as a plan or a fallback, and s
   REQUIRE(d);
   CHECK(d->backend == Backend::DirectRead);
   CHECK_FALSE(d->fallback.has_value());
+}
+
+TEST_CASE("strategy: sample without a function reads memory, never Delve, and is refused naming --at otherwise") {
+  TargetFacts f;
+  f.hasDwarf = true;
+  f.runningProcess = true;
+  f.dlvInstalled = true;
+  f.ptracePrivileges = true;
+  f.bpfPrivileges = true;
+  ProbeRequest r;
+  r.action = Action::Sample;
+  r.capture.exprs = {"main.x"};
+  f.readsArePlainVariables = true;
+  auto p = planRequest(r, f);
+  REQUIRE(p);
+  CHECK(p->backend == Backend::DirectRead);
+  CHECK(p->fallback != Backend::Delve);
+  // What memory alone cannot answer: refused, with the reason and --at.
+  f.readsArePlainVariables = false;
+  f.directReadRefusal = "main.p.X: the field X is behind a pointer (main.p is *main.T): Delve follows it";
+  auto q = planRequest(r, f);
+  REQUIRE_FALSE(q);
+  CHECK(q.error().message.find(f.directReadRefusal) != std::string::npos);
+  CHECK(q.error().hint.find("--at FUNC") != std::string::npos);
+  // No ptrace: memory cannot be read either.
+  f.readsArePlainVariables = true;
+  f.ptracePrivileges = false;
+  CHECK_FALSE(planRequest(r, f));
+  f.ptracePrivileges = true;
+  for (StrategyChoice s : {StrategyChoice::Delve, StrategyChoice::Bpf}) {
+    r.strategy = s;
+    auto forced = planRequest(r, f);
+    REQUIRE_FALSE(forced);
+    CHECK(forced.error().message.find("without --at, sample reads from memory") != std::string::npos);
+  }
 }
