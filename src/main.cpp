@@ -14,6 +14,7 @@
 #include "cli/target_watch.hpp"
 #include "output/stdout_writer.hpp"
 #include "util/log.hpp"
+#include "util/notice.hpp"
 #include "util/printable.hpp"
 #include "util/result.hpp"
 
@@ -86,5 +87,6 @@ int main(int argc, char** argv) {
   goscope::output::StdoutWriter::install(stdoutClosedAtStart);
   std::vector<std::string> args(argv + 1, argv + argc);
   goscope::setupLogging(args);  // consumes -v / --verbose
+  goscope::setNoticeHook([](const std::string& line) { std::fprintf(stderr, "goscope: %s\n", line.c_str()); });
   return goscope::output::finishStdout(run(args));
 }

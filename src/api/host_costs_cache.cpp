@@ -26,6 +26,7 @@
 #include "backend/bpf/calibration.hpp"
 #include "backend/bpf/privileges.hpp"
 #include "util/cache_dir.hpp"
+#include "util/notice.hpp"
 #include <spdlog/spdlog.h>
 
 namespace goscope::api {
@@ -175,11 +176,11 @@ HostCosts hostCosts() {
   s.costs.source = HostCosts{}.source + "; " + why;
   if (const char* env = std::getenv("GOSCOPE_NO_CALIBRATION"); env && *env) return s.costs;
   if (!bpf::checkPrivileges()) return s.costs;
-  std::fprintf(stderr, "goscope: measuring what a probe costs on this host (%s)\n", why.c_str());
+  notify("measuring what a probe costs on this host (" + why + ")");
   if (auto r = measureInto(s, identity); !r) {
     spdlog::debug("calibration failed: {}", r.error().message);
   } else {
-    std::fprintf(stderr, "goscope: probe costs %s\n", whereCached().c_str());
+    notify("probe costs " + whereCached());
   }
   return s.costs;
 }
