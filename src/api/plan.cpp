@@ -114,7 +114,7 @@ Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std:
     // A package variable the binary shows does not exist is refused here,
     // before Delve is started or the target stopped.
     for (const auto& e : r.capture.exprs)
-      if (auto unknown = unknownGlobal(bin, e))
+      if (auto unknown = unknownGlobal(bin, e); unknown || (unknown = unknownField(bin, e)))
         return fail(unknown->kind, std::string(r.action == Action::Read ? "read: " : "sample: ") + unknown->message,
                     unknown->hint);
     f.readsArePlainVariables = f.hasDwarf && !r.capture.exprs.empty();

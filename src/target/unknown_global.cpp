@@ -39,8 +39,15 @@ bool isDelvePseudoVariable(std::string_view pkg, std::string_view name) {
 }  // namespace
 
 std::optional<Error> unknownGlobal(const GoBinary& bin, const std::string& expr) {
+  std::string_view e(expr);
+  while (!e.empty() && e.front() == ' ') e.remove_prefix(1);
+  while (!e.empty() && e.back() == ' ') e.remove_suffix(1);
+  // len(X), cap(X): X is what must exist.
+  for (std::string_view fn : {"len(", "cap("})
+    if (e.size() > fn.size() + 1 && e.substr(0, fn.size()) == fn && e.back() == ')')
+      return unknownGlobal(bin, std::string(e.substr(fn.size(), e.size() - fn.size() - 1)));
   std::vector<std::string_view> parts;
-  std::string_view rest(expr);
+  std::string_view rest(e);
   for (size_t dot; (dot = rest.find('.')) != std::string_view::npos; rest.remove_prefix(dot + 1))
     parts.push_back(rest.substr(0, dot));
   parts.push_back(rest);

@@ -13,7 +13,8 @@
 namespace goscope {
 
 // A NoMatch error ("no package variable main.nosuch in PROG") when `expr`
-// is `pkg.name` or `pkg.name.field...` (identifiers only), `pkg` is a
+// is `pkg.name` or `pkg.name.field...` (identifiers only; also inside
+// `len(...)` or `cap(...)`), `pkg` is a
 // package the binary has functions of, and nothing of that name exists:
 // no DWARF variable, constant, function or type called `pkg.name` or
 // `.../pkg.name` (Delve accepts a package's short name), no such symbol,

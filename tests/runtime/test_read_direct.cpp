@@ -203,7 +203,7 @@ TEST_CASE("read direct: a package variable DWARF shows does not exist is refused
   Counter c;
   const std::string p = std::to_string(c.pid());
   for (const std::vector<std::string>& exprs :
-       {std::vector<std::string>{"main.nosuch"}, {"main.counter", "main.nosuch"}, {"main.nosuch.Field"}}) {
+       {std::vector<std::string>{"main.nosuch"}, {"main.counter", "main.nosuch"}, {"main.nosuch.Field"}, {"len(main.nosuch)"}}) {
     for (const std::string strategy : {"auto", "delve"}) {
       std::vector<std::string> args{"read", "--strategy", strategy, "-p", p};
       args.insert(args.end(), exprs.begin(), exprs.end());
@@ -228,6 +228,31 @@ TEST_CASE("read direct: a package variable DWARF shows does not exist is refused
   INFO(local.err);
   CHECK_FALSE(has(local.err, "no package variable"));
   CHECK(waitUntraced(c.pid(), 20s));
+}
+
+TEST_CASE("read direct: a field DWARF shows a struct does not have is refused at once, also behind a pointer") {
+  Child z({fixture("zoo")}, /*captureStdout=*/true);
+  std::string ready;
+  REQUIRE(z.readLine(ready, 5000));
+  REQUIRE(ready == "ready");
+  const std::string p = std::to_string(z.pid());
+  for (const auto& [expr, owner] : std::vector<std::pair<std::string, std::string>>{
+           {"main.cfg.Nope", "main.cfg (main.Config)"}, {"main.primary.Nope", "main.primary (*main.Server)"},
+           {"len(main.cfg.Nope)", "main.cfg (main.Config)"}}) {
+    auto o = observeCli({"read", "-p", p, expr}, z.pid());
+    CAPTURE(expr);
+    INFO("stderr: " << o.err);
+    CHECK(o.exitCode == 5);  // docs/errors.md: NoMatch
+    CHECK(has(o.err, "read: " + owner + " has no field Nope in "));
+    CHECK(o.out.empty());
+    CHECK(o.processesCreated == 0);
+    CHECK_FALSE(o.targetStopped);
+  }
+  // A field that exists behind a pointer is still Delve's to follow.
+  auto ok = runCli("read -p " + p + " main.primary.Name");
+  INFO(ok.err);
+  CHECK(ok.out == "main.primary.Name = \"zoo\" (string)\n");
+  CHECK(waitUntraced(z.pid(), 20s));
 }
 
 // A runtime whose map layout goscope does not know: the zoo with one field

@@ -777,6 +777,15 @@ SelectorResolution resolveWithTypes(const GoBinary& bin, const std::string& path
 
 }  // namespace
 
+std::optional<Error> unknownField(const GoBinary& bin, const std::string& name) {
+  auto sel = parseReadSelector(name);
+  if (!sel) return std::nullopt;
+  const DwarfInfo* d = nullptr;
+  auto r = resolveWithTypes(bin, sel->path, d);
+  if (!r.noSuchField) return std::nullopt;
+  return Error{ErrorKind::NoMatch, r.why + " in " + bin.name(), "check the spelling: its DWARF lists the struct's fields"};
+}
+
 std::string directReadRefusal(const GoBinary& bin, const std::string& name) {
   auto sel = parseReadSelector(name);
   if (!sel) return name + " is not a package variable (an expression, or unknown): Delve evaluates it";

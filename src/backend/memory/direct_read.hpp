@@ -22,6 +22,7 @@
 // read"), never a mix of old and new words.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "value/value.hpp"
@@ -45,6 +46,11 @@ struct DirectReadLimits {
 
 // Why `name` cannot be read directly from `bin` (empty when it can).
 std::string directReadRefusal(const GoBinary& bin, const std::string& name);
+
+// A NoMatch error when `name` selects a field that DWARF shows does not
+// exist (`main.cfg.Nope` of a struct that embeds nothing): refused at once,
+// where Delve would stop the target to say the same.
+std::optional<Error> unknownField(const GoBinary& bin, const std::string& name);
 
 // Errors: NoMatch/BadTarget as findGlobal; TargetGone when the process
 // exited; Permission when its memory cannot be read.

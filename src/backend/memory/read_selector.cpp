@@ -16,6 +16,15 @@ bool identChar(char c) { return identStart(c) || (c >= '0' && c <= '9'); }
 // last element is escaped as %2e there, and may be typed either way).
 bool pathChar(char c) { return identChar(c) || c == '.' || c == '/' || c == '-' || c == '%' || c == '~'; }
 
+// A struct with no field `name` and nothing embedded a promoted field could
+// come from: Go itself would reject the selector.
+bool lacksField(const GoType& t, std::string_view name) {
+  if (t.kind != GoType::Kind::Struct) return false;
+  for (const auto& x : t.fields)
+    if (x.embedded || x.name == name) return false;
+  return true;
+}
+
 bool identifier(std::string_view s) {
   if (s.empty() || !identStart(s.front())) return false;
   for (char c : s)
@@ -81,6 +90,18 @@ SelectorResolution resolveSelector(const DwarfInfo& d, std::string_view path) {
         return r;
       }
       if (t->kind == GoType::Kind::Pointer) {
+        // Read behind it is Delve's; whether the field exists is the
+        // pointee's type's to say.
+        const GoType* e = d.type(t->elem);
+        if (!e) {
+          r.missingType = t->elem;
+          return r;
+        }
+        if (lacksField(*e, field)) {
+          r.noSuchField = true;
+          r.why = at + " (" + type + ") has no field " + std::string(field);
+          return r;
+        }
         r.why = std::string(path) + ": the field " + std::string(field) + " is behind a pointer (" + at + " is " + type +
                 "): Delve follows it";
         return r;
@@ -90,8 +111,10 @@ SelectorResolution resolveSelector(const DwarfInfo& d, std::string_view path) {
         for (const auto& x : t->fields)
           if (x.name == field) f = &x;
       if (!f) {
-        r.why = std::string(path) + ": " + at + " (" + type + ") has no field " + std::string(field) +
-                " of its own (a promoted field, or none): Delve evaluates it";
+        r.noSuchField = lacksField(*t, field);
+        r.why = r.noSuchField ? at + " (" + type + ") has no field " + std::string(field)
+                              : std::string(path) + ": " + at + " (" + type + ") has no field " + std::string(field) +
+                                    " of its own (a promoted field, or none): Delve evaluates it";
         return r;
       }
       offset += f->offset;

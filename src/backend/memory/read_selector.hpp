@@ -43,6 +43,9 @@ struct SelectorResolution {
   std::optional<SelectorPlace> place;
   std::string why;          // no place: why not (for the user)
   std::string missingType;  // no place, no why: this type's DWARF must be read first
+  // The field does not exist: the struct has no field of that name and
+  // embeds nothing a promoted field could come from (Delve would only say so).
+  bool noSuchField = false;
 };
 SelectorResolution resolveSelector(const DwarfInfo& d, std::string_view path);
 
