@@ -250,15 +250,20 @@ static __always_inline void read_goroutine(struct pt_regs *ctx, struct goroutine
   if (err) stat_inc(GS_STAT_READ_ERRORS);
 }
 
-static __always_inline void latency_record(__u32 slot, __u64 d) {
+/* A global function (as capture_blocks and morestack_mark_pass): the
+ * verifier checks it once, on its own, instead of once for every path of
+ * handle() that reaches it; gs_hist_bucket's branches multiplied those
+ * paths (docs/kernel.md, "What the verifier walks"). Returns 0. */
+__noinline int latency_record(__u32 slot, __u64 d) {
   struct gs_lat_stats *ls = bpf_map_lookup_elem(&lat_stats, &slot);
-  if (!ls) return;
+  if (!ls) return 0;
   __sync_fetch_and_add(&ls->count, 1);
   __sync_fetch_and_add(&ls->sum_ns, d);
   __u32 b = gs_hist_bucket(d);
   if (b < GS_HIST_BUCKETS) __sync_fetch_and_add(&ls->hist[b], 1);
   atomic_max(&ls->max_ns, d);
   atomic_max(&ls->min_inv, ~d);
+  return 0;
 }
 
 static __always_inline void latency_mismatch(__u32 slot) {
@@ -379,9 +384,18 @@ static __always_inline int filter_passes(struct pt_regs *ctx, __u32 idx, __u64 s
   return 1;
 }
 
-/* Copies the capture spec's memory reads into the event being built at
- * s->buf; returns the new end position. */
-static __always_inline __u32 capture_blocks(struct gs_scratch *s, struct gs_event *e, __u32 spec_idx, __u32 pos) {
+/* Copies the capture spec's memory reads into the event being built in
+ * this CPU's scratch (emit_event's, which holds it busy); returns the new
+ * end position. A global function, verified once on its own: inlined, its
+ * loop was walked again with every state of handle() that reached it
+ * (docs/kernel.md, "What the verifier walks"). Its arguments are anything
+ * to the verifier, hence the scratch looked up here and `pos` masked
+ * before each use. */
+__noinline __u32 capture_blocks(__u32 spec_idx, __u32 pos) {
+  __u32 zero = 0;
+  struct gs_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+  if (!s) return pos;
+  struct gs_event *e = (struct gs_event *)s->buf;
   struct gs_capture_spec *spec = bpf_map_lookup_elem(&capture_specs, &spec_idx);
   if (!spec) return pos;
   __u32 nsteps = spec->nsteps;
@@ -470,7 +484,7 @@ static __always_inline void emit_event(struct pt_regs *ctx, __u32 probe_id, __u3
   e->_pad = 0;
 
   __u32 pos = sizeof(struct gs_event);
-  if (spec_idx) pos = capture_blocks(s, e, spec_idx, pos);
+  if (spec_idx) pos = capture_blocks(spec_idx, pos);
 
   if (actions & GS_ACT_USER_STACK) {
     pos &= GS_EVENT_MAX - 1;
@@ -547,6 +561,37 @@ static __always_inline void count_stack(struct pt_regs *ctx, __u32 probe_id, __u
     stat_inc(GS_STAT_STACKS_UNCOUNTED);
 }
 
+/* --entry's two sites (GS_SITE_MORESTACK_MARK, GS_SITE_ENTRY_MARKED): does
+ * this pass end here? 1 for every pass of a mark site, and for an entry's
+ * pass that takes its goroutine's mark (the same call, back from
+ * morestack); 0 for any other pass, which goes on as an entry.
+ * A global function called on every pass, with the test of `site` inside:
+ * a test of `site` in handle() (even an arithmetic one) left the verifier
+ * a path with `site` known to be GS_SITE_ENTRY_MARKED through the rest of
+ * the program, walked apart from the others (docs/kernel.md, "What the
+ * verifier walks"). */
+__noinline int morestack_mark_pass(__u32 site, __u32 probe_id, __u64 g, __u64 flags) {
+  if (site != GS_SITE_MORESTACK_MARK && site != GS_SITE_ENTRY_MARKED) return 0;
+  struct gs_mark_key mk = {};
+  mk.tgid = bpf_get_current_pid_tgid() >> 32;
+  mk.probe_id = probe_id;
+  mk.g = g;
+  if (site == GS_SITE_MORESTACK_MARK) {
+    /* The plain entry (GS_SITE_ENTRY_MARKED) already saw this call: its
+     * next pass, back from morestack, is not another one. */
+    if (flags & (GS_EFLAGS_CF | GS_EFLAGS_ZF)) {
+      __u8 one = 1;
+      bpf_map_update_elem(&morestack_marks, &mk, &one, BPF_ANY);
+    }
+    return 1;
+  }
+  if (bpf_map_delete_elem(&morestack_marks, &mk) == 0) {
+    stat_inc(GS_STAT_MORESTACK);
+    return 1;
+  }
+  return 0;
+}
+
 static __always_inline int handle(struct pt_regs *ctx, const int multi) {
   __u64 cookie = bpf_get_attach_cookie(ctx);
   __u32 probe_id = GS_COOKIE_PROBE(cookie);
@@ -560,25 +605,7 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
     stat_inc(GS_STAT_MORESTACK);
     return 0;
   }
-  if (site == GS_SITE_MORESTACK_MARK || site == GS_SITE_ENTRY_MARKED) {
-    struct gs_mark_key mk = {};
-    mk.tgid = bpf_get_current_pid_tgid() >> 32;
-    mk.probe_id = probe_id;
-    mk.g = ctx->r14;
-    if (site == GS_SITE_MORESTACK_MARK) {
-      /* The plain entry (GS_SITE_ENTRY_MARKED) already saw this call: its
-       * next pass, back from morestack, is not another one. */
-      if (ctx->flags & (GS_EFLAGS_CF | GS_EFLAGS_ZF)) {
-        __u8 one = 1;
-        bpf_map_update_elem(&morestack_marks, &mk, &one, BPF_ANY);
-      }
-      return 0;
-    }
-    if (bpf_map_delete_elem(&morestack_marks, &mk) == 0) {
-      stat_inc(GS_STAT_MORESTACK);
-      return 0;
-    }
-  }
+  if (morestack_mark_pass(site, probe_id, ctx->r14, ctx->flags)) return 0;
   int is_entry = site != GS_SITE_RETURN && site != GS_SITE_CALL_RETURN;
   if (access_filter && !current_visible()) {
     /* Another user's process (or one more privileged): nothing of it is
@@ -596,9 +623,8 @@ static __always_inline int handle(struct pt_regs *ctx, const int multi) {
    * (no return address on the stack): everything below works with the
    * entry's RSP (docs/go-runtime.md, "At a call site"). */
   /* Arithmetic, not branches: a branch here doubled the paths the verifier
-   * walks through the rest of the program (programs loaded in ~155 ms
-   * instead of ~50; docs/kernel.md, "Attaching many probes"). GS_SITE_CALL_RETURN
-   * = GS_SITE_CALL + 1. */
+   * walks through the rest of the program (docs/kernel.md, "What the
+   * verifier walks"). GS_SITE_CALL_RETURN = GS_SITE_CALL + 1. */
   _Static_assert(GS_SITE_CALL_RETURN == GS_SITE_CALL + 1, "at_call below tests both kinds with one compare");
   const __u64 at_call = (__u64)(site - GS_SITE_CALL) <= 1;
   __u64 sp = ctx->sp - (at_call << 3);
