@@ -113,16 +113,21 @@ Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std:
     if (f.hasDwarf) bin.dwarfGlobals(r.capture.exprs);
     // A package variable the binary shows does not exist is refused here,
     // before Delve is started or the target stopped.
-    for (const auto& e : r.capture.exprs)
-      if (auto unknown = unknownGlobal(bin, e); unknown || (unknown = unknownField(bin, e)))
+    // Each expression resolved once: whether it exists, and whether memory
+    // answers it (the first that memory does not answer is the reason).
+    for (const auto& e : r.capture.exprs) {
+      auto unknown = unknownGlobal(bin, e);
+      DirectReadCheck check;
+      if (!unknown) {
+        check = checkDirectRead(bin, e);
+        unknown = check.unknownField;
+      }
+      if (unknown)
         return fail(unknown->kind, std::string(r.action == Action::Read ? "read: " : "sample: ") + unknown->message,
                     unknown->hint);
-    f.readsArePlainVariables = f.hasDwarf && !r.capture.exprs.empty();
-    for (const auto& e : r.capture.exprs) {
-      if (!f.readsArePlainVariables) break;
-      f.directReadRefusal = directReadRefusal(bin, e);
-      f.readsArePlainVariables = f.directReadRefusal.empty();
+      if (f.hasDwarf && f.directReadRefusal.empty()) f.directReadRefusal = check.refusal;
     }
+    f.readsArePlainVariables = f.hasDwarf && !r.capture.exprs.empty() && f.directReadRefusal.empty();
     directReadServes = f.readsArePlainVariables && f.ptracePrivileges && r.strategy == StrategyChoice::Auto;
   }
   // `dlv version` is a process (~10-100 ms): asked only when Delve may be

@@ -33,8 +33,12 @@ int sampleFromMemory(const ProbeRequest& request, TracedTarget& target, bool jso
     out->sample({s.index, s.elapsedS, 0, nullptr, {}, 0, &s.values}, shape);
     return out->open();
   }));
-  std::fprintf(stderr, "goscope: %d samples read from memory, %.2f ms at most; PID %d was never stopped\n", totals.taken,
-               totals.readMaxMs, *request.target.pid);
+  // A target someone else holds in a stop (state T) is read all the same
+  // and left in it; its values cannot have changed meanwhile, so say so.
+  std::fprintf(stderr, "goscope: %d samples read from memory, %.2f ms at most; PID %d was never stopped%s\n",
+               totals.taken, totals.readMaxMs, *request.target.pid,
+               totals.targetStopped ? " by goscope (it is in a stop of its own, state T, left so: its values stand still)"
+                                    : "");
   if (totals.targetExited) {
     if (strict)
       raise({ErrorKind::TargetGone, "PID " + std::to_string(*request.target.pid) + " exited during the session",

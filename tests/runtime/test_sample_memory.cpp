@@ -93,3 +93,23 @@ TEST_CASE("sample without --at: what memory alone cannot answer is refused, nami
   CHECK(dlvAttachedTo(c.pid()).empty());
   CHECK(alive(c.pid()));
 }
+
+TEST_CASE("sample without --at: a target someone else stopped is read, said to be in its stop, and left in it") {
+  Counter c;
+  const double before = c.rate();
+  REQUIRE(::kill(c.pid(), SIGSTOP) == 0);
+  for (int i = 0; i < 500 && procState(c.pid()) != 'T'; i++) std::this_thread::sleep_for(2ms);
+  REQUIRE(procState(c.pid()) == 'T');
+  auto j = runCli("sample --json -p " + std::to_string(c.pid()) + " main.counter -i 0.2 -d 0.5");
+  const char after = procState(c.pid());
+  ::kill(c.pid(), SIGCONT);
+  INFO("stderr: " << j.err);
+  REQUIRE(j.exitCode == 0);
+  auto recs = callObjects(j.out);
+  REQUIRE(recs.size() == 3);
+  // Stopped: every sample reads the same value.
+  for (const auto& o : recs) CHECK(o.at("values").at("main.counter") == recs[0].at("values").at("main.counter"));
+  CHECK(has(j.err, "was never stopped by goscope (it is in a stop of its own, state T, left so"));
+  CHECK(after == 'T');
+  checkUnharmed(c, before);
+}

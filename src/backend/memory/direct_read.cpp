@@ -777,29 +777,27 @@ SelectorResolution resolveWithTypes(const GoBinary& bin, const std::string& path
 
 }  // namespace
 
-std::optional<Error> unknownField(const GoBinary& bin, const std::string& name) {
+DirectReadCheck checkDirectRead(const GoBinary& bin, const std::string& name) {
   auto sel = parseReadSelector(name);
-  if (!sel) return std::nullopt;
+  if (!sel) return {std::nullopt, name + " is not a package variable (an expression, or unknown): Delve evaluates it"};
   const DwarfInfo* d = nullptr;
   auto r = resolveWithTypes(bin, sel->path, d);
-  if (!r.noSuchField) return std::nullopt;
-  return Error{ErrorKind::NoMatch, r.why + " in " + bin.name(), "check the spelling: its DWARF lists the struct's fields"};
-}
-
-std::string directReadRefusal(const GoBinary& bin, const std::string& name) {
-  auto sel = parseReadSelector(name);
-  if (!sel) return name + " is not a package variable (an expression, or unknown): Delve evaluates it";
-  const DwarfInfo* d = nullptr;
-  auto r = resolveWithTypes(bin, sel->path, d);
-  if (!r.place) return r.why;
+  if (r.noSuchField)
+    return {Error{ErrorKind::NoMatch, r.why + " in " + bin.name(), "check the spelling: its DWARF lists the struct's fields"},
+            r.why};
+  if (!r.place) return {std::nullopt, r.why};
   if (!sel->builtin.empty()) {
     const GoType* t = d->type(r.place->type);
     if (!t || !builtinApplies(sel->builtin, t->kind))
-      return name + ": " + sel->builtin + " of a " + r.place->type + ": Delve evaluates it";
+      return {std::nullopt, name + ": " + sel->builtin + " of a " + r.place->type + ": Delve evaluates it"};
   }
   std::set<std::string> seen;
-  if (std::string why = refusal(bin, *d, r.place->type, seen); !why.empty()) return name + ": " + why;
+  if (std::string why = refusal(bin, *d, r.place->type, seen); !why.empty()) return {std::nullopt, name + ": " + why};
   return {};
+}
+
+std::string directReadRefusal(const GoBinary& bin, const std::string& name) {
+  return checkDirectRead(bin, name).refusal;
 }
 
 Result<Value> readGlobalDirect(const GoBinary& bin, const Process& proc, uint64_t loadBias,

@@ -44,13 +44,20 @@ struct DirectReadLimits {
   int attempts = 5;  // reads of the whole value before it is called changed
 };
 
-// Why `name` cannot be read directly from `bin` (empty when it can).
-std::string directReadRefusal(const GoBinary& bin, const std::string& name);
+// What the planner asks of one expression, from one resolution of it
+// against DWARF.
+struct DirectReadCheck {
+  // A NoMatch error when `name` selects a field that DWARF shows does not
+  // exist (`main.cfg.Nope` of a struct that embeds nothing): refused at
+  // once, where Delve would stop the target to say the same.
+  std::optional<Error> unknownField;
+  // Why `name` cannot be read directly from `bin` (empty when it can).
+  std::string refusal;
+};
+DirectReadCheck checkDirectRead(const GoBinary& bin, const std::string& name);
 
-// A NoMatch error when `name` selects a field that DWARF shows does not
-// exist (`main.cfg.Nope` of a struct that embeds nothing): refused at once,
-// where Delve would stop the target to say the same.
-std::optional<Error> unknownField(const GoBinary& bin, const std::string& name);
+// checkDirectRead(bin, name).refusal.
+std::string directReadRefusal(const GoBinary& bin, const std::string& name);
 
 // Errors: NoMatch/BadTarget as findGlobal; TargetGone when the process
 // exited; Permission when its memory cannot be read.
