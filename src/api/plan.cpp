@@ -17,6 +17,7 @@
 #include "probe/abi_layout.hpp"
 #include "probe/pattern.hpp"
 #include "backend/memory/direct_read.hpp"
+#include "backend/memory/read_selector.hpp"
 #include "target/ptrace_privileges.hpp"
 #include "target/run_state.hpp"
 #include "target/target.hpp"
@@ -109,8 +110,16 @@ Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std:
   f.dlvInstalled = delve::anyDelve(r.dlvPath);  // $PATH and the toolchain cache looked at, no process
   bool directReadServes = false;
   if (r.action == Action::Read || (r.action == Action::Sample && r.locations.empty())) {
-    // Only the DWARF these variables need, once for all of them.
-    if (f.hasDwarf) bin.dwarfGlobals(r.capture.exprs);
+    // Only the DWARF these variables need, once for all of them: the
+    // package variables the expressions may name (`main.cfg.Name` may be
+    // `main.cfg`'s field or a variable of that name).
+    if (f.hasDwarf) {
+      std::vector<std::string> names;
+      for (const auto& e : r.capture.exprs)
+        if (auto sel = parseReadSelector(e))
+          for (auto& n : variableCandidates(sel->path)) names.push_back(std::move(n));
+      bin.dwarfGlobals(names);
+    }
     // A package variable the binary shows does not exist is refused here,
     // before Delve is started or the target stopped.
     // Each expression resolved once: whether it exists, and whether memory
