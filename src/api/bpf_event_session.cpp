@@ -11,8 +11,9 @@
 #include <optional>
 #include <unordered_map>
 
-#include "api/cost_meter.hpp"
+#include "api/bpf_session.hpp"
 #include "api/engine_ahead.hpp"
+#include "api/overhead_bound.hpp"
 #include "api/event_sessions.hpp"
 #include "api/prepared_engine.hpp"
 #include "api/goscope.hpp"
@@ -160,55 +161,15 @@ class BpfEventSession final : public EventSession {
         if (!b) return b.failure();
         filters[i] = std::move(*b);
       }
-    // The rate probe's engine when the plan left one that fits (programs
-    // loaded, the count's links attached: prepared_engine.hpp), else a new one.
-    TakenEngine taken = takePreparedEngine(prepared_, request_.target.pid, eo);
-    prepared_.reset();
-    // The rate probe's points, kept attached when they are exactly this
-    // session's (prepared_engine.hpp).
-    std::vector<bpf::AttachPoint> kept;
-    if (taken.engine) {
-      engine_ = std::move(taken.engine);
-      kept = engine_->attachedPointList();
-      auto same = [](const bpf::AttachPoint& a, const bpf::AttachPoint& b) {
-        return a.fileOffset == b.fileOffset && a.probeId == b.probeId && a.site == b.site && a.generation == b.generation;
-      };
-      // Only all of them: a session that added points (a trace's returns)
-      // would end with two links to detach, one after the other, which took
-      // longer on a hot function than detaching the probe's link now and
-      // attaching one (bench/README.md, rate_probe.sh).
-      const bool own = kept.size() == sel_.points.size() &&
-                       std::all_of(kept.begin(), kept.end(), [&](const bpf::AttachPoint& k) {
-                         return std::any_of(sel_.points.begin(), sel_.points.end(),
-                                            [&](const bpf::AttachPoint& p) { return same(k, p); });
-                       });
-      if (!own) {
-        auto d = engine_->detachAll();
-        spdlog::debug("bpf: the rate probe's probes detached ({} in {:.1f} ms: not exactly this session's points)",
-                      d.points, d.detachMs);
-        kept.clear();
-      }
-      // The probe's ids this session does not configure below do nothing
-      // (none of their points is attached; this is for certainty).
-      for (uint32_t id : taken.probeIds) {
-        const bool used = std::any_of(sel_.functions.begin(), sel_.functions.end(),
-                                      [&](const auto& f) { return f.probeId == id; });
-        if (!used)
-          if (auto d = engine_->disableProbe(id); !d) return d;
-      }
-      if (!kept.empty()) {
-        // The session's probes are attached already, counting only until
-        // the configuration below.
-        attach_.points = kept.size();
-        attach_.links = engine_->usesUprobeMulti() ? 1 : kept.size();
-        attach_.uprobeMulti = engine_->usesUprobeMulti();
-        spdlog::debug("bpf: the rate probe's probes kept attached ({} kept: no detach, no re-attach)", kept.size());
-      }
-    } else {
-      auto engine = ahead ? ahead->take(eo) : bpf::Engine::load(eo);
-      if (!engine) return engine.failure();
-      engine_ = std::move(*engine);
-    }
+    // Assembled in one place (bpf_session.hpp): the rate probe's engine
+    // when the plan left one that fits (its links kept when they are
+    // exactly this session's points), else the programs loaded beside the
+    // analysis or now; then the probes configured and attached.
+    BpfSessionSpec spec;
+    spec.options = eo;
+    spec.prepared = std::move(prepared_);
+    spec.pid = request_.target.pid;
+    spec.ahead = ahead ? &*ahead : nullptr;
     // From each configuration on, its probe captures what this session asks.
     for (size_t i = 0; i < sel_.functions.size(); i++) {
       bpf::ProbeConfig cfg;
@@ -221,30 +182,24 @@ class BpfEventSession final : public EventSession {
       // The count stays every call (the hits the cost meter prices: a
       // filtered call still trapped); events only for calls that pass.
       cfg.filter = filters[i];
-      if (auto c = engine_->configureProbe(sel_.functions[i].probeId, cfg); !c) return c;
+      spec.probes.push_back({sel_.functions[i].probeId, std::move(cfg)});
     }
-    if (kept.empty()) {
-      if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; nothing was attached");
-      // Handed over (the engine keeps them; no copy at the peak RSS).
-      // The target is still the one analysed (docs/security.md).
-      if (auto same = target_.checkIdentity(); !same) return same.failure();
-      auto stats = engine_->attach(target_.attachPath(), target_.pidFilter(), std::move(sel_.points));
-      sel_.points.clear();
-      if (!stats) return stats.failure();
-      attach_ = std::move(*stats);
-    }
+    // Handed over (the engine keeps them; no copy at the peak RSS).
+    spec.points = std::move(sel_.points);
+    sel_.points.clear();
+    spec.path = target_.attachPath();
+    spec.pidFilter = target_.pidFilter();
+    spec.checkIdentity = [this] { return target_.checkIdentity(); };
+    auto assembled = assembleBpf(std::move(spec));
+    if (!assembled) return assembled.failure();
+    engine_ = std::move(assembled->engine);
+    attach_ = std::move(assembled->attach);
     // The probes are on from here (a -c command runs from its release, just
     // below): -d counts from this moment, not from when run() is called.
-    onS_ = monotonicSeconds();
-    {
-      const HostCosts costs = hostCosts();
-      std::vector<CostMeter::Probe> probes;
-      for (const auto& f : sel_.functions) probes.push_back(meteredProbe(costs, f, !isBreak));
-      meter_ = std::make_unique<CostMeter>(std::move(probes), costs, request_.maxOverheadPct, request_.maxOverheadExplicit);
-      if (!target_.isBinaryWide()) meter_->watchTarget(target_.pidFilter());
-      else meter_->watchMachine(onlineCpus());
-      sampleEvery_.assign(sel_.functions.size(), 0);
-    }
+    onS_ = assembled->onS;
+    // The overhead bound (overhead_bound.hpp), priced before the release.
+    bound_ = std::make_unique<OverheadBound>(meterFor(sel_.functions, !isBreak, request_, target_.pidFilter()),
+                                             eventBoundRules(request_.maxOverheadExplicit, request_.action == Action::Trace));
     if (auto rel = target_.release(); !rel) return rel;
     if (target_.isLaunched()) onS_ = monotonicSeconds();
     if (!target_.isBinaryWide()) {
@@ -357,7 +312,7 @@ class BpfEventSession final : public EventSession {
     govern(false);
     EventTotals t = totals();
     t.activeS = monotonicSeconds() - t0;
-    t.cost = meter_->totals(t.activeS);
+    t.cost = bound_->meter().totals(t.activeS);
     t.end = outputClosed_                 ? EventEnd::OutputClosed
             : stopAsked_                  ? EventEnd::Signal
             : why == EndReason::Finished  ? EventEnd::HitCount
@@ -398,59 +353,15 @@ class BpfEventSession final : public EventSession {
     return stopAsked_ || outputClosed_ || (request_.maxHits > 0 && delivered_ >= request_.maxHits);
   }
 
-  // The overhead bound (api/cost_meter.hpp), at most every 250 ms: when the
-  // probes have taken more than the budget for a second, the dearest
-  // function's events are sampled (1 in N: the program's work shrinks), and
-  // if it is sampled already its probes are dropped (the trap itself costs
-  // too much). Without --max-overhead it only warns, once.
+  // The overhead bound with trace's and break's rules (eventBoundRules,
+  // overhead_bound.hpp), at most every 250 ms: when the probes have taken
+  // more than the budget for a second, trace's dearest function's events
+  // are sampled (1 in N: the program's work shrinks), and if it is sampled
+  // already its probes are dropped (the trap itself costs too much); break
+  // drops. Without --max-overhead it only warns, once.
   void govern(bool act) {
-    const double now = monotonicSeconds() - t0_;
-    if (!sampleEngine(*meter_, *engine_, now, !act)) return;
-    if (!act || !meter_->overBudget()) return;
-    const double share = meter_->recentPct();
-    if (!request_.maxOverheadExplicit) {
-      if (warned_) return;
-      warned_ = true;
-      meter_->addAction("warned");
-      bound({BoundAction::Kind::Warned, now, {}, 0, 0, share, meter_->budgetPct(), meter_->warning()});
-      return;
-    }
-    auto top = meter_->dearest();
-    if (!top) return;
-    const uint32_t id = top->first;
-    const std::string& func = sel_.functions[id].fn->name;
-    meter_->restartOverBudgetClock();
-    char text[512];
-    // Sampling shrinks the program's work, not the traps: when the traps
-    // alone exceed the budget, only dropping helps.
-    const double trapsPct = top->second * meter_->perCallNs(id) / 1e7;
-    if (sampleEvery_[id] == 0 && request_.action == Action::Trace && trapsPct <= meter_->budgetPct()) {
-      uint32_t n = 2;
-      while (n < 1024 && n < share / std::max(0.01, meter_->budgetPct())) n *= 2;
-      if (engine_->setSampleEvery(id, n)) {
-        sampleEvery_[id] = n;
-        std::snprintf(text, sizeof text,
-                      "over budget (%.1f%% of the target's time > %.2f%%): %s's calls are now shown 1 in %u (sampled); "
-                      "counts of what was left out are at the end",
-                      share, meter_->budgetPct(), func.c_str(), n);
-        meter_->addAction(text);
-        bound({BoundAction::Kind::Sampled, now, func, 0, n, share, meter_->budgetPct(), text});
-        return;
-      }
-    }
-    auto d = engine_->detachPoints([&](const bpf::AttachPoint& p) { return p.probeId == id; });
-    if (!d) return;
-    meter_->dropped(id);
-    auto counted = engine_->count(id);
-    const uint64_t calls = counted ? *counted : 0;
-    std::snprintf(text, sizeof text,
-                  "over budget (%.1f%% of the target's time > %.2f%%): dropped the probes on %s after %llu calls%s",
-                  share, meter_->budgetPct(), func.c_str(), static_cast<unsigned long long>(calls),
-                  sampleEvery_[id] || trapsPct > meter_->budgetPct()
-                      ? " (sampling could not help: the traps themselves cost too much)"
-                      : "");
-    meter_->addAction(text);
-    bound({BoundAction::Kind::Dropped, now, func, calls, 0, share, meter_->budgetPct(), text});
+    EngineProbes probes(*engine_);
+    bound_->govern(probes, monotonicSeconds() - t0_, act, [this](const BoundAction& a) { bound(a); });
   }
 
   void setBias(uint64_t b) {
@@ -706,11 +617,9 @@ class BpfEventSession final : public EventSession {
   uint64_t unmatched_ = 0;
   long long delivered_ = 0;
   bool outputClosed_ = false;
-  std::unique_ptr<CostMeter> meter_;
-  std::vector<uint32_t> sampleEvery_;  // by probe id: 0 = every call
+  std::unique_ptr<OverheadBound> bound_;
   double t0_ = 0;
   double onS_ = 0;  // CLOCK_MONOTONIC: when the probes went on (a -c command: when it was let run)
-  bool warned_ = false;
   std::atomic<bool> stopAsked_{false};
   std::optional<double> ratePerS_;  // calls a second the plan expects (ring size)
   std::shared_ptr<PreparedPath> prepared_;  // the rate probe's engine, until start() takes or releases it

@@ -2,7 +2,8 @@
 // hit counts (sampled a few times a second) and the host's per-hit costs it
 // knows the share of the target's time the probes take, the peak rate, and
 // whether the budget has been exceeded for longer than a second — which is
-// when the session acts (--max-overhead given) or warns once (not given).
+// when the session's bound (overhead_bound.hpp) acts (--max-overhead given)
+// or warns once (not given).
 // The facts behind the figures: docs/overhead.md.
 #pragma once
 
@@ -65,6 +66,9 @@ class CostMeter {
   double perCallNs(uint32_t id) const { return id < probes_.size() ? probes_[id].perCallNs : 0; }
   // The bottom of the range when the figure above is only its top; 0 when it is the figure.
   double perCallLowNs(uint32_t id) const { return id < probes_.size() ? probes_[id].perCallLowNs : 0; }
+  size_t probeCount() const { return probes_.size(); }
+  // The function probe `id` is on.
+  const std::string& func(uint32_t id) const { return probes_.at(id).func; }
   // The probes run in this process only (-p, -c): every sample also reads
   // its CPU clock, and no window's estimate, nor the total, exceeds what
   // that clock advanced (docs/overhead.md, "An upper bound from the

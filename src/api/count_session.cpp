@@ -11,8 +11,9 @@
 #include <thread>
 #include <unordered_map>
 
-#include "api/cost_meter.hpp"
+#include "api/bpf_session.hpp"
 #include "api/engine_ahead.hpp"
+#include "api/overhead_bound.hpp"
 #include "api/goscope.hpp"
 #include "backend/bpf/bpf_engine.hpp"
 #include "backend/bpf/function_capture.hpp"
@@ -59,23 +60,18 @@ struct AggregateSession::Impl {
   bool latency_ = false;
   double startS_ = 0;
   bool detached_ = false;
-  // The live accounting and the overhead bound (api/cost_meter.hpp).
-  std::unique_ptr<CostMeter> meter_;
+  // The live accounting and the overhead bound (api/overhead_bound.hpp).
+  std::unique_ptr<OverheadBound> bound_;
   BoundCallback onBound_;
   double endS_ = 0;  // when the probes came off
   std::optional<double> detachMs_;  // how long the detach took, once done
-  bool warned_ = false;
-  std::vector<std::optional<double>> droppedAt_;  // by probe id
-  std::vector<uint64_t> droppedCount_;
 
-  bool enforce_ = false;
   uint64_t lostStacks_ = 0;
   uint64_t cutStacks_ = 0;
   uint64_t stackHits_ = 0;
   uint64_t hiddenCalls_ = 0;  // read at detach: the engine goes with it
   bool filtered_ = false;     // --filter given
   uint64_t filteredOut_ = 0;  // read at detach, as hiddenCalls_
-  bool enforce() const { return enforce_; }
   void govern(bool act = true);
   // The counters now (mu_ held).
   Result<CountSnapshot> read() const;
@@ -88,48 +84,14 @@ struct AggregateSession::Impl {
   mutable std::recursive_mutex mu_;
 };
 
-// Samples the counts (at most every 250 ms) into the meter; when the budget
-// has been exceeded for a second, drops the dearest probes (enforced) or
-// warns once (not enforced).
+// The bound's rules for count and latency (aggregateBoundRules): samples
+// the counts (at most every 250 ms) into the meter; when the budget has been
+// exceeded for a second, drops the dearest probes (--max-overhead) or warns
+// once.
 void AggregateSession::Impl::govern(bool act) {
-  if (!meter_ || detached_) return;
-  const double now = monotonicSeconds() - startS_;
-  if (!sampleEngine(*meter_, *engine_, now, !act, filtered_)) return;
-  if (!act || !meter_->overBudget()) return;
-  if (!enforce()) {
-    if (warned_) return;
-    warned_ = true;
-    BoundAction a{BoundAction::Kind::Warned, now, {}, 0, 0, meter_->recentPct(), meter_->budgetPct(), meter_->warning()};
-    meter_->addAction("warned at " + std::to_string(static_cast<int>(now)) + " s");
-    if (onBound_) onBound_(a);
-    return;
-  }
-  std::vector<uint32_t> ids = meter_->dearestToDrop();
-  if (ids.empty()) return;
-  std::vector<bool> drop(droppedAt_.size(), false);
-  for (uint32_t id : ids) drop[id] = true;
-  auto d = engine_->detachPoints([&](const bpf::AttachPoint& p) { return p.probeId < drop.size() && drop[p.probeId]; });
-  const double share = meter_->recentPct();
-  meter_->restartOverBudgetClock();
-  if (!d) {
-    if (onBound_) onBound_({BoundAction::Kind::Warned, now, {}, 0, 0, share, meter_->budgetPct(),
-                            "could not drop the dearest probes: " + d.error().message});
-    return;
-  }
-  auto after = engine_->counts();
-  for (uint32_t id : ids) {
-    meter_->dropped(id);
-    droppedAt_[id] = now;
-    droppedCount_[id] = after && id < after->size() ? (*after)[id] : 0;
-    const std::string& func = selection_.functions[id].fn->name;
-    char text[512];
-    std::snprintf(text, sizeof text,
-                  "over budget (%.1f%% of the target's time > %.2f%%): dropped the probe on %s after %llu calls; the "
-                  "others keep counting",
-                  share, meter_->budgetPct(), func.c_str(), static_cast<unsigned long long>(droppedCount_[id]));
-    meter_->addAction(text);
-    if (onBound_) onBound_({BoundAction::Kind::Dropped, now, func, droppedCount_[id], 0, share, meter_->budgetPct(), text});
-  }
+  if (!bound_ || detached_) return;
+  EngineProbes probes(*engine_);
+  bound_->govern(probes, monotonicSeconds() - startS_, act, onBound_);
 }
 
 AggregateSession::AggregateSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -220,61 +182,56 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
     s->filtered_ = true;
   }
   s->latency_ = latency;
-  auto engine = ahead.take(eo);
-  if (!engine) return fail(engine.error());
-  s->engine_ = std::move(*engine);
-  auto configureRead = [&]() -> Result<void> {
-    auto bias = s->target_.loadBias();
-    if (!bias) return fail(bias.error());
-    return s->engine_->configureProbe(
-        0, bpf::ProbeConfig{.count = true, .readGlobal = bpf::GlobalRead{read->address + *bias, static_cast<uint8_t>(read->size)}});
-  };
+  // Assembled in one place (bpf_session.hpp): the programs loaded beside
+  // the analysis, one configuration a function, the attach.
+  BpfSessionSpec spec;
+  spec.options = eo;
+  spec.ahead = &ahead;
   for (size_t i = 0; i < s->selection_.functions.size(); i++) {
     // With a filter the count is of the matching calls only (the kernel
     // tests it before counting).
     bpf::ProbeConfig cfg{.count = true, .latency = latency, .stackCounts = r.capture.stack};
     cfg.filter = filters[i];
     cfg.countMatching = true;
-    if (auto c = s->engine_->configureProbe(s->selection_.functions[i].probeId, cfg); !c) return fail(c.error());
+    spec.probes.push_back({s->selection_.functions[i].probeId, std::move(cfg)});
   }
-  spdlog::debug("start-up: {} probes configured ({:.0f} ms after goscope started)", s->selection_.functions.size(),
-                secondsSinceProcessStart() * 1000);
+  auto readConfig = [&]() -> Result<bpf::ProbeConfig> {
+    auto bias = s->target_.loadBias();
+    if (!bias) return fail(bias.error());
+    return bpf::ProbeConfig{.count = true,
+                            .readGlobal = bpf::GlobalRead{read->address + *bias, static_cast<uint8_t>(read->size)}};
+  };
   // A PIE started by -c has no load bias until it runs: configure the read
   // after release (reconfiguring zeroes that probe's count of the first
   // moments); everything else knows its addresses now.
   const bool readAfterStart = read && s->target_.isLaunched() && bin.elf().isPie();
-  if (read && !readAfterStart)
-    if (auto c = configureRead(); !c) return fail(c.error());
-  if (stopRequested()) return fail(ErrorKind::Interrupted, "interrupted before the probes were placed; nothing was attached");
-  const size_t points = s->selection_.points.size();
-  reportProgress("placing probes", 0, points);
+  if (read && !readAfterStart) {
+    auto c = readConfig();
+    if (!c) return fail(c.error());
+    spec.probes.push_back({0, std::move(*c)});
+  }
   // Handed over: the engine keeps them, and a copy here is 5 MB of buf's
   // peak RSS.
-  // The target is still the one analysed (docs/security.md): checked last,
-  // right before the attach.
-  if (auto same = s->target_.checkIdentity(); !same) return fail(same.error());
-  auto stats = s->engine_->attach(s->target_.attachPath(), s->target_.pidFilter(), std::move(s->selection_.points));
+  spec.points = std::move(s->selection_.points);
   s->selection_.points.clear();
-  // The probes are on from here: the session's clock (-d, -i, elapsed)
-  // starts now, not when run() is called (a -c command: at its release).
-  s->startS_ = monotonicSeconds();
-  reportProgress("placing probes", points, points);
-  if (!stats) return fail(stats.error());
-  s->attach_ = std::move(*stats);
-  {
-    const HostCosts costs = hostCosts();
-    std::vector<CostMeter::Probe> probes;
-    for (const auto& f : s->selection_.functions) probes.push_back(meteredProbe(costs, f, latency));
-    s->meter_ = std::make_unique<CostMeter>(std::move(probes), costs, r.maxOverheadPct, r.maxOverheadExplicit);
-    if (!s->target_.isBinaryWide()) s->meter_->watchTarget(s->target_.pidFilter());
-    else s->meter_->watchMachine(onlineCpus());
-    s->enforce_ = r.maxOverheadExplicit;
-    s->droppedAt_.assign(s->selection_.functions.size(), std::nullopt);
-    s->droppedCount_.assign(s->selection_.functions.size(), 0);
-  }
+  spec.path = s->target_.attachPath();
+  spec.pidFilter = s->target_.pidFilter();
+  spec.checkIdentity = [&] { return s->target_.checkIdentity(); };
+  spec.reportStartup = true;
+  auto assembled = assembleBpf(std::move(spec));
+  if (!assembled) return fail(assembled.error());
+  s->engine_ = std::move(assembled->engine);
+  s->attach_ = std::move(assembled->attach);
+  s->startS_ = assembled->onS;
+  // The overhead bound (overhead_bound.hpp), priced before the release.
+  s->bound_ = std::make_unique<OverheadBound>(meterFor(s->selection_.functions, latency, r, s->target_.pidFilter()),
+                                              aggregateBoundRules(r.maxOverheadExplicit, s->filtered_));
   if (auto rel = s->target_.release(); !rel) return fail(rel.error());
-  if (readAfterStart)
-    if (auto c = configureRead(); !c) return fail(c.error());
+  if (readAfterStart) {
+    auto c = readConfig();
+    if (!c) return fail(c.error());
+    if (auto done = s->engine_->configureProbe(0, *c); !done) return fail(done.error());
+  }
   // Stacks are symbolized at the end, when a program started by -c may have
   // exited and its memory map with it: a PIE's load bias is taken (and kept
   // by the target) now, while it runs. Without it the folded stacks of a
@@ -317,22 +274,23 @@ Result<CountSnapshot> AggregateSession::Impl::read() const {
   snap.functions.reserve(selection_.functions.size());
   for (const auto& f : selection_.functions) {
     FunctionCount fc{f.fn->name, f.probeId < counts->size() ? (*counts)[f.probeId] : 0, std::nullopt, 0, 0, std::nullopt};
-    if (f.probeId < droppedAt_.size() && droppedAt_[f.probeId]) {
-      fc.droppedAtS = droppedAt_[f.probeId];
-      fc.count = droppedCount_[f.probeId];
-    }
+    if (bound_)
+      if (auto at = bound_->droppedAt(f.probeId)) {
+        fc.droppedAtS = at;
+        fc.count = bound_->droppedCount(f.probeId);
+      }
     if (latency_) {
       if (auto l = engine_->latency(f.probeId)) fc.latency = std::move(*l);
-      if (meter_) {
-        fc.probeCostNs = meter_->perCallNs(f.probeId);
-        fc.probeCostLowNs = meter_->perCallLowNs(f.probeId);
+      if (bound_) {
+        fc.probeCostNs = bound_->meter().perCallNs(f.probeId);
+        fc.probeCostLowNs = bound_->meter().perCallLowNs(f.probeId);
       }
     }
     snap.functions.push_back(std::move(fc));
   }
-  if (meter_) {
-    snap.costFigures = meter_->costs().source;
-    snap.costSoFar = meter_->totals(meter_->lastSampleS());
+  if (bound_) {
+    snap.costFigures = bound_->meter().costs().source;
+    snap.costSoFar = bound_->meter().totals(bound_->meter().lastSampleS());
   }
   if (readVariable_)
     if (auto g = engine_->globalValue(0); g && g->tsNs != 0) snap.readValue = static_cast<int64_t>(g->value);
@@ -433,9 +391,9 @@ void AggregateSession::onBound(BoundCallback callback) { impl_->onBound_ = std::
 
 SessionCost AggregateSession::cost() const {
   std::lock_guard lock(impl_->mu_);
-  if (!impl_->meter_) return {};
+  if (!impl_->bound_) return {};
   const double elapsed = (impl_->detached_ ? impl_->endS_ : monotonicSeconds() - impl_->startS_);
-  SessionCost c = impl_->meter_->totals(elapsed);
+  SessionCost c = impl_->bound_->meter().totals(elapsed);
   c.hiddenCalls = hiddenCalls();
   c.detachMs = impl_->detachMs_;
   if (impl_->filtered_)

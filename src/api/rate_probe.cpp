@@ -11,6 +11,7 @@
 #include <chrono>
 #include <thread>
 
+#include "api/bpf_session.hpp"
 #include "api/goscope.hpp"
 #include "api/prepared_engine.hpp"
 #include "backend/bpf/ring_size.hpp"
@@ -40,20 +41,24 @@ Result<double> measureHitRateKeeping(const GoBinary& bin, pid_t pid, const std::
   const bpf::EngineOptions eo = keep && request
                                     ? eventEngineOptions(*request, bin, sel->functions.size(), bpf::kRingPreparedBytes)
                                     : bpf::EngineOptions{.goidOffset = goidOffset(bin)};
-  const auto loadStart = std::chrono::steady_clock::now();
-  auto engine = bpf::Engine::load(eo);
-  if (!engine) return fail(engine.error());
-  const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count();
-  for (const auto& f : sel->functions)
-    if (auto c = (*engine)->configureProbe(f.probeId, bpf::ProbeConfig{.count = true}); !c) return fail(c.error());
-  // Through the file analysed, in the process that runs it (not a later
-  // exec's program, nor another process that took the PID: docs/security.md).
-  if (auto same = proc->verifyIdentity("before the rate probe was attached", &bin.elf().identity()); !same)
-    return fail(same.error());
-  auto stats = (*engine)->attach(bin.elf().handlePath(), pid, sel->points);
-  if (!stats) return fail(stats.error());
+  // Assembled where every BPF session is (bpf_session.hpp): loaded now,
+  // each function's probe counting, attached through the file analysed in
+  // the process that runs it (not a later exec's program, nor another
+  // process that took the PID: docs/security.md).
+  BpfSessionSpec spec;
+  spec.options = eo;
+  for (const auto& f : sel->functions) spec.probes.push_back({f.probeId, bpf::ProbeConfig{.count = true}});
+  spec.points = std::move(sel->points);
+  spec.path = bin.elf().handlePath();
+  spec.pidFilter = pid;
+  spec.checkIdentity = [&] { return proc->verifyIdentity("before the rate probe was attached", &bin.elf().identity()); };
+  spec.refuseAfterStop = false;
+  auto assembled = assembleBpf(std::move(spec));
+  if (!assembled) return fail(assembled.error());
+  auto engine = std::move(assembled->engine);
+  const double loadMs = assembled->loadMs;
   auto total = [&]() -> Result<uint64_t> {
-    auto counts = (*engine)->counts();
+    auto counts = engine->counts();
     if (!counts) return fail(counts.error());
     uint64_t n = 0;
     for (const auto& f : sel->functions)
@@ -78,11 +83,11 @@ Result<double> measureHitRateKeeping(const GoBinary& bin, pid_t pid, const std::
   // file's again: tens of ms idle, up to ~2 s on a loaded machine,
   // docs/kernel.md, "Who drops a uprobe_multi link's last reference"), and
   // api::plan detaches them before any Delve plan runs. Else off now.
-  if (!n || !keep || !request) (*engine)->detachAll();
+  if (!n || !keep || !request) engine->detachAll();
   if (!n) return fail(n.error());
   if (keep && request) {
     auto p = std::make_shared<PreparedPath>();
-    p->engine = std::move(*engine);
+    p->engine = std::move(engine);
     p->pid = pid;
     for (const auto& f : sel->functions) p->probeIds.push_back(f.probeId);
     p->loadMs = loadMs;
