@@ -195,11 +195,17 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
     cfg.countMatching = true;
     spec.probes.push_back({s->selection_.functions[i].probeId, std::move(cfg)});
   }
+  // --read rides on probe 0: its configuration as built above (filter,
+  // stacks) plus the read, never a bare count that would drop the filter.
+  bpf::ProbeConfig probe0{.count = true};
+  for (const auto& p : spec.probes)
+    if (p.id == 0) probe0 = p.config;
   auto readConfig = [&]() -> Result<bpf::ProbeConfig> {
     auto bias = s->target_.loadBias();
     if (!bias) return fail(bias.error());
-    return bpf::ProbeConfig{.count = true,
-                            .readGlobal = bpf::GlobalRead{read->address + *bias, static_cast<uint8_t>(read->size)}};
+    bpf::ProbeConfig cfg = probe0;
+    cfg.readGlobal = bpf::GlobalRead{read->address + *bias, static_cast<uint8_t>(read->size)};
+    return cfg;
   };
   // A PIE started by -c has no load bias until it runs: configure the read
   // after release (reconfiguring zeroes that probe's count of the first
@@ -208,7 +214,13 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
   if (read && !readAfterStart) {
     auto c = readConfig();
     if (!c) return fail(c.error());
-    spec.probes.push_back({0, std::move(*c)});
+    bool replaced = false;
+    for (auto& p : spec.probes)
+      if (p.id == 0) {
+        p.config = *c;
+        replaced = true;
+      }
+    if (!replaced) spec.probes.push_back({0, std::move(*c)});
   }
   // Handed over: the engine keeps them, and a copy here is 5 MB of buf's
   // peak RSS.

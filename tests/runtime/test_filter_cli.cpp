@@ -84,6 +84,20 @@ TEST_CASE("filter: count counts exactly the calls whose integer arguments match,
   CHECK(costField(all.out, "filtered_out") == -1);
 }
 
+// --read VAR rides on the first function's probe: that probe keeps its
+// filter (it was once reconfigured as a bare count, counting every call),
+// configured before the attach (plain) or after the PIE's start (pie).
+TEST_CASE("filter: count --read VAR keeps the filter of the probe that reads, plain and PIE") {
+  for (const std::string variant : {"default", "pie"}) {
+    CAPTURE(variant);
+    auto r = runCli("count --json " + zooCommand(variant) + " main.add --filter 'y == 13' --read main.callsAdd");
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    CHECK(finalCount(r.out, "main.add") == kRounds);
+    CHECK(costField(r.out, "filtered_out") == 10 * kRounds);
+    CHECK(r.out.find("{\"var\":\"main.callsAdd\",\"value\":") != std::string::npos);
+  }
+}
+
 TEST_CASE("filter: count on string arguments, equality and prefix") {
   struct Case {
     std::string func, filter;
