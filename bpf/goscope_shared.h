@@ -45,7 +45,7 @@ enum gs_site_kind {
    * its caller's): [RSP] is the caller's return address, as at an entry. */
   GS_SITE_INLINED_FRAMELESS = 4,
   /* A `call rel32` (5 bytes) of a function probed at its call sites
-   * (src/target/call_sites.hpp): the arguments are in their registers and R14
+   * (src/binary/call_sites.hpp): the arguments are in their registers and R14
    * holds g as at the entry, but the return address is not pushed yet, so
    * RSP is 8 above the entry's. The program works with RSP - 8 (the entry's
    * RSP: frame, stack-passed arguments, filters) and takes ip + 5 as the

@@ -54,7 +54,10 @@ expect no  src/cli/trace.cpp        backend/delve/delve_session.hpp
 expect no  src/cli/read.cpp         rpc/delve_types.hpp
 expect no  src/output/output.cpp    backend/bpf/event.hpp
 expect no  src/probe/pattern.cpp    api/call.hpp
-expect no  src/target/elf_file.cpp  probe/pattern.hpp
+expect no  src/binary/elf_file.cpp  probe/pattern.hpp
+expect no  src/binary/elf_file.cpp  process/process.hpp
+expect yes src/process/process.cpp  binary/elf_file.hpp
+expect no  src/process/process.cpp  probe/pattern.hpp
 expect no  src/value/render.cpp     rpc/delve_types.hpp
 expect yes src/api/event_session.cpp backend/bpf/bpf_engine.hpp
 exit $fail

@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "backend/bpf/function_selection.hpp"
-#include "target/process_cpu.hpp"
+#include "process/process_cpu.hpp"
 
 #include <algorithm>
 #include <cstdio>

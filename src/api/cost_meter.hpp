@@ -16,7 +16,7 @@
 
 #include "api/session_cost.hpp"
 #include "strategy/host_costs.hpp"
-#include "target/disasm.hpp"
+#include "binary/disasm.hpp"
 
 namespace goscope::bpf {
 class Engine;

@@ -5,10 +5,10 @@
 #include <spdlog/spdlog.h>
 
 #include "rpc/delve_errors.hpp"
-#include "target/ptrace_privileges.hpp"
-#include "target/run_state.hpp"
+#include "process/ptrace_privileges.hpp"
+#include "process/run_state.hpp"
 #include "api/session_loop.hpp"
-#include "target/target.hpp"
+#include "process/target.hpp"
 #include "util/stop_signals.hpp"
 #include "backend/delve/delve_finder.hpp"
 #include "backend/delve/dlv_startup.hpp"

@@ -18,7 +18,7 @@
 #include "api/call.hpp"
 #include "api/delve_work.hpp"
 #include "backend/delve/delve_session.hpp"
-#include "target/traced_target.hpp"
+#include "process/traced_target.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::api {

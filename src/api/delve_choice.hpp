@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "target/go_binary.hpp"
+#include "binary/go_binary.hpp"
 
 namespace goscope::api {
 

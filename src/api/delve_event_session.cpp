@@ -13,7 +13,7 @@
 #include "backend/bpf/stop_watch.hpp"
 #include "probe/function_suggestions.hpp"
 #include "probe/pattern.hpp"
-#include "target/disasm.hpp"
+#include "binary/disasm.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::api {

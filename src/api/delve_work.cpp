@@ -11,7 +11,7 @@
 #include "api/goscope.hpp"
 #include "api/write_check.hpp"
 #include "backend/memory/direct_read.hpp"
-#include "target/run_state.hpp"
+#include "process/run_state.hpp"
 #include "util/stop_signals.hpp"
 #include "backend/delve/values_from_delve.hpp"
 

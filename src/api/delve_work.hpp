@@ -14,7 +14,7 @@
 #include "api/call.hpp"
 #include "api/fallback.hpp"
 #include "probe/probe_request.hpp"
-#include "target/traced_target.hpp"
+#include "process/traced_target.hpp"
 #include "strategy/strategy.hpp"
 #include "util/result.hpp"
 #include "value/value.hpp"

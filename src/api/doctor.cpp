@@ -8,10 +8,10 @@
 #include <optional>
 
 #include "backend/bpf/live_uprobes.hpp"
-#include "target/exe_text.hpp"
-#include "target/ptrace_privileges.hpp"
-#include "target/target.hpp"
-#include "target/text_restore.hpp"
+#include "process/exe_text.hpp"
+#include "process/ptrace_privileges.hpp"
+#include "process/target.hpp"
+#include "process/text_restore.hpp"
 
 namespace goscope::api {
 

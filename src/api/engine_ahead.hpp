@@ -20,7 +20,7 @@
 
 #include "backend/bpf/bpf_engine.hpp"
 #include "probe/pattern.hpp"
-#include "target/go_binary.hpp"
+#include "binary/go_binary.hpp"
 #include "util/result.hpp"
 
 namespace goscope::api {

@@ -15,7 +15,7 @@
 #include "api/delve_work.hpp"
 #include "api/fallback.hpp"
 #include "api/session_cost.hpp"
-#include "target/traced_target.hpp"
+#include "process/traced_target.hpp"
 #include "probe/probe_request.hpp"
 #include "strategy/strategy.hpp"
 #include "util/result.hpp"

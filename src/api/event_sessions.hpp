@@ -7,7 +7,7 @@
 #include "api/event_session.hpp"
 #include "backend/bpf/bpf_engine.hpp"
 #include "backend/bpf/function_selection.hpp"
-#include "target/traced_target.hpp"
+#include "process/traced_target.hpp"
 
 namespace goscope::api {
 

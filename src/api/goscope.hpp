@@ -38,10 +38,10 @@
 #include "probe/latency_stats.hpp"
 #include "probe/probe_request.hpp"
 #include "api/session_loop.hpp"
-#include "target/traced_target.hpp"
+#include "process/traced_target.hpp"
 #include "strategy/cost_choice.hpp"
 #include "strategy/strategy.hpp"
-#include "target/target.hpp"
+#include "process/target.hpp"
 #include "util/result.hpp"
 #include "value/render.hpp"
 

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "backend/memory/direct_read.hpp"
-#include "target/run_state.hpp"
+#include "process/run_state.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::api {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "probe/probe_request.hpp"
-#include "target/traced_target.hpp"
+#include "process/traced_target.hpp"
 #include "util/result.hpp"
 #include "value/value.hpp"
 

@@ -2,7 +2,7 @@
 // (the binary is read once; planning and the session share it).
 #include "api/goscope.hpp"
 #include "backend/bpf/privileges.hpp"
-#include "target/ptrace_privileges.hpp"
+#include "process/ptrace_privileges.hpp"
 
 namespace goscope::api {
 

@@ -18,10 +18,10 @@
 #include "probe/pattern.hpp"
 #include "backend/memory/direct_read.hpp"
 #include "backend/memory/read_selector.hpp"
-#include "target/ptrace_privileges.hpp"
-#include "target/run_state.hpp"
-#include "target/target.hpp"
-#include "target/unknown_global.hpp"
+#include "process/ptrace_privileges.hpp"
+#include "process/run_state.hpp"
+#include "process/target.hpp"
+#include "binary/unknown_global.hpp"
 #include "util/launched_child.hpp"
 
 namespace goscope::api {

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "backend/bpf/engine_fit.hpp"
-#include "target/go_runtime_facts.hpp"
+#include "binary/go_runtime_facts.hpp"
 
 namespace goscope::api {
 

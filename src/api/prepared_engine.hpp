@@ -28,7 +28,7 @@
 #include "probe/pattern.hpp"
 #include "probe/probe_request.hpp"
 #include "strategy/strategy.hpp"
-#include "target/target.hpp"
+#include "process/target.hpp"
 
 namespace goscope {
 

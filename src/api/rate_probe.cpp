@@ -19,7 +19,7 @@
 #include "backend/bpf/function_selection.hpp"
 #include "probe/pattern.hpp"
 #include "strategy/rate_verdict.hpp"
-#include "target/go_runtime_facts.hpp"
+#include "binary/go_runtime_facts.hpp"
 #include "util/stop_signals.hpp"
 
 namespace goscope::api {

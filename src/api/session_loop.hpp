@@ -12,7 +12,7 @@
 #include <functional>
 #include <string>
 
-#include "target/traced_target.hpp"
+#include "process/traced_target.hpp"
 
 namespace goscope {
 

@@ -2,7 +2,7 @@
 
 #include "cli/target_options.hpp"
 #include "cli/target_watch.hpp"
-#include "target/target.hpp"
+#include "process/target.hpp"
 
 namespace goscope::cli {
 

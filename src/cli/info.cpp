@@ -8,8 +8,8 @@
 #include "cli/strategy_options.hpp"
 #include "cli/target_options.hpp"
 #include "output/output.hpp"
-#include "target/goid_offset.hpp"
-#include "target/namespaces.hpp"
+#include "binary/goid_offset.hpp"
+#include "process/namespaces.hpp"
 
 namespace goscope::cli {
 

@@ -8,16 +8,16 @@
 #include <optional>
 
 #include "probe/argument_sources.hpp"
-#include "target/arg_info.hpp"
+#include "binary/arg_info.hpp"
 #include "cli/command.hpp"
 #include "cli/strategy_options.hpp"
 #include "cli/target_options.hpp"
 #include "output/output.hpp"
 #include "probe/function_suggestions.hpp"
 #include "probe/pattern.hpp"
-#include "target/call_sites.hpp"
-#include "target/analysis_cache.hpp"
-#include "target/inline_sites.hpp"
+#include "binary/call_sites.hpp"
+#include "binary/analysis_cache.hpp"
+#include "binary/inline_sites.hpp"
 
 namespace goscope::cli {
 
@@ -109,7 +109,7 @@ int runList(const std::vector<std::string>& argv) {
     for (const auto& p : patterns) ok = ok || p.matches(name);
     return ok;
   };
-  // Functions, and the bodies inlined into them (target/inline_sites.hpp),
+  // Functions, and the bodies inlined into them (binary/inline_sites.hpp),
   // by name; a name's own function first, then its inlined bodies in
   // address order.
   struct Item {

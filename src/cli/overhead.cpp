@@ -23,10 +23,10 @@
 #include "api/goscope.hpp"
 #include "cli/args.hpp"
 #include "cli/command.hpp"
-#include "target/call_sites.hpp"
-#include "target/go_runtime_facts.hpp"
-#include "target/process_cpu.hpp"
-#include "target/target.hpp"
+#include "binary/call_sites.hpp"
+#include "binary/go_runtime_facts.hpp"
+#include "process/process_cpu.hpp"
+#include "process/target.hpp"
 #include "util/launched_child.hpp"
 #include "util/stop_signals.hpp"
 
@@ -55,7 +55,7 @@ bool hitsEveryOp(const std::string& m) { return m != "none" && m != "delve-sampl
 
 // A hit's cost is what it adds to an operation. A uprobe's trap, its BPF
 // program and any single-step run on the target's thread and are charged to
-// its CPU time (target/process_cpu.hpp), so for modes that never stop the
+// its CPU time (process/process_cpu.hpp), so for modes that never stop the
 // target the difference of CPU time per operation is the cost, and a loaded
 // machine, which changes how much CPU the target gets in each window but not
 // what an operation takes, leaves it alone. A Delve stop is time the target

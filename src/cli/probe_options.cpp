@@ -9,7 +9,7 @@
 #include "cli/target_options.hpp"
 #include "cli/target_watch.hpp"
 #include "api/goscope.hpp"
-#include "target/target.hpp"
+#include "process/target.hpp"
 #include "util/progress.hpp"
 #include "util/stop_signals.hpp"
 

@@ -9,7 +9,7 @@
 #include "cli/args.hpp"
 #include "probe/probe_request.hpp"
 #include "api/session_loop.hpp"
-#include "target/traced_target.hpp"
+#include "process/traced_target.hpp"
 
 namespace goscope::cli {
 

@@ -6,7 +6,7 @@
 #include "probe/signature_check.hpp"
 #include "probe/signature_parse.hpp"
 #include "probe/type_shape.hpp"
-#include "target/runtime_type_graph.hpp"
+#include "binary/runtime_type_graph.hpp"
 
 namespace goscope::cli {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "probe/probe_request.hpp"
-#include "target/go_binary.hpp"
+#include "binary/go_binary.hpp"
 
 namespace goscope::cli {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "target/ptrace_privileges.hpp"
+#include "process/ptrace_privileges.hpp"
 
 namespace goscope::cli {
 

@@ -10,7 +10,7 @@
 
 #include "api/goscope.hpp"
 #include "cli/args.hpp"
-#include "target/target.hpp"
+#include "process/target.hpp"
 
 namespace goscope::cli {
 

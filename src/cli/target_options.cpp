@@ -7,7 +7,7 @@
 
 #include "cli/probe_options.hpp"
 #include "cli/target_watch.hpp"
-#include "target/separate_debug_info.hpp"
+#include "binary/separate_debug_info.hpp"
 
 namespace goscope::cli {
 

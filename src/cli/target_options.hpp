@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "cli/args.hpp"
-#include "target/target.hpp"
+#include "process/target.hpp"
 
 namespace goscope::cli {
 

@@ -1,6 +1,6 @@
 #include "cli/target_watch.hpp"
 
-#include "target/process.hpp"
+#include "process/process.hpp"
 
 namespace goscope::cli {
 

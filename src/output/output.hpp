@@ -17,7 +17,7 @@
 #include "api/doctor.hpp"
 #include "api/session_cost.hpp"
 #include "probe/latency_stats.hpp"
-#include "target/namespaces.hpp"
+#include "process/namespaces.hpp"
 #include "value/value.hpp"
 
 namespace goscope::output {

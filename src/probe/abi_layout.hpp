@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "probe/type_shape.hpp"
-#include "target/dwarf_info.hpp"
+#include "binary/dwarf_info.hpp"
 #include "util/result.hpp"
 
 namespace goscope {

@@ -2,9 +2,9 @@
 
 #include "probe/method_signature.hpp"
 #include "probe/type_shape.hpp"
-#include "target/arg_info.hpp"
-#include "target/arg_places.hpp"
-#include "target/go_binary.hpp"
+#include "binary/arg_info.hpp"
+#include "binary/arg_places.hpp"
+#include "binary/go_binary.hpp"
 
 namespace goscope {
 

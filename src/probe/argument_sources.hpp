@@ -22,7 +22,7 @@
 
 #include "probe/abi_layout.hpp"
 #include "probe/traceback_layout.hpp"
-#include "target/runtime_type_graph.hpp"
+#include "binary/runtime_type_graph.hpp"
 
 namespace goscope {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "probe/pattern.hpp"
-#include "target/go_binary.hpp"
+#include "binary/go_binary.hpp"
 
 namespace goscope {
 

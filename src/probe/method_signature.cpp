@@ -1,6 +1,6 @@
 #include "probe/method_signature.hpp"
 
-#include "target/go_signature.hpp"
+#include "binary/go_signature.hpp"
 
 namespace goscope {
 

@@ -2,9 +2,9 @@
 // result types from its receiver's method table (the func type the runtime
 // keeps for a method reachable through an interface or reflection: the same
 // type the interface's method has), its receiver from its named type's
-// record (target/runtime_type_graph.hpp). Trusted only when the layout they
+// record (binary/runtime_type_graph.hpp). Trusted only when the layout they
 // make groups the argument words exactly as the runtime's own traceback
-// layout of the function does (target/arg_info.hpp).
+// layout of the function does (binary/arg_info.hpp).
 #pragma once
 
 #include <optional>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "probe/abi_layout.hpp"
-#include "target/arg_info.hpp"
-#include "target/runtime_type_graph.hpp"
+#include "binary/arg_info.hpp"
+#include "binary/runtime_type_graph.hpp"
 
 namespace goscope {
 

@@ -12,7 +12,7 @@
 
 #include "probe/filter_expr.hpp"
 #include "probe/pattern.hpp"
-#include "target/target_spec.hpp"
+#include "process/target_spec.hpp"
 #include "util/result.hpp"
 
 namespace goscope {

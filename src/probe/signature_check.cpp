@@ -1,10 +1,10 @@
 #include "probe/signature_check.hpp"
 
-#include "target/go_runtime_facts.hpp"
-#include "target/runtime_type_graph.hpp"
+#include "binary/go_runtime_facts.hpp"
+#include "binary/runtime_type_graph.hpp"
 
 #include "probe/abi_layout.hpp"
-#include "target/dwarf_info.hpp"
+#include "binary/dwarf_info.hpp"
 
 namespace goscope {
 

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "target/go_binary.hpp"
-#include "target/runtime_type_graph.hpp"
+#include "binary/go_binary.hpp"
+#include "binary/runtime_type_graph.hpp"
 
 namespace goscope {
 

@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "target/go_signature.hpp"
+#include "binary/go_signature.hpp"
 
 namespace goscope {
 namespace {

@@ -1,7 +1,7 @@
 // The arguments of a function that has no DWARF and no signature, as Go's
 // own traceback prints them: the runtime's layout of its argument words
-// (target/arg_info.hpp), each word placed in its register or stack slot at
-// the entry (target/arg_places.hpp). Each word becomes a one-part
+// (binary/arg_info.hpp), each word placed in its register or stack slot at
+// the entry (binary/arg_places.hpp). Each word becomes a one-part
 // ValueLayout of type uintptr, so capture planning and decoding are those of
 // typed arguments; the grouping is put back when the words are printed.
 #pragma once
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "probe/abi_layout.hpp"
-#include "target/arg_info.hpp"
-#include "target/arg_places.hpp"
+#include "binary/arg_info.hpp"
+#include "binary/arg_places.hpp"
 
 namespace goscope {
 

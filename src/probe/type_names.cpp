@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "target/go_binary.hpp"
+#include "binary/go_binary.hpp"
 
 namespace goscope {
 namespace {

@@ -25,9 +25,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "target/dwarf_info.hpp"
-#include "target/elf_file.hpp"
-#include "target/pclntab.hpp"
+#include "binary/dwarf_info.hpp"
+#include "binary/elf_file.hpp"
+#include "binary/pclntab.hpp"
 
 namespace goscope {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "target/runtime_type_graph.hpp"
+#include "binary/runtime_type_graph.hpp"
 
 namespace goscope {
 namespace {

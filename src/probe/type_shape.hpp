@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "target/dwarf_info.hpp"
+#include "binary/dwarf_info.hpp"
 #include "util/result.hpp"
 
 namespace goscope {
@@ -70,7 +70,7 @@ using NamedTypeKinds = std::function<std::vector<GoType::Kind>(std::string_view 
 // From the runtime type records the graph indexes (it must outlive the function).
 NamedTypeKinds namedTypeKindsIn(RuntimeTypeGraph& graph);
 // The types the binary's runtime type records describe (a struct's fields,
-// an element, a pointee; target/runtime_type_graph.hpp), for a user
+// an element, a pointee; binary/runtime_type_graph.hpp), for a user
 // signature on a stripped binary: used as ShapeBuilder's lookup, they lay
 // out `o main.Order` field by field. The graph must outlive the function.
 TypeLookup lookupIn(RuntimeTypeGraph& graph);

@@ -1,6 +1,6 @@
 #include "strategy/strategy.hpp"
 
-#include "target/run_state.hpp"
+#include "process/run_state.hpp"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-// Fuzz target: an analysis cache file (src/target/analysis_record.*), as
+// Fuzz target: an analysis cache file (src/binary/analysis_record.*), as
 // goscope reads one from $XDG_CACHE_HOME/goscope/analysis/. The first input
 // byte chooses: odd, the rest is a whole file (header checks: magic,
 // version, key, length, checksum); even, the rest is a payload wrapped in a
@@ -15,7 +15,7 @@
 #include <map>
 #include <string>
 
-#include "target/analysis_record.hpp"
+#include "binary/analysis_record.hpp"
 
 using namespace goscope;
 

@@ -1,5 +1,5 @@
 // Fuzz target: an analysis cache record edited by someone who can also
-// recompute its checksum (src/target/cached_probe_proof.hpp). A made-up
+// recompute its checksum (src/binary/cached_probe_proof.hpp). A made-up
 // binary of a few functions of real x86-64 code (safe and unsafe
 // instructions, calls of the first function, nops), each with a made-up
 // inline tree; the honest record of it, as goscope's own searches make one
@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "target/analysis_record.hpp"
-#include "target/cached_probe_proof.hpp"
-#include "target/disasm.hpp"
-#include "target/inline_placement.hpp"
+#include "binary/analysis_record.hpp"
+#include "binary/cached_probe_proof.hpp"
+#include "binary/disasm.hpp"
+#include "binary/inline_placement.hpp"
 
 using namespace goscope;
 

@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <span>
 
-#include "target/disasm.hpp"
-#include "target/inline_placement.hpp"
-#include "target/x86_insn.hpp"
+#include "binary/disasm.hpp"
+#include "binary/inline_placement.hpp"
+#include "binary/x86_insn.hpp"
 
 using namespace goscope;
 

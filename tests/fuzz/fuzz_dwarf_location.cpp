@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "target/dwarf_location.hpp"
+#include "binary/dwarf_location.hpp"
 
 using namespace goscope;
 

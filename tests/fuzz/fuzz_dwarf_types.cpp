@@ -1,5 +1,5 @@
 // Fuzz target: DWARF of a Go binary as goscope reads it through libdw
-// (src/target/dwarf_reader.cpp, dwarf_types.cpp): compile units, functions,
+// (src/binary/dwarf_reader.cpp, dwarf_types.cpp): compile units, functions,
 // parameters and their locations, inlined calls, package variables, and the
 // type DIEs built into GoTypes; then what is built on them (type shapes and
 // ABI layouts in src/probe/, signatures).
@@ -22,8 +22,8 @@
 
 #include "probe/abi_layout.hpp"
 #include "probe/type_shape.hpp"
-#include "target/dwarf_info.hpp"
-#include "target/elf_file.hpp"
+#include "binary/dwarf_info.hpp"
+#include "binary/elf_file.hpp"
 
 using namespace goscope;
 

@@ -1,5 +1,5 @@
 // Fuzz target: the Go function table (.gopclntab) as goscope reads it from a
-// target binary (src/target/pclntab*.cpp): header, function records, pc-value
+// target binary (src/binary/pclntab*.cpp): header, function records, pc-value
 // tables, file tables, inline trees.
 //
 // Input: the bytes of a .gopclntab section. Pclntab reads through an
@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "target/elf_file.hpp"
-#include "target/pclntab.hpp"
+#include "binary/elf_file.hpp"
+#include "binary/pclntab.hpp"
 
 using namespace goscope;
 

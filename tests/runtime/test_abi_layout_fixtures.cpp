@@ -11,8 +11,8 @@
 
 #include "probe/abi_layout.hpp"
 #include "support/run.hpp"
-#include "target/elf_file.hpp"
-#include "target/pclntab.hpp"
+#include "binary/elf_file.hpp"
+#include "binary/pclntab.hpp"
 
 using namespace goscope;
 

@@ -1,4 +1,4 @@
-// The analysis cache (src/target/analysis_cache.hpp, docs/analysis-cache.md)
+// The analysis cache (src/binary/analysis_cache.hpp, docs/analysis-cache.md)
 // on real fixtures: a second run reads what the first searched, and counts
 // the same exact numbers the fixture printed itself; a damaged file, one
 // another user could write, or GOSCOPE_ANALYSIS_CACHE=0 means a search again,

@@ -14,8 +14,8 @@
 #include "support/go_samples.hpp"
 #include "support/releases.hpp"
 #include "support/run.hpp"
-#include "target/arg_info.hpp"
-#include "target/go_binary.hpp"
+#include "binary/arg_info.hpp"
+#include "binary/go_binary.hpp"
 
 using namespace goscope;
 using namespace goscope::test;

@@ -5,7 +5,7 @@
 // it is still running (or exited with its own "ok") at the end.
 //
 // Offsets come from the ELF symbol table and objdump here (the engine takes
-// file offsets; finding them is src/target's job).
+// file offsets; finding them is src/binary's job).
 #include <doctest/doctest.h>
 #include <sys/mman.h>
 #include <signal.h>
@@ -37,7 +37,7 @@
 #include "backend/bpf/bpf_engine.hpp"
 #include "support/cpu_hogs.hpp"
 #include "support/run.hpp"
-#include "target/elf_file.hpp"
+#include "binary/elf_file.hpp"
 #include "util/unique_fd.hpp"
 
 using namespace goscope;
@@ -100,7 +100,7 @@ std::vector<Insn> disassemble(const std::string& path, uint64_t start, uint64_t 
 }
 
 // Function entries from .gopclntab (Go 1.18-1.19 layout): works on stripped
-// binaries too. Test-only; src/target has the real reader.
+// binaries too. Test-only; src/binary has the real reader.
 struct FuncRange {
   std::string name;
   uint64_t vaddr = 0, end = 0;
@@ -1056,7 +1056,7 @@ TEST_CASE("bpf engine: attach and detach 10,000+ offsets of the Go compiler in w
   // a mapping of the file (prepare_uprobe, from install_breakpoint): with no
   // process running the copy it refuses nothing at link time. goscope's own
   // mapping of the file used to be such a mapping (MAP_PRIVATE, it is
-  // MAP_SHARED now: src/target/elf_file.cpp), so a private read-only mapping
+  // MAP_SHARED now: src/binary/elf_file.cpp), so a private read-only mapping
   // made here stands for a process that runs the file.
   {
     UniqueFd copyFd(::open(copy.c_str(), O_RDONLY | O_CLOEXEC));

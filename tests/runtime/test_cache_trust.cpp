@@ -26,8 +26,8 @@
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
 #include "support/unprivileged.hpp"
-#include "target/analysis_record.hpp"
-#include "target/go_binary.hpp"
+#include "binary/analysis_record.hpp"
+#include "binary/go_binary.hpp"
 
 using namespace goscope;
 using namespace goscope::test;

@@ -1,4 +1,4 @@
-// Call-site placement (issue #15, src/target/call_sites.hpp) on the leafcalls
+// Call-site placement (issue #15, src/binary/call_sites.hpp) on the leafcalls
 // fixture, every build variant: main.leaf (a leaf without a stack check,
 // called from three `call` sites only) is counted at its call sites, and the
 // count equals the calls the fixture made and printed itself; main.taken
@@ -20,8 +20,8 @@
 #include "backend/bpf/bpf_engine.hpp"
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
-#include "target/call_sites.hpp"
-#include "target/go_binary.hpp"
+#include "binary/call_sites.hpp"
+#include "binary/go_binary.hpp"
 
 using namespace goscope::test;
 

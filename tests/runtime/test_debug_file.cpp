@@ -13,8 +13,8 @@
 
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
-#include "target/build_ids.hpp"
-#include "target/elf_file.hpp"
+#include "binary/build_ids.hpp"
+#include "binary/elf_file.hpp"
 
 using namespace goscope::test;
 namespace fs = std::filesystem;

@@ -28,12 +28,12 @@
 #include <sstream>
 
 #include "support/run.hpp"
-#include "target/disasm.hpp"
-#include "target/elf_file.hpp"
-#include "target/go_binary.hpp"
-#include "target/parallel_analysis.hpp"
-#include "target/pclntab.hpp"
-#include "target/x86_insn.hpp"
+#include "binary/disasm.hpp"
+#include "binary/elf_file.hpp"
+#include "binary/go_binary.hpp"
+#include "binary/parallel_analysis.hpp"
+#include "binary/pclntab.hpp"
+#include "binary/x86_insn.hpp"
 
 using namespace goscope;
 using namespace goscope::test;
@@ -488,7 +488,7 @@ std::vector<std::string> realBinaries() {
 
 TEST_CASE("disasm: decoding only the prologue, on every CPU, places every probe where the whole sweep does") {
   // `count` decodes the first kPrologueWindow instructions of each function,
-  // on every CPU (target/parallel_analysis.hpp); latency, trace and list
+  // on every CPU (binary/parallel_analysis.hpp); latency, trace and list
   // decode whole functions, also in parallel. The probe placed must be the
   // very one the whole sequential sweep chooses, and the parallel whole
   // sweep must equal the sequential one (RETs, unsafe instructions,

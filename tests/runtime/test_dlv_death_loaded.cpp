@@ -28,7 +28,7 @@
 #include "support/cpu_hogs.hpp"
 #include "support/goscope_process.hpp"
 #include "support/unharmed.hpp"
-#include "target/exe_text.hpp"
+#include "process/exe_text.hpp"
 
 using namespace goscope;
 using namespace goscope::test;

@@ -24,9 +24,9 @@
 #include <sstream>
 
 #include "support/run.hpp"
-#include "target/dwarf_info.hpp"
-#include "target/elf_file.hpp"
-#include "target/go_signature.hpp"
+#include "binary/dwarf_info.hpp"
+#include "binary/elf_file.hpp"
+#include "binary/go_signature.hpp"
 
 namespace fs = std::filesystem;
 using namespace goscope;

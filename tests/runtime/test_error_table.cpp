@@ -26,7 +26,7 @@
 #include "support/goscope_process.hpp"
 #include "support/run.hpp"
 #include "support/unharmed.hpp"
-#include "target/ptrace_privileges.hpp"
+#include "process/ptrace_privileges.hpp"
 
 using namespace goscope;
 using namespace goscope::test;

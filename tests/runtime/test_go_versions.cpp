@@ -9,11 +9,11 @@
 
 #include "support/go_samples.hpp"
 #include "support/run.hpp"
-#include "target/buildinfo.hpp"
-#include "target/go_binary.hpp"
-#include "target/goid_offset.hpp"
-#include "target/elf_file.hpp"
-#include "target/pclntab.hpp"
+#include "binary/buildinfo.hpp"
+#include "binary/go_binary.hpp"
+#include "binary/goid_offset.hpp"
+#include "binary/elf_file.hpp"
+#include "binary/pclntab.hpp"
 
 using namespace goscope;
 using namespace goscope::test;

@@ -18,8 +18,8 @@
 #include "support/go_samples.hpp"
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
-#include "target/go_binary.hpp"
-#include "target/inline_sites.hpp"
+#include "binary/go_binary.hpp"
+#include "binary/inline_sites.hpp"
 
 using namespace goscope::test;
 

@@ -5,7 +5,7 @@
 // signatures must name exactly the dynamic types the unstripped build names
 // from DWARF; a named type the binary's runtime type data does not hold as an
 // interface is refused. The named types are found by
-// src/target/runtime_types.cpp, checked here against DWARF on the fixtures
+// src/binary/runtime_types.cpp, checked here against DWARF on the fixtures
 // and on the Go releases of $GOSCOPE_GO_SAMPLES.
 #include <doctest/doctest.h>
 
@@ -17,10 +17,10 @@
 #include "support/go_samples.hpp"
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
-#include "target/buildinfo.hpp"
-#include "target/go_binary.hpp"
-#include "target/runtime_type_graph.hpp"
-#include "target/runtime_types.hpp"
+#include "binary/buildinfo.hpp"
+#include "binary/go_binary.hpp"
+#include "binary/runtime_type_graph.hpp"
+#include "binary/runtime_types.hpp"
 
 using namespace goscope;
 using namespace goscope::test;

@@ -375,7 +375,7 @@ TEST_CASE("kill-safety: BPF path, count and trace with probes on inlined bodies 
   });
 }
 
-// Call-site probes (issue #15, src/target/call_sites.hpp): zoo's leaf
+// Call-site probes (issue #15, src/binary/call_sites.hpp): zoo's leaf
 // functions without a stack check are counted at the `call`s that call them,
 // in their callers' code, and timed and traced there and at the instruction
 // after each call. A kill must leave those callers' text as intact as an

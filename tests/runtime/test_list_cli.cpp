@@ -14,7 +14,7 @@
 
 #include "support/json_lines.hpp"
 #include "support/run.hpp"
-#include "target/elf_file.hpp"
+#include "binary/elf_file.hpp"
 
 using namespace goscope::test;
 

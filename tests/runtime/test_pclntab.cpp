@@ -12,9 +12,9 @@
 #include <sstream>
 
 #include "support/run.hpp"
-#include "target/buildinfo.hpp"
-#include "target/elf_file.hpp"
-#include "target/pclntab.hpp"
+#include "binary/buildinfo.hpp"
+#include "binary/elf_file.hpp"
+#include "binary/pclntab.hpp"
 
 using namespace goscope;
 using namespace goscope::test;

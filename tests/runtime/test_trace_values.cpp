@@ -18,8 +18,8 @@
 #include "probe/signature_parse.hpp"
 #include "probe/type_names.hpp"
 #include "support/run.hpp"
-#include "target/go_binary.hpp"
-#include "target/process.hpp"
+#include "binary/go_binary.hpp"
+#include "process/process.hpp"
 
 using namespace goscope;
 using Clock = std::chrono::steady_clock;

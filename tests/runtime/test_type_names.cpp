@@ -17,8 +17,8 @@
 #include "probe/type_names.hpp"
 #include "support/go_samples.hpp"
 #include "support/run.hpp"
-#include "target/buildinfo.hpp"
-#include "target/go_binary.hpp"
+#include "binary/buildinfo.hpp"
+#include "binary/go_binary.hpp"
 
 using namespace goscope;
 

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "support/run.hpp"
-#include "target/elf_file.hpp"
+#include "binary/elf_file.hpp"
 
 namespace goscope::test {
 

@@ -1,6 +1,6 @@
 #include "support/run.hpp"
 
-#include "target/proc_stat.hpp"
+#include "process/proc_stat.hpp"
 
 #include <fcntl.h>
 #include <cerrno>

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "support/run.hpp"
-#include "target/elf_file.hpp"
+#include "binary/elf_file.hpp"
 
 namespace goscope::test {
 

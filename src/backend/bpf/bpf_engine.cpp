@@ -658,7 +658,7 @@ std::string describePoints(const std::vector<RefusedPoint>& r) {
 namespace {
 
 // The file a path names, for messages: what /proc/self/fd/N (the open file
-// a target is attached through: target/traced_target.hpp) links to.
+// a target is attached through: process/traced_target.hpp) links to.
 std::string shownPath(const std::string& path) {
   if (!path.starts_with("/proc/self/fd/")) return path;
   char buf[4096];

@@ -6,7 +6,7 @@
 // events the user asked for (ring buffer).
 //
 // It receives file offsets and site kinds; it never parses Go binaries. The
-// caller (src/cli, through src/target) decides where probes go:
+// caller (src/cli, through src/binary) decides where probes go:
 //   - SiteKind::EntryStackCheck on the `jbe` of a stack-check prologue (cheap,
 //     counts a call whose stack grows once), else SiteKind::Entry;
 //   - SiteKind::Return on every RET (latency and results need them all).

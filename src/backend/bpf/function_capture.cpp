@@ -1,7 +1,7 @@
 #include "backend/bpf/function_capture.hpp"
 
 #include "probe/argument_sources.hpp"
-#include "target/arg_info.hpp"
+#include "binary/arg_info.hpp"
 
 #include <span>
 

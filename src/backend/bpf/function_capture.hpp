@@ -15,7 +15,7 @@
 #include "probe/method_signature.hpp"
 #include "probe/traceback_layout.hpp"
 #include "backend/bpf/capture_plan.hpp"
-#include "target/go_binary.hpp"
+#include "binary/go_binary.hpp"
 #include "value/value.hpp"
 
 namespace goscope {

@@ -12,10 +12,10 @@
 #include <unordered_map>
 
 #include "probe/function_suggestions.hpp"
-#include "target/analysis_cache.hpp"
-#include "target/call_sites.hpp"
-#include "target/inline_sites.hpp"
-#include "target/parallel_analysis.hpp"
+#include "binary/analysis_cache.hpp"
+#include "binary/call_sites.hpp"
+#include "binary/inline_sites.hpp"
+#include "binary/parallel_analysis.hpp"
 #include "util/progress.hpp"
 #include "util/stop_signals.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "backend/bpf/probe_config.hpp"
 #include "probe/pattern.hpp"
-#include "target/go_binary.hpp"
+#include "binary/go_binary.hpp"
 #include "util/result.hpp"
 
 namespace goscope {
@@ -74,7 +74,7 @@ struct SelectionOptions {
   // this says to go on without it.
   bool ignoreMissing = false;
   // Also probe every inlined body of a matched name, at the instruction
-  // target/inline_sites.hpp chooses: count, trace and break (entries only;
+  // binary/inline_sites.hpp chooses: count, trace and break (entries only;
   // latency needs a RET, which an inlined body does not have).
   bool inlined = false;
   // Set: the inlined bodies matched are left out with this reason (counted

@@ -25,7 +25,7 @@ enum class SiteKind : uint8_t {
   EntryStackCheck = GS_SITE_ENTRY_STACKCHECK,
   // A RET instruction. Never a uretprobe: they crash Go programs.
   Return = GS_SITE_RETURN,
-  // The first instruction of an inlined body (target/inline_sites.hpp): an
+  // The first instruction of an inlined body (binary/inline_sites.hpp): an
   // entry that no RET follows; counted and traced at the entry only.
   Inlined = GS_SITE_INLINED,
   InlinedFrameless = GS_SITE_INLINED_FRAMELESS,  // in a caller without a frame

@@ -1,6 +1,6 @@
 // Instructions that uprobes on this kernel refuse or mis-execute, recognized
 // by their first bytes. The engine checks every attach address with it before
-// the kernel sees it: a safety net under src/target's placement, which should
+// the kernel sees it: a safety net under src/binary's placement, which should
 // never choose these (docs/kernel.md, "Hazards that crash the traced program").
 #pragma once
 

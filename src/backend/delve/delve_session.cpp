@@ -1,8 +1,8 @@
 #include "backend/delve/delve_session.hpp"
-#include "target/elf_file.hpp"
-#include "target/exe_text.hpp"
-#include "target/process.hpp"
-#include "target/run_state.hpp"
+#include "binary/elf_file.hpp"
+#include "process/exe_text.hpp"
+#include "process/process.hpp"
+#include "process/run_state.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -19,7 +19,7 @@
 
 #include "backend/delve/dlv_startup.hpp"
 #include "backend/delve/pending_signals.hpp"
-#include "target/proc_stat.hpp"
+#include "process/proc_stat.hpp"
 
 namespace goscope::delve {
 

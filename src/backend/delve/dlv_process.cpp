@@ -1,7 +1,7 @@
 #include "backend/delve/dlv_process.hpp"
 
 #include "util/fd_passing.hpp"
-#include "target/process.hpp"
+#include "process/process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

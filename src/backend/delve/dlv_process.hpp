@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "target/text_restore.hpp"
-#include "target/tracer_release.hpp"
+#include "process/text_restore.hpp"
+#include "process/tracer_release.hpp"
 #include "util/result.hpp"
 #include "util/unique_fd.hpp"
 

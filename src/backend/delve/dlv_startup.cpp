@@ -1,6 +1,6 @@
 #include "backend/delve/dlv_startup.hpp"
 
-#include "target/ptrace_privileges.hpp"
+#include "process/ptrace_privileges.hpp"
 
 #include <charconv>
 

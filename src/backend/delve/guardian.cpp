@@ -2,7 +2,7 @@
 // allocation (see guardian.hpp for why).
 #include "backend/delve/guardian.hpp"
 
-#include "target/text_restore.hpp"
+#include "process/text_restore.hpp"
 #include "util/signal_safe.hpp"
 
 #include <fcntl.h>

@@ -21,7 +21,7 @@
 // guardian then forks a sentinel (gs-sentinel) that traces that one thread of
 // dlv with PTRACE_O_TRACEEXIT. A dying dlv's tracer thread stops there before
 // the kernel lets the target go, and the sentinel makes the release safe
-// (target/tracer_release.hpp; docs/delve.md, "When dlv dies"). The sentinel is
+// (process/tracer_release.hpp; docs/delve.md, "When dlv dies"). The sentinel is
 // a process of its own so that it survives the guardian: dlv dies with its
 // guardian (PR_SET_PDEATHSIG SIGKILL), and the sentinel takes care of that
 // death too. Names without "goscope" (gs-guardian, gs-sentinel), so that
@@ -39,8 +39,8 @@
 
 #include <cstdint>
 
-#include "target/text_restore.hpp"
-#include "target/tracer_release.hpp"
+#include "process/text_restore.hpp"
+#include "process/tracer_release.hpp"
 
 namespace goscope::delve::guardian {
 

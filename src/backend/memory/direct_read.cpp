@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "backend/memory/read_selector.hpp"
-#include "target/go_runtime_facts.hpp"
+#include "binary/go_runtime_facts.hpp"
 
 namespace goscope {
 

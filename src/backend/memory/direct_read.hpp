@@ -26,8 +26,8 @@
 #include <string>
 
 #include "value/value.hpp"
-#include "target/go_binary.hpp"
-#include "target/process.hpp"
+#include "binary/go_binary.hpp"
+#include "process/process.hpp"
 #include "util/result.hpp"
 
 namespace goscope {

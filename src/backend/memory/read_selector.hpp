@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "target/dwarf_info.hpp"
+#include "binary/dwarf_info.hpp"
 
 namespace goscope {
 

@@ -1,6 +1,6 @@
 // gosigs prints the signature of every function and method declared in a Go
 // package directory, one per line, in the format goscope derives from DWARF
-// (src/target/go_signature.hpp), so that a test can compare the two:
+// (src/binary/go_signature.hpp), so that a test can compare the two:
 //
 //	main.add(x int, y int) int
 //	main.(*Server).Handle(s *main.Server, req main.Request) (main.Response, error)
