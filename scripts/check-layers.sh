@@ -60,4 +60,8 @@ expect yes src/process/process.cpp  binary/elf_file.hpp
 expect no  src/process/process.cpp  probe/pattern.hpp
 expect no  src/value/render.cpp     rpc/delve_types.hpp
 expect yes src/api/event_session.cpp backend/bpf/bpf_engine.hpp
+# The kernel's ABI header: the BPF backend's, not the public API's users'.
+expect yes src/backend/bpf/probe_config.cpp goscope_shared.h
+expect no  src/output/output.cpp    goscope_shared.h
+expect no  src/strategy/strategy.cpp goscope_shared.h
 exit $fail

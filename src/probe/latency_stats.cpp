@@ -3,7 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "goscope_shared.h"
+
 namespace goscope {
+
+static_assert(LatencyStats::kBuckets == GS_HIST_BUCKETS, "LatencyStats::kBuckets is the kernel's bucket count");
+
+uint64_t LatencyStats::bucketLow(uint32_t b) { return gs_hist_bucket_low(b); }
+uint64_t LatencyStats::bucketHigh(uint32_t b) { return gs_hist_bucket_high(b); }
+uint32_t LatencyStats::bucketOf(uint64_t ns) { return gs_hist_bucket(ns); }
 
 LatencyStats LatencyStats::fromKernel(const gs_lat_stats& k) {
   LatencyStats s;

@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "goscope_shared.h"
+// The kernel's record (bpf/goscope_shared.h): that header, the BPF programs'
+// ABI, is seen only by the layers that talk to the kernel, not by the users
+// of this aggregate (the public API, output).
+struct gs_lat_stats;
 
 namespace goscope {
 
@@ -28,7 +31,10 @@ struct LatencyStats {
   uint64_t minNs = 0;  // 0 when count == 0
   uint64_t maxNs = 0;
   uint64_t mismatches = 0;        // returns that found no entry
-  std::vector<uint64_t> buckets;  // GS_HIST_BUCKETS log-linear buckets
+  std::vector<uint64_t> buckets;  // kBuckets log-linear buckets
+
+  // GS_HIST_BUCKETS (checked against it in latency_stats.cpp).
+  static constexpr uint32_t kBuckets = 624;
 
   static LatencyStats fromKernel(const gs_lat_stats& k);
 
@@ -51,9 +57,9 @@ struct LatencyStats {
   LatencyStats since(const LatencyStats& earlier) const;
 
   // Bucket bounds in ns: [low, high).
-  static uint64_t bucketLow(uint32_t b) { return gs_hist_bucket_low(b); }
-  static uint64_t bucketHigh(uint32_t b) { return gs_hist_bucket_high(b); }
-  static uint32_t bucketOf(uint64_t ns) { return gs_hist_bucket(ns); }
+  static uint64_t bucketLow(uint32_t b);
+  static uint64_t bucketHigh(uint32_t b);
+  static uint32_t bucketOf(uint64_t ns);
 };
 
 }  // namespace goscope

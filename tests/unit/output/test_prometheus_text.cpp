@@ -25,7 +25,7 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 // Latency calls of these durations (ns), as the kernel would bucket them.
 LatencyStats latencyOf(const std::vector<uint64_t>& ns) {
   LatencyStats s;
-  s.buckets.assign(GS_HIST_BUCKETS, 0);
+  s.buckets.assign(LatencyStats::kBuckets, 0);
   for (uint64_t v : ns) {
     s.buckets[LatencyStats::bucketOf(v)]++;
     s.count++;

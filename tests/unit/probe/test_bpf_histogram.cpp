@@ -9,6 +9,7 @@
 #include <memory>
 #include <random>
 
+#include "goscope_shared.h"
 #include "probe/latency_stats.hpp"
 
 using goscope::LatencyStats;
