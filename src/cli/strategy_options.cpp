@@ -83,9 +83,4 @@ Target openProcessForPlanning(pid_t pid) {
   return orRaise(std::move(t));
 }
 
-void reportFallback(Backend from, Backend to, const Error& why) {
-  std::fprintf(stderr, "goscope: the %s path failed (%s); falling back to %s\n", backendName(from), why.message.c_str(),
-               backendName(to));
-}
-
 }  // namespace goscope::cli

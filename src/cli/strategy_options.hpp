@@ -37,7 +37,4 @@ void explainWithoutPlan(const std::string& what, const ProbeRequest& request, co
 // CAP_SYS_PTRACE) than /proc does.
 Target openProcessForPlanning(pid_t pid);
 
-// The line that says the planned path gave way to the other, and why.
-void reportFallback(Backend from, Backend to, const Error& why);
-
 }  // namespace goscope::cli
