@@ -113,7 +113,9 @@ DelveChoice chooseDelveFigure(const std::vector<DelveMeasure>& measures, const L
 
 template <typename Measure>
 std::vector<Measure> keptMeasures(std::vector<Measure> measures, const Measure& added, const LoadMark& now) {
-  measures.push_back(added);
+  // First, so that the stable sort keeps it ahead of a measure taken in the
+  // same second (a calibration can take less than one).
+  measures.insert(measures.begin(), added);
   std::erase_if(measures, [&](const Measure& m) {
     const MeasureVerdict v = judgeMeasure(m.mark, now);
     return v == MeasureVerdict::TooOld || v == MeasureVerdict::FromTheFuture;

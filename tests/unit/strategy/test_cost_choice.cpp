@@ -115,4 +115,9 @@ TEST_CASE("cost choice: the cache keeps the newest measures, none too old") {
   m = keptMeasures(std::move(m), probe(500, 4000, 3700, later), later);
   CHECK(m.size() == 1);  // a month later only the one just added is kept
   CHECK(m.front().emulatedNs == 500);
+  // One taken in the same second as the one before it: still the first.
+  m = keptMeasures(std::move(m), probe(600, 4000, 3700, later), later);
+  REQUIRE(m.size() == 2);
+  CHECK(m.front().emulatedNs == 600);
+  CHECK(m.back().emulatedNs == 500);
 }
