@@ -309,6 +309,11 @@ class BpfEventSession final : public EventSession {
       auto n = engine_->poll(0, onEvent);
       if (!n || *n == 0) break;
     }
+    // No entry event gave the bias (only call sites and inlined bodies ran).
+    if (deriveBias_) {
+      giveUpBias();
+      deliverHeld(sink);
+    }
     govern(false);
     EventTotals t = totals();
     t.activeS = monotonicSeconds() - t0;
@@ -388,20 +393,74 @@ class BpfEventSession final : public EventSession {
   }
 
   void onEventOf(const bpf::Event& e, const std::function<bool(const Call&)>& sink) {
-    if (e.probeId >= traces_.size() || outputClosed_ || hitsReached() || outputDropped()) return;
+    if (e.probeId >= traces_.size()) return;
+    if (deriveBias_) {
+      // Until the load bias is known, events are held, in order: decoded
+      // without it, an interface's dynamic type and a stack's frames would
+      // name nothing (a leaf probed at its call sites comes first in many
+      // short programs, and its event does not say which site it is).
+      if (!biasFromEntry(e) && held_.size() < kMaxHeld) {
+        holdEvent(e);
+        return;
+      }
+      if (deriveBias_) giveUpBias();  // no entry event in sight: on without it, and said
+      deliverHeld(sink);
+    }
+    decodeEvent(e, sink);
+  }
+
+  // The bias from an entry event: the probed address minus its link-time
+  // one (the jbe, or the first instruction: also with --entry). A call
+  // site's event does not say which of the sites it is: not used.
+  bool biasFromEntry(const bpf::Event& e) {
+    const bool plainEntry = e.site == bpf::SiteKind::Entry || e.site == bpf::SiteKind::EntryMarked;
+    if (!e.ip || !(plainEntry || e.site == bpf::SiteKind::EntryStackCheck)) return false;
+    const GoFunction& fn = *sel_.functions[e.probeId].fn;
+    setBias(e.ip - (plainEntry ? fn.entry : sel_.functions[e.probeId].probeAddress));
+    deriveBias_ = false;
+    return true;
+  }
+
+  // A copy of an event that owns its captured bytes (an Event's spans point
+  // into the ring, valid only during the poll callback).
+  struct HeldEvent {
+    bpf::Event e;
+    std::vector<std::vector<uint8_t>> bytes;  // one per block; its buffer does not move with the HeldEvent
+  };
+
+  void holdEvent(const bpf::Event& e) {
+    HeldEvent h{e, {}};
+    h.bytes.reserve(e.blocks.size());
+    for (size_t i = 0; i < e.blocks.size(); i++) {
+      h.bytes.emplace_back(e.blocks[i].bytes.begin(), e.blocks[i].bytes.end());
+      h.e.blocks[i].bytes = std::span<const uint8_t>(h.bytes.back());
+    }
+    held_.push_back(std::move(h));
+  }
+
+  void giveUpBias() {
+    deriveBias_ = false;
+    biasMissing_ = true;
+  }
+
+  // The held events, in the order they came.
+  void deliverHeld(const std::function<bool(const Call&)>& sink) {
+    std::vector<HeldEvent> held;
+    held.swap(held_);
+    if (!held.empty())
+      spdlog::debug("bpf: {} events held until the load bias was {}", held.size(),
+                    biasMissing_ ? "given up (no entry event)" : "known from an entry event");
+    for (const HeldEvent& h : held) decodeEvent(h.e, sink);
+  }
+
+  void decodeEvent(const bpf::Event& e, const std::function<bool(const Call&)>& sink) {
+    if (outputClosed_ || hitsReached() || outputDropped()) return;
+    if (biasMissing_) decodedWithoutBias_++;  // said in the end lines
     // Calls after the session's end, while the probes come off one by one
     // (an entry's probe can go before its return's): not the session's.
     if (endNs_ && e.tsNs > endNs_) return;
     const FunctionTrace& t = traces_[e.probeId];
     const GoFunction& fn = *sel_.functions[e.probeId].fn;
-    // The bias from an entry event: the probed address minus its link-time
-    // one (the jbe, or the first instruction: also with --entry). A call
-    // site's event does not say which of the sites it is: not used.
-    const bool plainEntry = e.site == bpf::SiteKind::Entry || e.site == bpf::SiteKind::EntryMarked;
-    if (deriveBias_ && e.ip && (plainEntry || e.site == bpf::SiteKind::EntryStackCheck)) {
-      setBias(e.ip - (plainEntry ? fn.entry : sel_.functions[e.probeId].probeAddress));
-      deriveBias_ = false;
-    }
     // An inlined body: no RET follows and its arguments are not in
     // registers (docs/go-runtime.md, "Inlined calls"); delivered at once.
     if (bpf::isInlinedSite(e.site)) {
@@ -590,6 +649,7 @@ class BpfEventSession final : public EventSession {
     t.lostBusy = st.lostBusy;
     t.unfinished = pending_.size() + dropped_;
     t.unmatched = unmatched_;
+    t.decodedWithoutBias = decodedWithoutBias_;
     t.sampledOut = st.sampledOut;
     t.hiddenCalls = st.foreignCalls;
     t.target = target_.describe();
@@ -609,6 +669,11 @@ class BpfEventSession final : public EventSession {
   bpf::AttachStats attach_;
   uint64_t bias_ = 0;
   bool deriveBias_ = false;
+  // Events that came while the bias was unknown (deriveBias_), at most kMaxHeld.
+  static constexpr size_t kMaxHeld = 1 << 16;
+  std::vector<HeldEvent> held_;
+  bool biasMissing_ = false;  // given up: every event is decoded without the bias
+  uint64_t decodedWithoutBias_ = 0;
   PendingMap pending_;
   std::vector<PendingMap::node_type> spare_;  // kMaxSpareNodes
   Call call_;                                 // the return being delivered

@@ -42,6 +42,10 @@ struct EventTotals {
   uint64_t lostRingFull = 0, lostBusy = 0;  // events the kernel dropped
   size_t unfinished = 0;                    // calls that had not returned when the session ended
   uint64_t unmatched = 0;                   // returns of calls already running at attach
+  // A -c command that exited before its load address was read, and no
+  // entry event that gave it: calls decoded without it (their interface
+  // types and stack frames unnamed).
+  uint64_t decodedWithoutBias = 0;
   size_t detachedPoints = 0;
   double detachMs = 0;
 
