@@ -201,6 +201,27 @@ TEST_CASE("identity: a PID reused during start-up gets no probe, and goscope say
     s << R"SH(set -u
 g=$1; a=$2; o=$3; rounds=$4; addr=$5; off=$6; size=$7; out=$8
 reused=0; tries=0
+# goscope ends within -d 0.8 plus its start-up and detach; one that has not
+# after 120 s is hung: its state, every thread's kernel stack and its
+# children are printed (the test fails on "hung"), then it is killed.
+bounded_wait() {
+  local until=$((SECONDS + 120))
+  while kill -0 $gs 2>/dev/null; do
+    [ -n "${1:-}" ] && $1
+    if [ $SECONDS -ge $until ]; then
+      echo "hung: goscope $gs still running after 120 s: $(tr '\n' ' ' < "$out/err")"
+      echo "hung status: $(grep -E '^(State|Threads|TracerPid)' /proc/$gs/status | tr '\n' ' ')"
+      for th in /proc/$gs/task/*; do
+        echo "hung thread ${th##*/} $(cat $th/comm) $(cat $th/wchan): $(tr '\n' ' ' < $th/stack 2>/dev/null)"
+      done
+      ps -o pid,ppid,stat,wchan:32,args --ppid $gs | sed 's/^/hung child /'
+      kill -9 $gs
+      break
+    fi
+    sleep 0.02
+  done
+  wait $gs
+}
 dd if="$o" of="$out/text" iflag=skip_bytes,count_bytes skip=$off count=$size status=none
 while [ $reused -lt $rounds ] && [ $tries -lt $((rounds * 4)) ]; do
   tries=$((tries + 1))
@@ -217,7 +238,7 @@ while [ $reused -lt $rounds ] && [ $tries -lt $((rounds * 4)) ]; do
   echo $((t - 1)) > /proc/sys/kernel/ns_last_pid
   "$o" > /dev/null & p=$!
   if [ $p -ne $t ]; then
-    kill -9 $p; wait $p 2>/dev/null; wait $gs 2>/dev/null
+    kill -9 $p; wait $p 2>/dev/null; bounded_wait 2>/dev/null
     echo "try $tries: the PID went to another task ($p, not $t)"
     continue
   fi
@@ -232,8 +253,7 @@ while [ $reused -lt $rounds ] && [ $tries -lt $((rounds * 4)) ]; do
       looks=$((looks + 1)); cmp -s "$out/mem" "$out/text" || same=no
     fi
   }
-  while kill -0 $gs 2>/dev/null; do look; sleep 0.02; done
-  wait $gs; code=$?
+  bounded_wait look; code=$?
   look  # and once goscope has ended
   [ $looks -eq 0 ] && same=unread
   alive=no; kill -0 $p 2>/dev/null && alive=yes
@@ -249,6 +269,7 @@ echo "reused $reused tries $tries"
   INFO(r.out << r.err);
   int reusedRounds = 0, saidExited = 0;
   for (const auto& line : splitLines(r.out)) {
+    CHECK_MESSAGE(line.rfind("hung", 0) != 0, line);  // never a hang, whatever the PID names
     if (line.rfind("round ", 0) != 0) continue;
     reusedRounds++;
     INFO(line);
