@@ -845,6 +845,59 @@ TEST_CASE("bpf engine: lost events are counted, never silent") {
   CHECK(eng->lostEvents() == s.lost());
 }
 
+// The overhead bound thins a trace's dearest function to 1 call in N
+// (OverheadBound, ProbeConfig::sampleEvery). What the kernel side must keep:
+// every call still counted, about one in N with its events, a sampled
+// entry's RET sent and no other RET, and each call left out counted as such
+// (the end line "N calls not shown" reads that count).
+TEST_CASE("bpf engine: trace's 1-in-N sampling counts every call, sends about 1 in N, each with its return") {
+  REQUIRE_ROOT();
+  Binary fib = Binary::open("fibonacci");
+  Sites rec = fib.sites("main.fibonacciRecursive");
+  REQUIRE(!rec.rets.empty());
+  constexpr uint32_t kEvery = 8;
+  constexpr uint64_t kCalls = 21891;  // fibonacciRecursive(20), once
+  auto eng = loadEngine();
+  REQUIRE(eng->configureProbe(0, {.count = true, .eventAtEntry = true, .eventAtReturn = true, .sampleEvery = kEvery})
+              .has_value());
+  Child c({fib.path, "--repeat", "1", "--sleep-ms", "1000"}, true);
+  REQUIRE(waitLine(c, "ready", 10000) == "ready");
+  REQUIRE(eng->attach(fib.path, c.pid(), entryAndReturns(rec, 0)).has_value());
+  REQUIRE(waitExit(c, 30000));
+  // A call is its goroutine and its frame (g.stack.hi - RSP): the recursion's
+  // calls are open at once, each at its own depth.
+  std::map<std::pair<uint64_t, uint64_t>, int> open;
+  uint64_t entries = 0, returns = 0, orphanReturns = 0;
+  while (*eng->poll(0, [&](const Event& e) {
+    const auto key = std::make_pair(e.g, e.frame);
+    if (!e.isReturn()) {
+      entries++;
+      open[key]++;
+      return;
+    }
+    returns++;
+    auto it = open.find(key);
+    if (it == open.end()) {
+      orphanReturns++;
+      return;
+    }
+    if (--it->second == 0) open.erase(it);
+  }) > 0) {
+  }
+  const EngineStats st = eng->stats();
+  MESSAGE("1 in " << kEvery << " of " << kCalls << " calls: " << entries << " entries, " << returns << " returns, "
+                  << st.sampledOut << " sampled out, " << st.lost() << " lost");
+  REQUIRE(st.lost() == 0);  // what follows is about sampling, not a full ring
+  CHECK(*eng->count(0) == kCalls);
+  CHECK(entries + st.sampledOut == kCalls);
+  CHECK(returns == entries);
+  CHECK(orphanReturns == 0);
+  CHECK(open.empty());
+  // Binomial(21891, 1/8): mean 2,736, sigma 49; six sigmas either side.
+  CHECK(entries >= 2442);
+  CHECK(entries <= 3030);
+}
+
 TEST_CASE("bpf engine: pid filters, and pid 0 reaches processes started after the attach") {
   REQUIRE_ROOT();
   Binary fn = Binary::open("functions");
