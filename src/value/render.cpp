@@ -451,7 +451,7 @@ json::value renderJson(const Value& v) {
       json::object o{{"type", v.dynamicType.empty() ? json::value(nullptr) : json::value(json::string(v.dynamicType))}};
       // A null type says why beside it (docs/output.md): the type word's
       // address that names no type of the binary, or why it was not read.
-      if (v.dynamicType.empty()) o["type_unknown"] = v.text.empty() ? "not read" : v.text;
+      if (v.dynamicType.empty()) o["type_unknown"] = v.text.empty() ? "unnamed" : v.text;
       o["value"] = v.children.empty() ? json::value(json::string(hexText(v.address))) : renderJson(v.children[0]);
       if (v.errorText) {
         o["error"] = utf8Sanitized(*v.errorText);

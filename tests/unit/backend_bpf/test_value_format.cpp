@@ -437,6 +437,17 @@ TEST_CASE("value format: what was read in part is marked cut in JSON, with its f
   e.errorText = "not f";
   e.errorTextMissing = 4;
   CHECK(json(e) == R"({"type":"*errors.errorString","value":"0xc000030000","error":"not f","error_cut":true,"error_len":9})");
+
+  // A dynamic type with no name is null with the reason beside it, never a bare null.
+  Value u;
+  u.kind = Value::Kind::Interface;
+  u.type = "any";
+  u.address = 0xc000040000;
+  u.text = "type@0x55cb8359fc90";
+  CHECK(json(u) == R"({"type":null,"type_unknown":"type@0x55cb8359fc90","value":"0xc000040000"})");
+  CHECK(renderText(u) == "any(type@0x55cb8359fc90)0xc000040000");
+  u.text.clear();
+  CHECK(json(u) == R"({"type":null,"type_unknown":"unnamed","value":"0xc000040000"})");
 }
 
 TEST_CASE("capture plan: options out of range are refused") {
