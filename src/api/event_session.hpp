@@ -43,7 +43,7 @@ struct EventTotals {
   size_t unfinished = 0;                    // calls that had not returned when the session ended
   uint64_t unmatched = 0;                   // returns of calls already running at attach
   // A -c command that exited before its load address was read, and no
-  // entry event that gave it: calls decoded without it (their interface
+  // entry event that gave it: events decoded without it (their interface
   // types and stack frames unnamed).
   uint64_t decodedWithoutBias = 0;
   size_t detachedPoints = 0;

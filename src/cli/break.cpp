@@ -73,6 +73,7 @@ void printTotals(const api::EventTotals& t, bool cond, const HitTimes& h, std::o
     else
       std::fprintf(stderr, "goscope: PID %d was not stopped (BPF path); detached %s in %.1f ms\n", t.pid,
                    countOf(t.detachedPoints, "probe").c_str(), t.detachMs);
+    printDecodedWithoutBias(t.decodedWithoutBias);
     printHiddenCalls(t.hiddenCalls);
     return;
   }

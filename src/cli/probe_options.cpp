@@ -143,6 +143,14 @@ void printLineIfAny(const std::string& line) {
 
 void printHiddenCalls(uint64_t calls) { printLineIfAny(api::hiddenCallsLine(calls)); }
 
+void printDecodedWithoutBias(uint64_t events) {
+  if (events)
+    std::fprintf(stderr,
+                 "goscope: %llu events decoded without the program's load address (it exited before its maps were "
+                 "read, and no function entry gave it): their interface types and stack frames are not named\n",
+                 static_cast<unsigned long long>(events));
+}
+
 void reportTimings(const api::DelveCosts& c, const char* note) {
   if (c.leftStopped) {  // stopped by the user before: no pause of goscope's to report
     std::fprintf(stderr,

@@ -34,6 +34,8 @@ void printLineIfAny(const std::string& line);
 // ... and after a BPF session, how many calls of other users' processes the
 // kernel dropped (nothing when none).
 void printHiddenCalls(uint64_t calls);
+// A short -c PIE's events decoded without its load address (EventTotals::decodedWithoutBias).
+void printDecodedWithoutBias(uint64_t events);
 
 // goscope's exit code once a session has ended and everything recorded is
 // printed (docs/errors.md): a -p target that exited ended the session

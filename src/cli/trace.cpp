@@ -184,11 +184,7 @@ void printTotals(const api::EventTotals& t) {
                  "goscope: %llu returns of calls already running when probes were attached: not shown (entered "
                  "before the attach)\n",
                  static_cast<unsigned long long>(t.unmatched));
-  if (t.decodedWithoutBias)
-    std::fprintf(stderr,
-                 "goscope: %llu events decoded without the program's load address (it exited before its maps were "
-                 "read, and no function entry gave it): their interface types and stack frames are not named\n",
-                 static_cast<unsigned long long>(t.decodedWithoutBias));
+  printDecodedWithoutBias(t.decodedWithoutBias);
   printHiddenCalls(t.hiddenCalls);
   // trace has always said "target exited" (break: "the target exited").
   std::fprintf(stderr, "goscope: %s\n", t.end == api::EventEnd::TargetExited ? "target exited" : api::describe(t.end));
