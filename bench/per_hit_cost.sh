@@ -14,6 +14,15 @@
 #                (the entry, single-stepped, and its RET); not run by default
 #                (CASES="leaf-latency"), and without bpftrace (a uretprobe
 #                crashes Go programs: it has no Go latency to compare).
+#   trace        main.work traced against counted, per call (not run by
+#                default: CASES="trace"): `goscope count` (the jbe), `goscope
+#                latency` (the jbe and the RETs: the traps a trace has, no
+#                event), `goscope trace --json` (the same sites, an event at
+#                each: stdout to a file) and bpftrace printf-ing each entry
+#                (`uprobe:BIN:main.work { printf("%d\n", tid); }`). A run of
+#                trace or bpftrace is not voided by events the reader lost
+#                (the target paid for them): the loss is printed. The
+#                verdict: trace / count per call <= TRACE_X (1.3).
 #
 # The target is bench/go/hotloop: main calls main.work (--leaf: main.leafWork)
 # in a tight loop and reports its own calls per second. Every mode runs the target for SECS+1
@@ -26,7 +35,7 @@
 # the run is void (exit 1).
 #
 # Usage (root):  bench/per_hit_cost.sh        env: REPS (5), SECS (3), TARGET_X (5),
-#                CASES ("stack-check leaf"; also "leaf-latency"), GOSCOPE_BUILD_DIR (./build) or GOSCOPE (the binary)
+#                CASES ("stack-check leaf"; also "leaf-latency", "trace"), TRACE_X (1.3), GOSCOPE_BUILD_DIR (./build) or GOSCOPE (the binary)
 # Exit: 0 measured and bpftrace/goscope >= TARGET_X in every case (leaf-latency:
 #       entry/goscope > 1); 3 measured but below it in a case; 1 error.
 set -euo pipefail
@@ -35,6 +44,7 @@ source "$(dirname -- "$(readlink -f -- "$0")")/common.sh"
 reps=${REPS:-5}
 secs=${SECS:-3}
 target_x=${TARGET_X:-5}
+trace_x=${TRACE_X:-1.3}
 [[ $reps =~ ^[1-9][0-9]*$ && $secs =~ ^[1-9][0-9]*$ ]] || die "REPS and SECS must be positive integers"
 cases=(${CASES:-stack-check leaf})
 
@@ -55,6 +65,9 @@ run_mode() {
     goscope) timeout -k 5 "$limit" "$goscope" "$sub" --json -c "$cmd" "$func" >"$log" 2>&1 & ;;
     entry) timeout -k 5 "$limit" "$goscope" "$sub" --json --entry -c "$cmd" "$func" >"$log" 2>&1 & ;;
     bpftrace) timeout -k 5 "$limit" bpftrace -e "uprobe:$hotloop:$func { @ = count(); }" -c "$cmd" >"$log" 2>&1 & ;;
+    latency) timeout -k 5 "$limit" "$goscope" latency --json -c "$cmd" "$func" >"$log" 2>&1 & ;;
+    trace) timeout -k 5 "$limit" "$goscope" trace --json -c "$cmd" "$func" >"$log.out" 2>"$log" & ;;
+    printf) timeout -k 5 "$limit" bpftrace -e "uprobe:$hotloop:$func { printf(\"%d\\n\", tid); }" -c "$cmd" >"$log.out" 2>"$log" & ;;
   esac
   pid=$!
   bench_track "$pid"
@@ -65,10 +78,17 @@ run_mode() {
   [[ -n $total ]] || { cat "$log" "$out" >&2; die "$mode (rep $rep): the target did not finish its report"; }
   case $mode in
     # count's {"func","count","final":true}; latency's {"func","count",...,"final":true}
-    goscope | entry) count=$(grep '"final":true' "$log" | sed -n 's/^{"func":"'"$func"'","count":\([0-9]*\),.*/\1/p' | head -1) ;;
+    goscope | entry | latency) count=$(grep '"final":true' "$log" | sed -n 's/^{"func":"'"$func"'","count":\([0-9]*\),.*/\1/p' | head -1) ;;
     bpftrace) count=$(sed -n 's/^@: \([0-9]*\)$/\1/p' "$log") ;;
+    # Shown calls; what the reader lost is said, not a void run.
+    trace | printf)
+      count=$(grep -c "$( [[ $mode == trace ]] && echo '"func":"'"$func"'"' || echo '^[0-9]' )" "$log.out" || true)
+      lost=$(sed -n 's/^goscope: \([0-9]*\) events lost.*/\1/p; s/^Lost \([0-9]*\) events.*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
+      printf '  rep %d  %-26s shown %s of %s calls, %s events lost\n' "$rep" "${label[$mode]}" "$count" "$total" "$lost" >&2
+      rm -f "$log.out"  # hundreds of MB a run
+      count="" ;;
   esac
-  if [[ $mode != base ]]; then
+  if [[ $mode != base && $mode != trace && $mode != printf ]]; then
     [[ -n $count ]] || { cat "$log" >&2; die "$mode (rep $rep): no count in the tool's output"; }
     awk -v c="$count" -v t="$total" 'BEGIN { d = c - t; if (d < 0) d = -d; exit !(d <= 0.01 * t + 1000) }' ||
       die "$mode (rep $rep): the tool counted $count calls, the target made $total"
@@ -91,7 +111,11 @@ case $case_name in
   leaf-latency)
     func=main.leafWork flags="--leaf" want=call-sites sub=latency modes=(base goscope entry)
     label[goscope]="goscope latency" label[entry]="goscope latency --entry" ;;
-  *) die "unknown case '$case_name' (stack-check, leaf, leaf-latency)" ;;
+  trace)
+    func=main.work flags="" want=stack-check-branch modes=(base goscope latency trace printf)
+    label[goscope]="goscope count" label[latency]="goscope latency" label[trace]="goscope trace --json"
+    label[printf]="bpftrace printf" ;;
+  *) die "unknown case '$case_name' (stack-check, leaf, leaf-latency, trace)" ;;
 esac
 kind=$("$goscope" list --json -b "$hotloop" "$func" | sed -n 's/.*"probe_kind":"\([^"]*\)".*/\1/p')
 [[ $kind == "$want" ]] || die "$func in $hotloop: probe_kind '$kind', expected $want"
@@ -108,6 +132,32 @@ done
 for mode in "${modes[@]:1}"; do
   paste "$tmp/ops.base" "$tmp/ops.$mode" | awk '{ printf "%.6g\n", 1e9 * (1 / $2 - 1 / $1) }' >"$tmp/cost.$mode"
 done
+if [[ $case_name == trace ]]; then
+  for mode in latency trace printf; do
+    paste "$tmp/cost.goscope" "$tmp/cost.$mode" | awk '{ printf "%.6g\n", $2 / $1 }' >"$tmp/ratio.$mode"
+  done
+  paste "$tmp/cost.trace" "$tmp/cost.printf" | awk '{ printf "%.6g\n", $2 / $1 }' >"$tmp/ratio.printf_trace"
+  echo
+  echo "Per-call cost of tracing $func against counting it (probe_kind $kind), $reps x ${secs} s per mode, interleaved"
+  echo "machine: $(nproc) vCPUs, Linux $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+  printf '%-27s %-32s %-30s %s\n' "mode" "target ops/s median [min..max]" "ns per call median [min..max]" "x count"
+  for mode in "${modes[@]}"; do
+    read -r om omin omax < <(stats <"$tmp/ops.$mode")
+    ops_col="$(fmt_si "$om") [$(fmt_si "$omin")..$(fmt_si "$omax")]"
+    if [[ $mode == base ]]; then printf '%-27s %-32s %-30s %s\n' "${label[$mode]}" "$ops_col" "-" "-"; continue; fi
+    read -r cm cmin cmax < <(stats <"$tmp/cost.$mode")
+    x=1
+    [[ $mode != goscope ]] && read -r x _ < <(stats <"$tmp/ratio.$mode")
+    printf '%-27s %-32s %-30s %.2f\n' "${label[$mode]}" "$ops_col" "$(printf '%.0f [%.0f..%.0f]' "$cm" "$cmin" "$cmax")" "$x"
+  done
+  read -r pm pmin pmax < <(stats <"$tmp/ratio.printf_trace")
+  printf 'bpftrace printf / goscope trace per call: %.1fx median [%.1fx..%.1fx]\n' "$pm" "$pmin" "$pmax"
+  read -r rm rmin rmax < <(stats <"$tmp/ratio.trace")
+  verdict=$(awk -v r="$rm" -v t="$trace_x" 'BEGIN { print (r <= t) ? "MET" : "NOT MET" }')
+  printf 'trace / count per call: %.2fx median of %d reps [%.2fx..%.2fx]; target <= %sx: %s\n' "$rm" "$reps" "$rmin" "$rmax" "$trace_x" "$verdict"
+  [[ $verdict == MET ]] || return 3
+  return 0
+fi
 paste "$tmp/cost.goscope" "$tmp/cost.entry" | awk '{ printf "%.6g\n", $2 / $1 }' >"$tmp/ratio.entry"
 if [[ $sub == latency ]]; then
   echo
