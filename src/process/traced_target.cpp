@@ -101,15 +101,25 @@ Result<void> TracedTarget::checkIdentity() const {
 
 Result<void> TracedTarget::release() {
   if (!child_) return {};
-  pid_t pid = child_->pid();
-  if (held_) {  // the wrapper runs already; its Go program goes on from its exec stop
-    pid = held_->pid();
-    held_->release();
-  } else if (auto r = child_->release(); !r) {
-    return r;
+  if (!held_) {
+    // The command itself is held in its exec stop too, as a wrapper's
+    // program is: its memory map is read there, before its first
+    // instruction, because a short program can exit before it could be read
+    // after, leaving a PIE's events without the load address that names
+    // their types and stack frames. Where ptrace is refused, it is let go
+    // unheld and the bias is taken from the events (bpf_event_session.cpp).
+    auto held = child_->releaseFollowing([](const std::string&) { return true; }, kWrapperTimeout);
+    if (held) held_.emplace(std::move(*held));
+    else if (child_->released()) return held.failure();  // its exec failed, or it never exec'd
+    else if (auto r = child_->release(); !r) return r;
   }
-  auto p = Process::attach(pid);
-  if (p) process_ = std::move(*p);
+  const pid_t pid = held_ ? held_->pid() : child_->pid();
+  if (auto p = Process::attach(pid)) {
+    process_ = std::move(*p);
+    if (held_ && !bias_ && binary_->elf().isPie())
+      if (auto b = process_->loadBias(binary_->elf())) bias_ = *b;
+  }
+  if (held_) held_->release();  // the Go program goes on from its exec stop
   return {};
 }
 

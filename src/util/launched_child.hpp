@@ -39,6 +39,8 @@ class LaunchedChild {
   // (util/exec_follow.hpp). The child stays the command whose status counts.
   Result<HeldExec> releaseFollowing(const std::function<bool(const std::string&)>& accept,
                                     std::chrono::milliseconds timeout);
+  // True once release() let the child exec (or try to).
+  bool released() const { return !go_.valid(); }
   // Non-blocking: the exit status once it has exited (reaps it).
   std::optional<int> poll();
   // The exit status poll() or wait() saw (128+N: killed by signal N); none while it runs.

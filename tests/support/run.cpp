@@ -3,6 +3,11 @@
 #include "process/proc_stat.hpp"
 
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <cerrno>
 #include <poll.h>
 #include <sched.h>
@@ -55,6 +60,51 @@ CommandResult run(const std::string& cmd) {
 }
 
 CommandResult runCli(const std::string& args) { return run(cliPath() + " " + args); }
+
+// A seccomp filter that fails ptrace(2) with EPERM (as a Yama scope of 3, or
+// a container's profile, would), every other call allowed.
+static bool refusePtrace() {
+  struct sock_filter f[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ptrace, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {static_cast<unsigned short>(sizeof f / sizeof f[0]), f};
+  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+CommandResult runCliWithoutPtrace(const std::string& args) {
+  char outTmpl[] = "/tmp/goscope-test-out-XXXXXX";
+  char errTmpl[] = "/tmp/goscope-test-err-XXXXXX";
+  int o = mkstemp(outTmpl), e = mkstemp(errTmpl);
+  CommandResult r;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    dup2(o, 1);
+    dup2(e, 2);
+    if (!refusePtrace()) _exit(126);
+    const std::string cmd = cliPath() + " " + args;
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(o);
+  close(e);
+  int status = 0;
+  while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) r.exitCode = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) r.exitCode = 128 + WTERMSIG(status);
+  r.out = slurp(outTmpl);
+  r.err = slurp(errTmpl);
+  unlink(outTmpl);
+  unlink(errTmpl);
+  return r;
+}
 
 std::vector<std::string> splitLines(const std::string& s) {
   std::vector<std::string> lines;

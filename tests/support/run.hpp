@@ -35,6 +35,9 @@ struct CommandResult {
 CommandResult run(const std::string& cmd);
 // Runs the goscope CLI with the given argument string.
 CommandResult runCli(const std::string& args);
+// The same with ptrace(2) refused to goscope and everything it starts (exit
+// 126 if the refusal could not be set up).
+CommandResult runCliWithoutPtrace(const std::string& args);
 
 std::vector<std::string> splitLines(const std::string& s);
 
