@@ -74,6 +74,7 @@ Result<std::unique_ptr<delve::DelveSession>> attachDelve(pid_t pid, const DelveR
     return fail(e);
   }
   options.dlvPath = choice.chosen->path;
+  options.program = bin.elf().identity();
   options.fetchHint = choice.covers ? std::string() : choice.hint;
   auto s = delve::DelveSession::attach(pid, options);
   if (!s) {

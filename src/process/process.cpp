@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cstring>
 #include <fstream>
 #include <signal.h>
@@ -61,6 +63,14 @@ Result<Process> Process::attach(pid_t pid) {
                 "give the process: -p " + std::to_string(leader));
   char buf[4096];
   ssize_t n = ::readlink(procPath(pid, "exe").c_str(), buf, sizeof buf - 1);
+  // A process in the middle of an exec from a thread other than its leader
+  // has no executable for a moment (its old leader is a zombie until the
+  // new one takes its PID, a zombie meanwhile): asked again for up to
+  // 100 ms before it is called a zombie.
+  for (int i = 0; n < 0 && errno == ENOENT && i < 50 && ::access(procPath(pid, "").c_str(), F_OK) == 0; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    n = ::readlink(procPath(pid, "exe").c_str(), buf, sizeof buf - 1);
+  }
   if (n < 0) {
     int err = errno;
     if (err == ENOENT)  // a zombie or a kernel thread has no executable
@@ -137,8 +147,10 @@ bool Process::alive() const {
     // A pidfd polls readable once its process has exited (a zombie
     // included), whatever now has the PID.
     pollfd p{pidfd_->get(), POLLIN, 0};
-    if (::poll(&p, 1, 0) == 1) return false;
-    return processIsAlive(pid_);  // not exited; a kernel thread or zombie check as before
+    if (::poll(&p, 1, 0) != 1) return processIsAlive(pid_);  // not exited; a kernel thread or zombie check as before
+    // Readable: exited, or a thread other than the leader exec'd (the
+    // kernel's de_thread: the old leader exits, and the process goes on
+    // under its PID with the leader's start time). Told apart below.
   }
   return processIsAlive(pid_) && (!startTime_ || startTimeOf(pid_) == startTime_);
 }

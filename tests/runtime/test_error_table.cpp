@@ -518,6 +518,56 @@ TEST_CASE("error table: the target execs another program during a session") {
   }
 }
 
+// The exec comes after goscope has analysed the target (dlv is started only
+// then) and while dlv attaches: Delve would find the new program, and set the
+// breakpoint by name in a program goscope never read (a session that exited
+// 0 with the new program's calls), or write into it at the old program's
+// addresses (CreateBreakpoint: input/output error). Refused, untouched.
+TEST_CASE("error table: a target that execs while dlv attaches is let go untouched, and the session says so") {
+  const std::string execer = fixture("execer"), counter = fixture("counter");
+  auto elf = ElfFile::open(counter);
+  REQUIRE(elf.has_value());
+  int before = 0, during = 0;
+  for (int round = 0; round < 6; round++) {
+    CAPTURE(round);
+    Child e({execer, "--on-usr1", counter});
+    std::this_thread::sleep_for(200ms);
+    CommandResult r;
+    GoscopeProcess g({"break", "--strategy", "delve", "-p", pidOf(e.pid()), "main.doWork", "-d", "30"},
+                     [&](const std::string& l) { r.out += l + "\n"; });
+    // Every 2nd round a little later: dlv's attach half done.
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (dlvAttachedTo(e.pid()).empty() && g.running() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(1ms);
+    REQUIRE(!dlvAttachedTo(e.pid()).empty());
+    if (round % 2) std::this_thread::sleep_for(30ms);
+    ::kill(e.pid(), SIGUSR1);
+    const int st = g.wait(60s);
+    REQUIRE(st != -1);
+    r.exitCode = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    r.err = g.err();
+    INFO("stderr: " << r.err);
+    CHECK(r.exitCode == 8);
+    const std::string last = splitLines(r.err).empty() ? "" : splitLines(r.err).back();
+    if (last.find("replaced its program before the probes were attached (exec of " + counter) != std::string::npos) {
+      before++;
+      CHECK(r.out.empty());
+    } else {
+      CHECK(last.find("replaced its program during the session (exec of " + counter) != std::string::npos);
+      during++;
+    }
+    std::error_code ec;
+    REQUIRE(waitUntil([&] { return std::filesystem::read_symlink("/proc/" + pidOf(e.pid()) + "/exe", ec) == counter; }, 10s));
+    CHECK(waitUntraced(e.pid(), 10s));
+    std::this_thread::sleep_for(200ms);
+    CHECK(e.alive());
+    CHECK(procState(e.pid()) != 'T');
+    CHECK(procState(e.pid()) != 't');
+    CHECK_MESSAGE(textBytesDiffering(e.pid(), **elf) == 0, describeTextDifference(e.pid(), **elf));
+  }
+  MESSAGE("exec before dlv had attached: " << before << ", after: " << during);
+}
+
 // ---- two sessions on one process ---------------------------------------------------
 
 TEST_CASE("error table: two BPF sessions on one process both count and a second Delve session is refused") {

@@ -65,6 +65,19 @@ std::string exePath(pid_t pid) {
   return ec ? std::string("?") : p.string();
 }
 
+// The target runs another executable than the one goscope analysed (an exec
+// since): the refusal, which dlv's attach must end with; none otherwise.
+std::optional<Error> replacedSinceAnalysis(pid_t pid, const FileIdentity& program) {
+  struct stat st {};
+  if (program.ino == 0 || ::stat(("/proc/" + std::to_string(pid) + "/exe").c_str(), &st) != 0 ||
+      FileIdentity::of(st).sameFile(program))
+    return std::nullopt;
+  return Error{ErrorKind::TargetGone,
+               "PID " + std::to_string(pid) + " replaced its program before the probes were attached (exec of " +
+                   exePath(pid) + "; " + describeChange(program, FileIdentity::of(st)) + "); dlv let it go, nothing was set",
+               "run goscope again to probe the program it runs now"};
+}
+
 }  // namespace
 
 std::string describeRelease(pid_t pid, const ReleaseReport& r) {
@@ -158,7 +171,7 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
 
   const auto t0 = Clock::now();
   const auto deadline = t0 + options.startTimeout;
-  auto dlv = DlvProcess::spawn(*path, args, pid);
+  auto dlv = DlvProcess::spawn(*path, args, pid, options.program);
   if (!dlv) return dlv.failure();
   s->dlv_ = std::move(*dlv);
 
@@ -167,6 +180,8 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
     if (s->dlv_->waitExit(Millis(2'000))) {
       const std::string err = s->dlv_->errors();
       s->state_ = SessionState::Dead;
+      // An exec during dlv's attach fails it ("no child processes"): say the exec.
+      if (auto r = replacedSinceAnalysis(pid, options.program)) return fail(*r);
       if (!err.empty()) return fail(explainAttachRefusal(pid, classifyAttachFailure(pid, err)));
     }
     s->state_ = SessionState::Dead;
@@ -199,6 +214,12 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
   }
   s->state_ = SessionState::Stopped;
   s->keepStopped_ = s->dlv_->targetStoppedBefore();
+  // An exec since goscope's analysis: dlv attached to a program goscope did
+  // not read (and the guardian gave it no write). Let go, nothing set.
+  if (auto r = replacedSinceAnalysis(pid, options.program)) {
+    (void)s->abandon();
+    return fail(*r);
+  }
   s->image_ = imageIdentity(pid);
   s->noteDelveOwnBreakpoints();
   if (options.checkGoVersion &&
@@ -323,7 +344,7 @@ Result<void> DelveSession::abandon() {
     const auto stat = readProcStat(pid_);
     const char st = stat ? stat->state() : '?';
     if (st == 'T' || st == 't') {
-      ::kill(pid_, SIGCONT);
+      if (!keepStopped_) ::kill(pid_, SIGCONT);  // a stop the user made stays
       break;
     }
     std::this_thread::sleep_for(Millis(2));

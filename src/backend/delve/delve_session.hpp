@@ -33,6 +33,7 @@
 
 #include "backend/delve/dlv_process.hpp"
 #include "rpc/delve_client.hpp"
+#include "binary/file_identity.hpp"
 #include "util/result.hpp"
 
 namespace goscope::delve {
@@ -48,6 +49,11 @@ struct DelveOptions {
   // Refuse (and detach) a target whose Go version this Delve does not
   // support; off with --check-go-version=false in extraArgs, as in dlv.
   bool checkGoVersion = true;
+  // The executable goscope analysed (ino 0: not known). A target that runs
+  // another by the time dlv has attached (an exec since the analysis) is
+  // let go untouched and refused: Delve would set the breakpoints by name
+  // in the new program, or at the old program's addresses.
+  FileIdentity program;
 };
 
 enum class SessionState {

@@ -51,7 +51,7 @@ Result<std::string> DlvProcess::locate(const std::string& explicitPath) {
 }
 
 Result<std::unique_ptr<DlvProcess>> DlvProcess::spawn(const std::string& path, const std::vector<std::string>& args,
-                                                      pid_t target) {
+                                                      pid_t target, const FileIdentity& program) {
   std::unique_ptr<DlvProcess> p(new DlvProcess());
   p->out_.reset(::memfd_create("dlv-stdout", MFD_CLOEXEC));
   p->err_.reset(::memfd_create("dlv-stderr", MFD_CLOEXEC));
@@ -79,8 +79,13 @@ Result<std::unique_ptr<DlvProcess>> DlvProcess::spawn(const std::string& path, c
   plan.nullFd = devnull.get();
   plan.controlFd = theirs.get();
   plan.reportFd = p->report_.get();
+  // The program analysed, not the one running now: an exec since the
+  // analysis must not become the program the guardian writes into.
   struct stat exe {};
-  if (::stat(("/proc/" + std::to_string(target) + "/exe").c_str(), &exe) == 0) {
+  if (program.ino != 0) {
+    plan.exeDev = program.dev;
+    plan.exeIno = program.ino;
+  } else if (::stat(("/proc/" + std::to_string(target) + "/exe").c_str(), &exe) == 0) {
     plan.exeDev = exe.st_dev;
     plan.exeIno = exe.st_ino;
   }

@@ -24,6 +24,7 @@
 
 #include "process/text_restore.hpp"
 #include "process/tracer_release.hpp"
+#include "binary/file_identity.hpp"
 #include "util/result.hpp"
 #include "util/unique_fd.hpp"
 
@@ -37,8 +38,10 @@ class DlvProcess {
   // $PATH. External (with an install hint) when there is none.
   static Result<std::string> locate(const std::string& explicitPath);
   // Starts the guardian, which starts `path args...` for target `target`.
+  // `program`: the executable the target must run (ino 0: whatever it runs
+  // now); the guardian refuses dlv every write once the target runs another.
   static Result<std::unique_ptr<DlvProcess>> spawn(const std::string& path, const std::vector<std::string>& args,
-                                                   pid_t target);
+                                                   pid_t target, const FileIdentity& program = {});
 
   // Unless stood down: hands over to the guardian and waits for both to exit.
   ~DlvProcess();

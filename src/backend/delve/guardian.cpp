@@ -603,6 +603,13 @@ void run(const Plan& plan) {
     while (n > 0) path[len++] = digits[--n];
     ::memcpy(path + len, "/mem", 5);
     gTargetMem = ::open(path, O_RDWR | O_CLOEXEC);
+    // The file is bound to the memory the target had when it was opened:
+    // checked after, so an exec before the open is seen. A target that
+    // runs another program than the one analysed gets none of dlv's writes.
+    if (gTargetMem >= 0 && targetExeced(plan)) {
+      ::close(gTargetMem);
+      gTargetMem = -1;
+    }
   }
   int filterPair[2] = {-1, -1};
   (void)!::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, filterPair);
