@@ -538,7 +538,10 @@ static __always_inline void count_stack(struct pt_regs *ctx, __u32 probe_id, __u
         h ^= h >> 32;
       }
       long err = 0;
-      if (!bpf_map_lookup_elem(&stacks, &h)) err = bpf_map_update_elem(&stacks, &h, &s->st, BPF_NOEXIST);
+      if (!bpf_map_lookup_elem(&stacks, &h)) {
+        err = bpf_map_update_elem(&stacks, &h, &s->st, BPF_NOEXIST);
+        if (err == 0) stat_inc(GS_STAT_STACKS_STORED);
+      }
       if (err == 0 || err == -GS_EEXIST) {
         sk.recorded = 1;
         sk.stack_hash = h;
@@ -553,7 +556,10 @@ static __always_inline void count_stack(struct pt_regs *ctx, __u32 probe_id, __u
     return;
   }
   __u64 one = 1;
-  if (bpf_map_update_elem(&stack_counts, &sk, &one, BPF_NOEXIST) == 0) return;
+  if (bpf_map_update_elem(&stack_counts, &sk, &one, BPF_NOEXIST) == 0) {
+    stat_inc(GS_STAT_STACK_KEYS);
+    return;
+  }
   c = bpf_map_lookup_elem(&stack_counts, &sk); /* another CPU inserted it meanwhile */
   if (c)
     __sync_fetch_and_add(c, 1);

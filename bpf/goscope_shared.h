@@ -303,7 +303,9 @@ enum gs_stat {
   GS_STAT_FOREIGN = 9,     /* calls of tasks goscope's user may not ptrace, dropped (access_filter) */
   GS_STAT_FILTERED_OUT = 10, /* calls whose arguments failed the probe's filter (GS_ACT_FILTER) */
   GS_STAT_STACKS_UNCOUNTED = 11, /* stack-counting hits with no room left in "stack_counts" (not even as lost) */
-  GS_STAT_COUNT = 12,
+  GS_STAT_STACKS_STORED = 12,    /* entries added to "stacks": with those drained, its fill */
+  GS_STAT_STACK_KEYS = 13,       /* entries added to "stack_counts": with those drained, its fill */
+  GS_STAT_COUNT = 14,
 };
 
 /* ---- events ----------------------------------------------------------------

@@ -58,6 +58,7 @@ struct AggregateSession::Impl {
   LoopOptions loop_;
   std::optional<std::string> readVariable_;
   bool latency_ = false;
+  bool stacks_ = false;  // --folded/--svg: the kernel's stack maps are drained as they fill
   double startS_ = 0;
   bool detached_ = false;
   // The live accounting and the overhead bound (api/overhead_bound.hpp).
@@ -165,6 +166,7 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget t
     read = *v;
     s->readVariable_ = r.readVariable;
   }
+  s->stacks_ = r.capture.stack;
 
   bpf::EngineOptions eo = engineOptions(s->selection_.functions.size());
   // --filter, bound to each function's arguments (DWARF or a signature)
@@ -371,6 +373,10 @@ EndReason AggregateSession::run(const std::function<void(const CountSnapshot&)>&
         sleepUntil(untilS);
         std::lock_guard lock(m.mu_);
         m.govern();
+        // Before the stack maps fill (the stacks seen first would keep them,
+        // the rest go to [lost]): their content moves to the engine.
+        if (m.stacks_ && !m.detached_)
+          if (auto d = m.engine_->drainStacks(); !d) spdlog::debug("stacks: {}", d.error().message);
       },
       [&](const IntervalDue& due) {
         if (auto s = snapshot()) report(std::move(*s), due);

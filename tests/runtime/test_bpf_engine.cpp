@@ -821,6 +821,67 @@ TEST_CASE("bpf engine: stack counts for folded output") {
   }
 }
 
+// A long session's stacks change: with the stack maps drained as they fill
+// (a session looks every 100 ms; here every 10 ms, and a stall of 8 steps,
+// 400 ms, would still fit), each step's stack finds room; without,
+// the first ones seen keep the map and the rest are counted as not
+// recorded, a flame graph of the start of the run.
+TEST_CASE("bpf engine: stack maps drained as they fill record every stack of a run whose stacks change") {
+  REQUIRE_ROOT();
+  Binary bin = Binary::open("deepen");
+  Sites leaf = bin.sites("main.leaf");
+  constexpr int kSteps = 40, kCalls = 5;
+  auto run = [&](bool drain, uint64_t& total, uint64_t& lost, std::map<size_t, uint64_t>& byDepth) {
+    auto eng = loadEngine({.stackTraceEntries = 16});  // 16 stacks, 32 (probe, stack, caller) keys
+    REQUIRE(eng->configureProbe(0, {.count = true, .stackCounts = true}).has_value());
+    Child c({bin.path, "--steps", std::to_string(kSteps), "--calls", std::to_string(kCalls), "--step-ms", "50",
+             "--sleep-ms", "300"},
+            true);
+    REQUIRE(waitLine(c, "ready", 10000) == "ready");
+    REQUIRE(eng->attach(bin.path, c.pid(), std::vector<AttachPoint>{{leaf.bestEntry(), 0, leaf.bestKind()}}).has_value());
+    size_t drains = 0;
+    while (c.waitExit(10) == -1)
+      if (drain) {
+        auto d = eng->drainStacks();
+        REQUIRE(d.has_value());
+        drains += *d;
+      }
+    if (drain) MESSAGE("drained " << drains << " times");
+    auto sc = eng->stackCounts();
+    REQUIRE(sc.has_value());
+    for (const auto& s : *sc) {
+      total += s.count;
+      if (!s.recorded) {
+        lost += s.count;
+        continue;
+      }
+      CHECK(bin.inside(s.frames[0], "main.leaf"));
+      CHECK(bin.inside(s.frames.back(), "runtime.goexit"));
+      byDepth[s.frames.size()] += s.count;
+    }
+    total += eng->stats().stacksUncounted;
+    lost += eng->stats().stacksUncounted;
+    CHECK(*eng->count(0) == kSteps * kCalls);
+  };
+  SUBCASE("drained: every step's stack recorded, each with its calls") {
+    uint64_t total = 0, lost = 0;
+    std::map<size_t, uint64_t> byDepth;
+    run(true, total, lost, byDepth);
+    CHECK(total == kSteps * kCalls);
+    CHECK(lost == 0);
+    CHECK(byDepth.size() == kSteps);
+    for (const auto& [depth, calls] : byDepth) CHECK(calls == kCalls);
+  }
+  SUBCASE("not drained: the first stacks keep the map, the rest are counted as not recorded") {
+    uint64_t total = 0, lost = 0;
+    std::map<size_t, uint64_t> byDepth;
+    run(false, total, lost, byDepth);
+    CHECK(total == kSteps * kCalls);
+    CHECK(byDepth.size() <= 16);
+    CHECK(lost >= (kSteps - 16) * kCalls);
+  }
+}
+
 TEST_CASE("bpf engine: lost events are counted, never silent") {
   REQUIRE_ROOT();
   Binary fib = Binary::open("fibonacci");

@@ -162,6 +162,13 @@ struct Engine::Impl {
   // (created and closed in forks of this process), the older way.
   std::shared_ptr<LinkHolder> holder;
 
+  // Stack counts and frames moved out of the kernel's maps by
+  // drainStacks(), so that those hold only what came since (docs/kernel.md,
+  // "Stacks"). Frames are kept up to their last non-zero one.
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t, uint64_t>, uint64_t> drainedCounts;
+  std::unordered_map<uint64_t, std::vector<uint64_t>> drainedFrames;
+  uint64_t drainedStacks = 0, drainedKeys = 0;  // entries deleted, against the kernel's GS_STAT_STACKS_STORED/_KEYS
+
   const EventCallback* callback = nullptr;
   uint64_t malformed = 0;
   std::optional<Error> callbackError;
@@ -1111,35 +1118,100 @@ Result<GlobalReading> Engine::globalValue(uint32_t probeId) const {
   return g;
 }
 
+namespace {
+
+using StackKeyTuple = std::tuple<uint32_t, uint32_t, uint64_t, uint64_t>;
+StackKeyTuple tupleOf(const gs_stack_key& k) { return {k.probe_id, k.recorded, k.stack_hash, k.ret_addr}; }
+
+// Every key of a hash map, read before any is deleted (deleting while
+// walking with get_next_key restarts the walk).
+template <class Key>
+std::vector<Key> keysOf(int fd) {
+  std::vector<Key> keys;
+  Key key{}, next{};
+  const void* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    keys.push_back(next);
+    key = next;
+    prev = &key;
+  }
+  return keys;
+}
+
+}  // namespace
+
+Result<bool> Engine::drainStacks(bool onlyIfFilling) {
+  Impl& I = *impl_;
+  if (I.opt.stackTraceEntries == 0) return false;
+  const int cfd = bpf_map__fd(I.skel->maps.stack_counts);
+  const int sfd = bpf_map__fd(I.skel->maps.stacks);
+  if (onlyIfFilling) {
+    const EngineStats s = stats();
+    const uint64_t stacksIn = s.stacksStored > I.drainedStacks ? s.stacksStored - I.drainedStacks : 0;
+    const uint64_t keysIn = s.stackKeys > I.drainedKeys ? s.stackKeys - I.drainedKeys : 0;
+    if (stacksIn < bpf_map__max_entries(I.skel->maps.stacks) / 2 &&
+        keysIn < bpf_map__max_entries(I.skel->maps.stack_counts) / 2)
+      return false;
+  }
+  // Bounded like the kernel's own table, four times over: past that the
+  // kernel's maps are left to fill, and what finds no room is counted as
+  // lost, as without draining.
+  if (I.drainedFrames.size() >= 4 * static_cast<size_t>(bpf_map__max_entries(I.skel->maps.stacks))) return false;
+  // The counts first, then the frames: a count taken here names a stack
+  // that is still in "stacks" (a probe stores the frames before it counts
+  // them), and is read below before it is deleted. A hit whose frames are
+  // deleted between its check and its count is counted under a hash whose
+  // frames are kept here. An increment made through a pointer to an entry
+  // being deleted this instant is lost (a window of a few instructions).
+  for (const gs_stack_key& k : keysOf<gs_stack_key>(cfd)) {
+    uint64_t c = 0;
+    if (bpf_map_lookup_and_delete_elem(cfd, &k, &c) != 0) continue;
+    I.drainedCounts[tupleOf(k)] += c;
+    I.drainedKeys++;
+  }
+  gs_stack_frames st{};
+  for (uint64_t h : keysOf<uint64_t>(sfd)) {
+    if (!I.drainedFrames.count(h) && bpf_map_lookup_elem(sfd, &h, &st) == 0) {
+      size_t n = GS_MAX_STACK_DEPTH;
+      while (n > 0 && st.frames[n - 1] == 0) n--;
+      I.drainedFrames.emplace(h, std::vector<uint64_t>(st.frames, st.frames + n));
+    }
+    if (bpf_map_delete_elem(sfd, &h) == 0) I.drainedStacks++;
+  }
+  return true;
+}
+
 Result<std::vector<StackCount>> Engine::stackCounts() const {
   const Impl& I = *impl_;
   std::vector<StackCount> out;
   int cfd = bpf_map__fd(I.skel->maps.stack_counts);
   int sfd = bpf_map__fd(I.skel->maps.stacks);
+  // What drainStacks() took out, and what the kernel holds now.
+  std::map<StackKeyTuple, uint64_t> counts = I.drainedCounts;
+  for (const gs_stack_key& k : keysOf<gs_stack_key>(cfd)) {
+    uint64_t c = 0;
+    if (bpf_map_lookup_elem(cfd, &k, &c) == 0) counts[tupleOf(k)] += c;  // else deleted meanwhile
+  }
   // Frames by stack hash, each read once (many keys share a stack).
   std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;
-  gs_stack_key key{}, next{};
-  const void* prev = nullptr;
   gs_stack_frames st{};
-  while (bpf_map_get_next_key(cfd, prev, &next) == 0) {
-    key = next;
-    prev = &key;
-    uint64_t count = 0;
-    if (bpf_map_lookup_elem(cfd, &key, &count) != 0) continue;  // deleted meanwhile
+  for (const auto& [key, count] : counts) {
+    const auto& [probeId, recorded, hash, retAddr] = key;
     StackCount sc;
-    sc.probeId = key.probe_id;
+    sc.probeId = probeId;
     sc.count = count;
-    if (key.recorded) {
-      auto it = stacks.find(key.stack_hash);
+    if (recorded) {
+      auto it = stacks.find(hash);
       if (it == stacks.end()) {
         std::vector<uint64_t> frames;
-        if (bpf_map_lookup_elem(sfd, &key.stack_hash, &st) == 0) frames.assign(std::begin(st.frames), std::end(st.frames));
-        it = stacks.emplace(key.stack_hash, std::move(frames)).first;
+        if (auto d = I.drainedFrames.find(hash); d != I.drainedFrames.end()) frames = d->second;
+        else if (bpf_map_lookup_elem(sfd, &hash, &st) == 0) frames.assign(std::begin(st.frames), std::end(st.frames));
+        it = stacks.emplace(hash, std::move(frames)).first;
       }
       if (!it->second.empty()) {
         sc.recorded = true;
-        sc.caller = key.ret_addr;
-        sc.frames = completeStack(it->second, key.ret_addr);
+        sc.caller = retAddr;
+        sc.frames = completeStack(it->second, retAddr);
         sc.cut = stackIsCut(it->second);
       }
     }
@@ -1166,6 +1238,8 @@ EngineStats Engine::stats() const {
   s.foreignCalls = get(GS_STAT_FOREIGN);
   s.filteredOut = get(GS_STAT_FILTERED_OUT);
   s.stacksUncounted = get(GS_STAT_STACKS_UNCOUNTED);
+  s.stacksStored = get(GS_STAT_STACKS_STORED);
+  s.stackKeys = get(GS_STAT_STACK_KEYS);
   return s;
 }
 
@@ -1175,6 +1249,7 @@ Result<void> Engine::resetStats() {
   for (uint32_t k = 0; k < GS_STAT_COUNT; k++)
     if (bpf_map_update_elem(I.fd(I.skel->maps.stats), &k, zeros.data(), BPF_ANY) != 0)
       return fail(ErrorKind::Internal, "resetting stats[" + std::to_string(k) + "]: " + std::strerror(errno));
+  I.drainedStacks = I.drainedKeys = 0;  // measured against the counters just zeroed
   return {};
 }
 

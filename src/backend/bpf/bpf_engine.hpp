@@ -160,6 +160,8 @@ struct EngineStats {
   // Stack-counting hits with no room left in the counts map, not even
   // among a probe's unrecorded stacks: in no StackCount.
   uint64_t stacksUncounted = 0;
+  uint64_t stacksStored = 0;  // entries the probes added to the stack map (drainStacks' measure of its fill)
+  uint64_t stackKeys = 0;     // entries the probes added to the stack-count map
   uint64_t lost() const { return lostRingFull + lostBusy; }
 };
 
@@ -231,7 +233,13 @@ class Engine {
   Result<LatencyStats> latency(uint32_t probeId) const;
   Result<uint64_t> mismatches(uint32_t probeId) const;
   Result<GlobalReading> globalValue(uint32_t probeId) const;
+  // With what drainStacks() took out of the kernel before.
   Result<std::vector<StackCount>> stackCounts() const;
+  // Moves the stack counts and frames out of the kernel's maps into the
+  // engine (stackCounts() adds them back), so that a long session's stacks
+  // find room as they change instead of the first ones seen keeping it:
+  // with onlyIfFilling, only when a map is half full. True if it drained.
+  Result<bool> drainStacks(bool onlyIfFilling = true);
   EngineStats stats() const;
   // Zeroes the engine-wide counters (stats()), for an engine handed from one
   // user to the next (the rate probe's, taken over by a session: its
