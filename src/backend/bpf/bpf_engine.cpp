@@ -1138,6 +1138,31 @@ std::vector<Key> keysOf(int fd) {
   return keys;
 }
 
+constexpr uint32_t kDrainBatch = 4096;
+
+// Takes every entry out of a hash map, kDrainBatch at a time, into `keys`
+// and `values` (room for kDrainBatch each), handing each batch to `take`.
+// False when the kernel has no batch operation for it (nothing was taken).
+template <class Take>
+bool drainBatches(int fd, void* keys, void* values, const Take& take) {
+  uint32_t cursor = 0;
+  bool first = true;
+  for (;;) {
+    uint32_t n = kDrainBatch;
+    const int r = bpf_map_lookup_and_delete_batch(fd, first ? nullptr : &cursor, &cursor, keys, values, &n, nullptr);
+    const int err = r == 0 ? 0 : errno;
+    if (r != 0 && err != ENOENT) {
+      if (first && n == 0 && (err == EINVAL || err == ENOTSUP || err == EOPNOTSUPP)) return false;
+      spdlog::debug("stacks: draining a map stopped: {}", std::strerror(err));
+      if (n > 0) take(n);
+      return true;
+    }
+    first = false;
+    if (n > 0) take(n);
+    if (err == ENOENT) return true;  // the last batch
+  }
+}
+
 }  // namespace
 
 Result<bool> Engine::drainStacks(bool onlyIfFilling) {
@@ -1156,28 +1181,57 @@ Result<bool> Engine::drainStacks(bool onlyIfFilling) {
   // Bounded like the kernel's own table, four times over: past that the
   // kernel's maps are left to fill, and what finds no room is counted as
   // lost, as without draining.
-  if (I.drainedFrames.size() >= 4 * static_cast<size_t>(bpf_map__max_entries(I.skel->maps.stacks))) return false;
+  if (I.drainedFrames.size() >= 4 * static_cast<size_t>(bpf_map__max_entries(I.skel->maps.stacks))) {
+    spdlog::debug("stacks: {} kept, no more drained", I.drainedFrames.size());
+    return false;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t keys0 = I.drainedKeys, stacks0 = I.drainedStacks;
   // The counts first, then the frames: a count taken here names a stack
   // that is still in "stacks" (a probe stores the frames before it counts
   // them), and is read below before it is deleted. A hit whose frames are
   // deleted between its check and its count is counted under a hash whose
   // frames are kept here. An increment made through a pointer to an entry
   // being deleted this instant is lost (a window of a few instructions).
-  for (const gs_stack_key& k : keysOf<gs_stack_key>(cfd)) {
-    uint64_t c = 0;
-    if (bpf_map_lookup_and_delete_elem(cfd, &k, &c) != 0) continue;
-    I.drainedCounts[tupleOf(k)] += c;
-    I.drainedKeys++;
-  }
-  gs_stack_frames st{};
-  for (uint64_t h : keysOf<uint64_t>(sfd)) {
-    if (!I.drainedFrames.count(h) && bpf_map_lookup_elem(sfd, &h, &st) == 0) {
-      size_t n = GS_MAX_STACK_DEPTH;
-      while (n > 0 && st.frames[n - 1] == 0) n--;
-      I.drainedFrames.emplace(h, std::vector<uint64_t>(st.frames, st.frames + n));
+  // In batches of a few thousand (BPF_MAP_LOOKUP_AND_DELETE_BATCH): one
+  // call per entry took over a second for a full map on a loaded machine,
+  // while new stacks found no room.
+  std::vector<gs_stack_key> ckeys(kDrainBatch);
+  std::vector<uint64_t> cvals(kDrainBatch);
+  auto takeCounts = [&](size_t n) {
+    for (size_t k = 0; k < n; k++) I.drainedCounts[tupleOf(ckeys[k])] += cvals[k];
+    I.drainedKeys += n;
+  };
+  if (!drainBatches(cfd, ckeys.data(), cvals.data(), takeCounts)) {
+    for (const gs_stack_key& k : keysOf<gs_stack_key>(cfd)) {  // a kernel without batches for hash maps
+      if (bpf_map_lookup_and_delete_elem(cfd, &k, cvals.data()) != 0) continue;
+      ckeys[0] = k;
+      takeCounts(1);
     }
-    if (bpf_map_delete_elem(sfd, &h) == 0) I.drainedStacks++;
   }
+  std::vector<uint64_t> skeys(kDrainBatch);
+  std::vector<gs_stack_frames> svals(kDrainBatch);
+  auto takeFrames = [&](size_t n) {
+    for (size_t k = 0; k < n; k++) {
+      if (I.drainedFrames.count(skeys[k])) continue;
+      const gs_stack_frames& st = svals[k];
+      size_t depth = GS_MAX_STACK_DEPTH;
+      while (depth > 0 && st.frames[depth - 1] == 0) depth--;
+      I.drainedFrames.emplace(skeys[k], std::vector<uint64_t>(st.frames, st.frames + depth));
+    }
+    I.drainedStacks += n;
+  };
+  if (!drainBatches(sfd, skeys.data(), svals.data(), takeFrames)) {
+    for (uint64_t h : keysOf<uint64_t>(sfd)) {
+      if (bpf_map_lookup_and_delete_elem(sfd, &h, svals.data()) != 0) continue;
+      skeys[0] = h;
+      takeFrames(1);
+    }
+  }
+  spdlog::debug("stacks: drained {} counts and {} stacks in {:.1f} ms ({} stacks kept)", I.drainedKeys - keys0,
+                I.drainedStacks - stacks0,
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+                I.drainedFrames.size());
   return true;
 }
 
