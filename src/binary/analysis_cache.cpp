@@ -298,9 +298,9 @@ namespace {
 
 // A complete search's bodies, into the cache when it is on: they move into
 // the record and are handed out from there, as on a warm run (no second
-// copy of them: buf has 97,891 bodies, three strings each; peak RSS, issue
-// #14). Every name the search was asked is in the record then, so the
-// lookup finds them all.
+// copy of them: a large program has about a hundred thousand bodies, three
+// strings each, and a copy shows in the peak RSS). Every name the search
+// was asked is in the record then, so the lookup finds them all.
 InlinedSiteList keepInlined(AnalysisCache& cache, InlinedNames names, std::vector<InlinedSite> sites,
                             const std::function<bool(std::string_view)>& wanted) {
   if (!cache.enabled()) return InlinedSiteList(std::move(sites));

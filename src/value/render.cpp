@@ -72,9 +72,9 @@ std::string elementsText(const Value& v, const char* open) {
 
 // A value its path did not load (past Delve's load depth, a struct past the
 // direct read's, past the BPF decoder's depth: an Unavailable with its type):
-// cut, whatever its kind, in one form on every path. (The BPF cut used to
-// print `…` and, in JSON, null, which reads as nil.) A slice without its
-// elements says so in its own form.
+// cut, whatever its kind, in one form on every path: never `…` alone nor,
+// in JSON, null, which would read as nil. A slice without its elements says
+// so in its own form.
 bool isCut(const Value& v) { return v.elided && v.kind != K::Slice; }
 
 // JSON for a cut value: an object that cannot be read as nil or as a Go

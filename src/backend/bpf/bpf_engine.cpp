@@ -168,6 +168,7 @@ struct Engine::Impl {
   std::map<std::tuple<uint32_t, uint32_t, uint64_t, uint64_t>, uint64_t> drainedCounts;
   std::unordered_map<uint64_t, std::vector<uint64_t>> drainedFrames;
   uint64_t drainedStacks = 0, drainedKeys = 0;  // entries deleted, against the kernel's GS_STAT_STACKS_STORED/_KEYS
+  uint64_t drainedFrameCount = 0;               // frames kept in drainedFrames, against kMaxDrainedFrames
 
   const EventCallback* callback = nullptr;
   uint64_t malformed = 0;
@@ -1139,6 +1140,13 @@ std::vector<Key> keysOf(int fd) {
 }
 
 constexpr uint32_t kDrainBatch = 4096;
+// What goscope keeps of drained stacks: 8 M frames (64 MB of addresses,
+// about what the kernel's own stack map holds when full; the folded lines
+// made of them take several times that). Past it the
+// kernel's maps are left to fill, and what finds no room is counted as
+// lost, as without draining: a program of ever new deep stacks (a type
+// checker) would otherwise take gigabytes.
+constexpr uint64_t kMaxDrainedFrames = 8u << 20;
 
 // Takes every entry out of a hash map, kDrainBatch at a time, into `keys`
 // and `values` (room for kDrainBatch each), handing each batch to `take`.
@@ -1178,11 +1186,8 @@ Result<bool> Engine::drainStacks(bool onlyIfFilling) {
         keysIn < bpf_map__max_entries(I.skel->maps.stack_counts) / 2)
       return false;
   }
-  // Bounded like the kernel's own table, four times over: past that the
-  // kernel's maps are left to fill, and what finds no room is counted as
-  // lost, as without draining.
-  if (I.drainedFrames.size() >= 4 * static_cast<size_t>(bpf_map__max_entries(I.skel->maps.stacks))) {
-    spdlog::debug("stacks: {} kept, no more drained", I.drainedFrames.size());
+  if (I.drainedFrameCount >= kMaxDrainedFrames) {
+    spdlog::debug("stacks: {} kept ({} frames), no more drained", I.drainedFrames.size(), I.drainedFrameCount);
     return false;
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -1218,6 +1223,7 @@ Result<bool> Engine::drainStacks(bool onlyIfFilling) {
       size_t depth = GS_MAX_STACK_DEPTH;
       while (depth > 0 && st.frames[depth - 1] == 0) depth--;
       I.drainedFrames.emplace(skeys[k], std::vector<uint64_t>(st.frames, st.frames + depth));
+      I.drainedFrameCount += depth;
     }
     I.drainedStacks += n;
   };
@@ -1246,27 +1252,34 @@ Result<std::vector<StackCount>> Engine::stackCounts() const {
     uint64_t c = 0;
     if (bpf_map_lookup_elem(cfd, &k, &c) == 0) counts[tupleOf(k)] += c;  // else deleted meanwhile
   }
-  // Frames by stack hash, each read once (many keys share a stack).
-  std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;
+  // Frames of the stacks still in the kernel, each read once (many keys
+  // share a stack); drained ones are used where they are, not copied.
+  std::unordered_map<uint64_t, std::vector<uint64_t>> live;
   gs_stack_frames st{};
+  const std::vector<uint64_t> none;
   for (const auto& [key, count] : counts) {
     const auto& [probeId, recorded, hash, retAddr] = key;
     StackCount sc;
     sc.probeId = probeId;
     sc.count = count;
     if (recorded) {
-      auto it = stacks.find(hash);
-      if (it == stacks.end()) {
-        std::vector<uint64_t> frames;
-        if (auto d = I.drainedFrames.find(hash); d != I.drainedFrames.end()) frames = d->second;
-        else if (bpf_map_lookup_elem(sfd, &hash, &st) == 0) frames.assign(std::begin(st.frames), std::end(st.frames));
-        it = stacks.emplace(hash, std::move(frames)).first;
+      const std::vector<uint64_t>* frames = &none;
+      if (auto d = I.drainedFrames.find(hash); d != I.drainedFrames.end()) {
+        frames = &d->second;
+      } else {
+        auto it = live.find(hash);
+        if (it == live.end()) {
+          std::vector<uint64_t> read;
+          if (bpf_map_lookup_elem(sfd, &hash, &st) == 0) read.assign(std::begin(st.frames), std::end(st.frames));
+          it = live.emplace(hash, std::move(read)).first;
+        }
+        frames = &it->second;
       }
-      if (!it->second.empty()) {
+      if (!frames->empty()) {
         sc.recorded = true;
         sc.caller = retAddr;
-        sc.frames = completeStack(it->second, retAddr);
-        sc.cut = stackIsCut(it->second);
+        sc.frames = completeStack(*frames, retAddr);
+        sc.cut = stackIsCut(*frames);
       }
     }
     out.push_back(std::move(sc));
