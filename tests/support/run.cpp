@@ -41,6 +41,19 @@ static std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+// A finished command's result from its wait status and the two files its
+// stdout and stderr went to (removed here).
+static CommandResult collect(int status, const char* outPath, const char* errPath) {
+  CommandResult r;
+  if (WIFEXITED(status)) r.exitCode = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) r.exitCode = 128 + WTERMSIG(status);
+  r.out = slurp(outPath);
+  r.err = slurp(errPath);
+  unlink(outPath);
+  unlink(errPath);
+  return r;
+}
+
 CommandResult run(const std::string& cmd) {
   char outTmpl[] = "/tmp/goscope-test-out-XXXXXX";
   char errTmpl[] = "/tmp/goscope-test-err-XXXXXX";
@@ -48,15 +61,7 @@ CommandResult run(const std::string& cmd) {
   close(o);
   close(e);
   std::string full = "( " + cmd + " ) >" + outTmpl + " 2>" + errTmpl + " </dev/null";
-  int status = std::system(full.c_str());
-  CommandResult r;
-  if (WIFEXITED(status)) r.exitCode = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) r.exitCode = 128 + WTERMSIG(status);
-  r.out = slurp(outTmpl);
-  r.err = slurp(errTmpl);
-  unlink(outTmpl);
-  unlink(errTmpl);
-  return r;
+  return collect(std::system(full.c_str()), outTmpl, errTmpl);
 }
 
 CommandResult runCli(const std::string& args) { return run(cliPath() + " " + args); }
@@ -80,7 +85,6 @@ CommandResult runCliWithoutPtrace(const std::string& args) {
   char outTmpl[] = "/tmp/goscope-test-out-XXXXXX";
   char errTmpl[] = "/tmp/goscope-test-err-XXXXXX";
   int o = mkstemp(outTmpl), e = mkstemp(errTmpl);
-  CommandResult r;
   pid_t pid = fork();
   if (pid == 0) {
     int devnull = open("/dev/null", O_RDONLY);
@@ -97,13 +101,7 @@ CommandResult runCliWithoutPtrace(const std::string& args) {
   int status = 0;
   while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status)) r.exitCode = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) r.exitCode = 128 + WTERMSIG(status);
-  r.out = slurp(outTmpl);
-  r.err = slurp(errTmpl);
-  unlink(outTmpl);
-  unlink(errTmpl);
-  return r;
+  return collect(status, outTmpl, errTmpl);
 }
 
 std::vector<std::string> splitLines(const std::string& s) {
