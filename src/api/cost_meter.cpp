@@ -109,8 +109,13 @@ void CostMeter::sample(const std::vector<uint64_t>& counts, double now, std::opt
   }
   if (programNs) {
     // What the BPF program itself ran (the per-hit figures include a count
-    // program too: tens of ns a hit counted twice, on the safe side).
-    if (programLast_ && *programNs >= *programLast_) costNs += static_cast<double>(*programNs - *programLast_);
+    // program too: tens of ns a hit counted twice, on the safe side). The
+    // programs are the session's own, loaded with it, and run only once
+    // attached: the first sample's figure is all the session's (taking it
+    // as a base left the first window without it, and the share "since
+    // attached" then grew all session long).
+    const uint64_t before = programLast_.value_or(0);
+    if (*programNs >= before) costNs += static_cast<double>(*programNs - before);
     programLast_ = programNs;
   }
   cpuNs_ += costNs;

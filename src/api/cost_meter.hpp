@@ -104,7 +104,7 @@ class CostMeter {
   pid_t targetPid_ = 0;             // watched by its CPU clock (0: not one process)
   int machineCpus_ = 0;             // -b: the online CPUs, the bound instead (0: none)
   std::optional<uint64_t> targetBase_, targetLast_;  // its clock at watchTarget and at the last sample
-  std::optional<uint64_t> programBase_, programLast_;
+  std::optional<uint64_t> programLast_;  // the programs' run time at the last sample
   double recentPct_ = 0;
   // Rates over windows of about a second, as a `-i 1` report's RATE: the
   // peak is the busiest such second, the warning names the last one's rate.

@@ -90,3 +90,16 @@ TEST_CASE("cost meter: the peak and the warning speak of calls per second over a
   CHECK(brief.totals(0.5).peakRate == doctest::Approx(200));
   CHECK(brief.totals(0.5).peakFunction == "g");
 }
+
+TEST_CASE("cost meter: the BPF programs' measured run time counts from the first sample, so the share since attached holds steady") {
+  HostCosts costs;
+  CostMeter m({{"main.scale", 1000}}, costs, 1.0, false);
+  // 200 calls a second at 1 us of traps each, plus 0.5 us a call the
+  // programs ran (their run time starts at 0 when they are loaded).
+  for (int s = 1; s <= 4; s++) {
+    m.sample({200u * s}, s, 100'000u * s);
+    CHECK(m.recentPct() == doctest::Approx(0.03));
+    CHECK(m.totals(s).sharePct() == doctest::Approx(0.03));
+  }
+  CHECK(m.totals(4).cpuMs == doctest::Approx(4 * 0.3));
+}
