@@ -50,6 +50,12 @@ const volatile __u64 access_caps = 0;
 /* Written by user space (mmapped .bss) while attached: which generation of
  * links counts (GS_COOKIE_GEN). */
 volatile __u32 active_gen = 0;
+/* Written by user space while attached: which of the two stack-count maps
+ * the probes add to (0: "stack_counts", 1: "stack_counts_b"). A drain
+ * flips it, waits for every program in flight (rcu_barrier below), then
+ * empties the other map, which nothing touches any more (docs/kernel.md,
+ * "Stacks"). */
+volatile __u32 counts_side = 0;
 
 #define BPF_F_USER_STACK_ (1ULL << 8)
 
@@ -132,13 +138,33 @@ struct {
   __type(value, struct gs_stack_frames);
 } stacks SEC(".maps");
 
-struct {
+struct gs_stack_counts_map {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(map_flags, BPF_F_NO_PREALLOC);
   __uint(max_entries, 1);
   __type(key, struct gs_stack_key);
   __type(value, __u64);
-} stack_counts SEC(".maps");
+};
+struct gs_stack_counts_map stack_counts SEC(".maps");
+struct gs_stack_counts_map stack_counts_b SEC(".maps");
+
+/* No program uses these: user space updates the outer map's slot to wait
+ * for the programs in flight. An update of a map-in-map slot returns only
+ * after synchronize_rcu(), and non-sleepable uprobe programs run under
+ * rcu_read_lock() (docs/kernel.md, "Stacks"). */
+struct gs_barrier_inner {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u32);
+} rcu_barrier_inner SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __array(values, struct gs_barrier_inner);
+} rcu_barrier SEC(".maps");
 
 /* Where a stack is walked before it is hashed (1 KB: too big for the BPF
  * stack). `busy` as in gs_scratch. */
@@ -518,6 +544,25 @@ static __always_inline void emit_event(struct pt_regs *ctx, __u32 probe_id, __u3
  * walked or stored (an empty walk, the scratch in use, "stacks" full) is
  * counted under (probe, not recorded); one with no room even for that is
  * counted in GS_STAT_STACKS_UNCOUNTED. So every hit is somewhere. */
+/* One more hit of `sk` in `counts` (one of the two stack-count maps). */
+static __always_inline void add_stack_count(void *counts, struct gs_stack_key *sk) {
+  __u64 *c = bpf_map_lookup_elem(counts, sk);
+  if (c) {
+    __sync_fetch_and_add(c, 1);
+    return;
+  }
+  __u64 one = 1;
+  if (bpf_map_update_elem(counts, sk, &one, BPF_NOEXIST) == 0) {
+    stat_inc(GS_STAT_STACK_KEYS);
+    return;
+  }
+  c = bpf_map_lookup_elem(counts, sk); /* another CPU inserted it meanwhile */
+  if (c)
+    __sync_fetch_and_add(c, 1);
+  else
+    stat_inc(GS_STAT_STACKS_UNCOUNTED);
+}
+
 static __always_inline void count_stack(struct pt_regs *ctx, __u32 probe_id, __u64 ret_addr) {
   struct gs_stack_key sk = {};
   sk.probe_id = probe_id;
@@ -550,21 +595,10 @@ static __always_inline void count_stack(struct pt_regs *ctx, __u32 probe_id, __u
     }
     s->busy = 0;
   }
-  __u64 *c = bpf_map_lookup_elem(&stack_counts, &sk);
-  if (c) {
-    __sync_fetch_and_add(c, 1);
-    return;
-  }
-  __u64 one = 1;
-  if (bpf_map_update_elem(&stack_counts, &sk, &one, BPF_NOEXIST) == 0) {
-    stat_inc(GS_STAT_STACK_KEYS);
-    return;
-  }
-  c = bpf_map_lookup_elem(&stack_counts, &sk); /* another CPU inserted it meanwhile */
-  if (c)
-    __sync_fetch_and_add(c, 1);
+  if (counts_side)
+    add_stack_count(&stack_counts_b, &sk);
   else
-    stat_inc(GS_STAT_STACKS_UNCOUNTED);
+    add_stack_count(&stack_counts, &sk);
 }
 
 /* --entry's two sites (GS_SITE_MORESTACK_MARK, GS_SITE_ENTRY_MARKED): does

@@ -500,6 +500,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
       {skel->maps.starts, o.maxInFlight},
       {skel->maps.stacks, stackTraces},
       {skel->maps.stack_counts, stackCountEntries},
+      {skel->maps.stack_counts_b, stackCountEntries},
       {skel->maps.events, o.ringBytes},
   };
   for (const Size& s : sizes) {
@@ -1173,10 +1174,20 @@ bool drainBatches(int fd, void* keys, void* values, const Take& take) {
 
 }  // namespace
 
+Result<void> Engine::waitForProgramsInFlight() const {
+  // An update of a map-in-map's slot returns after synchronize_rcu(), which
+  // waits for every non-sleepable BPF program running (docs/kernel.md,
+  // "Stacks"). The kernel's own selftests use it the same way.
+  const uint32_t zero = 0;
+  const int inner = bpf_map__fd(impl_->skel->maps.rcu_barrier_inner);
+  if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.rcu_barrier), &zero, &inner, BPF_ANY) != 0)
+    return fail(ErrorKind::Internal, std::string("waiting for the BPF programs in flight: ") + std::strerror(errno));
+  return {};
+}
+
 Result<bool> Engine::drainStacks(bool onlyIfFilling) {
   Impl& I = *impl_;
   if (I.opt.stackTraceEntries == 0) return false;
-  const int cfd = bpf_map__fd(I.skel->maps.stack_counts);
   const int sfd = bpf_map__fd(I.skel->maps.stacks);
   if (onlyIfFilling) {
     const EngineStats s = stats();
@@ -1192,12 +1203,20 @@ Result<bool> Engine::drainStacks(bool onlyIfFilling) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   const uint64_t keys0 = I.drainedKeys, stacks0 = I.drainedStacks;
+  // The probes move to the other counts map, and the one they leave is
+  // emptied once no program can be in it: a program holds a pointer to
+  // its entry between its lookup and its increment, and an entry deleted
+  // in that window took the increment with it. Where the wait cannot be
+  // had the map is drained all the same, that window open.
+  const uint32_t side = __atomic_load_n(&I.skel->bss->counts_side, __ATOMIC_RELAXED);
+  __atomic_store_n(&I.skel->bss->counts_side, side ? 0u : 1u, __ATOMIC_SEQ_CST);
+  if (auto w = waitForProgramsInFlight(); !w) spdlog::debug("stacks: {}", w.error().message);
+  const int cfd = bpf_map__fd(side ? I.skel->maps.stack_counts_b : I.skel->maps.stack_counts);
   // The counts first, then the frames: a count taken here names a stack
   // that is still in "stacks" (a probe stores the frames before it counts
   // them), and is read below before it is deleted. A hit whose frames are
   // deleted between its check and its count is counted under a hash whose
-  // frames are kept here. An increment made through a pointer to an entry
-  // being deleted this instant is lost (a window of a few instructions).
+  // frames are kept here.
   // In batches of a few thousand (BPF_MAP_LOOKUP_AND_DELETE_BATCH): one
   // call per entry took over a second for a full map on a loaded machine,
   // while new stacks found no room.
@@ -1244,13 +1263,16 @@ Result<bool> Engine::drainStacks(bool onlyIfFilling) {
 Result<std::vector<StackCount>> Engine::stackCounts() const {
   const Impl& I = *impl_;
   std::vector<StackCount> out;
-  int cfd = bpf_map__fd(I.skel->maps.stack_counts);
   int sfd = bpf_map__fd(I.skel->maps.stacks);
-  // What drainStacks() took out, and what the kernel holds now.
+  // What drainStacks() took out, and what the kernel holds now (in the
+  // counts map the probes use; the other one is empty after a drain).
   std::map<StackKeyTuple, uint64_t> counts = I.drainedCounts;
-  for (const gs_stack_key& k : keysOf<gs_stack_key>(cfd)) {
-    uint64_t c = 0;
-    if (bpf_map_lookup_elem(cfd, &k, &c) == 0) counts[tupleOf(k)] += c;  // else deleted meanwhile
+  for (const bpf_map* m : {I.skel->maps.stack_counts, I.skel->maps.stack_counts_b}) {
+    const int cfd = bpf_map__fd(m);
+    for (const gs_stack_key& k : keysOf<gs_stack_key>(cfd)) {
+      uint64_t c = 0;
+      if (bpf_map_lookup_elem(cfd, &k, &c) == 0) counts[tupleOf(k)] += c;  // else deleted meanwhile
+    }
   }
   // Frames of the stacks still in the kernel, each read once (many keys
   // share a stack); drained ones are used where they are, not copied.

@@ -240,6 +240,9 @@ class Engine {
   // find room as they change instead of the first ones seen keeping it:
   // with onlyIfFilling, only when a map is half full. True if it drained.
   Result<bool> drainStacks(bool onlyIfFilling = true);
+  // Returns once no BPF program that started before the call still runs
+  // (an RCU grace period: milliseconds, more on a loaded machine).
+  Result<void> waitForProgramsInFlight() const;
   EngineStats stats() const;
   // Zeroes the engine-wide counters (stats()), for an engine handed from one
   // user to the next (the rate probe's, taken over by a session: its
