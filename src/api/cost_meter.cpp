@@ -95,7 +95,7 @@ CostMeter::CostMeter(std::vector<Probe> probes, const HostCosts& costs, double b
       windowDelta_(probes_.size(), 0),
       secondRate_(probes_.size(), 0) {}
 
-void CostMeter::sample(const std::vector<uint64_t>& counts, double now, std::optional<uint64_t> programNs) {
+void CostMeter::sample(const std::vector<uint64_t>& counts, double now, std::optional<uint64_t> measuredNs) {
   const double dt = now - lastT_;
   if (dt <= 0) return;
   double costNs = 0;
@@ -107,16 +107,17 @@ void CostMeter::sample(const std::vector<uint64_t>& counts, double now, std::opt
     rate_[i] = static_cast<double>(delta) / dt;
     costNs += static_cast<double>(delta) * probes_[i].perCallNs;
   }
-  if (programNs) {
-    // What the BPF program itself ran (the per-hit figures include a count
-    // program too: tens of ns a hit counted twice, on the safe side). The
+  if (measuredNs) {
+    // What the BPF programs themselves ran (the per-hit figures include a
+    // count program too: tens of ns a hit counted twice, on the safe side),
+    // or a Delve session's stops. Both count from the session's start: the
     // programs are the session's own, loaded with it, and run only once
-    // attached: the first sample's figure is all the session's (taking it
-    // as a base left the first window without it, and the share "since
+    // attached, so the first sample's figure is all the session's (taking
+    // it as a base left the first window without it, and the share "since
     // attached" then grew all session long).
-    const uint64_t before = programLast_.value_or(0);
-    if (*programNs >= before) costNs += static_cast<double>(*programNs - before);
-    programLast_ = programNs;
+    const uint64_t before = measuredLast_.value_or(0);
+    if (*measuredNs >= before) costNs += static_cast<double>(*measuredNs - before);
+    measuredLast_ = measuredNs;
   }
   cpuNs_ += costNs;
   if (targetPid_) {

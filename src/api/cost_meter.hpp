@@ -48,13 +48,18 @@ class CostMeter {
   CostMeter(std::vector<Probe> probes, const HostCosts& costs, double budgetPct, bool enforce);
 
   // Cumulative hit counts by probe id at `nowS` (seconds since the start);
-  // `programNs`: the BPF program's own cumulative run time, when measured
-  // (bpf_prog_info.run_time_ns), else nullopt (the per-hit figures include a
-  // count program). Cheap; call it every ~250 ms.
-  void sample(const std::vector<uint64_t>& counts, double nowS, std::optional<uint64_t> programNs = std::nullopt);
+  // `measuredNs`: what the probes cost so far as measured rather than
+  // priced per hit, from 0 at the start: the BPF programs' own run time
+  // (bpf_prog_info.run_time_ns), or a Delve session's stops (its probes are
+  // priced at 0 a hit); nullopt when not measured (the per-hit figures
+  // include a count program). Cheap; call it every ~250 ms.
+  void sample(const std::vector<uint64_t>& counts, double nowS, std::optional<uint64_t> measuredNs = std::nullopt);
 
-  // The share of one CPU the probes took over the last second, in %.
+  // The share of one CPU the probes took over the last window (between the
+  // last two samples), in %.
   double recentPct() const { return recentPct_; }
+  // Probe `id`'s hits a second over the last window.
+  double recentRate(uint32_t id) const { return id < rate_.size() ? rate_[id] : 0; }
   // Over budget for more than a second, now.
   bool overBudget() const;
   // The probe ids, dearest first over the last window, whose removal brings
@@ -85,6 +90,8 @@ class CostMeter {
   std::string warning() const;
 
   double lastSampleS() const { return lastT_; }
+  // The busiest window of about a second so far, in hits a second.
+  double peakRate() const { return peakRate_; }
   const HostCosts& costs() const { return costs_; }
   double budgetPct() const { return budgetPct_; }
   SessionCost totals(double elapsedS) const;
@@ -104,7 +111,7 @@ class CostMeter {
   pid_t targetPid_ = 0;             // watched by its CPU clock (0: not one process)
   int machineCpus_ = 0;             // -b: the online CPUs, the bound instead (0: none)
   std::optional<uint64_t> targetBase_, targetLast_;  // its clock at watchTarget and at the last sample
-  std::optional<uint64_t> programLast_;  // the programs' run time at the last sample
+  std::optional<uint64_t> measuredLast_;  // sample()'s measuredNs at the last sample
   double recentPct_ = 0;
   // Rates over windows of about a second, as a `-i 1` report's RATE: the
   // peak is the busiest such second, the warning names the last one's rate.

@@ -10,6 +10,7 @@
 #include "api/delve_capture.hpp"
 #include "api/event_sessions.hpp"
 #include "api/goscope.hpp"
+#include "api/overhead_bound.hpp"
 #include "backend/bpf/stop_watch.hpp"
 #include "probe/function_suggestions.hpp"
 #include "probe/pattern.hpp"
@@ -88,6 +89,29 @@ Result<void> checkRawAddress(TracedTarget& target, const std::string& location) 
                 "give the address of an instruction's first byte (objdump -d), or the function's name");
   return {};
 }
+
+// The Delve session's probes as the overhead bound sees them: its hits,
+// priced at 0 a hit, and the target's stops since the first hit could
+// come, measured. Sampled at most once a second (a window of hits), and
+// never acted on but by moving the session (BoundRules::MoveToBpf).
+struct DelveHits final : BoundProbes {
+  uint64_t hits = 0;
+  std::function<double()> stoppedMs;
+
+  bool sample(CostMeter& meter, double nowS, bool force, bool) override {
+    if (!force && nowS - meter.lastSampleS() < 1.0) return false;
+    const double ms = stoppedMs ? std::max(0.0, stoppedMs()) : 0;
+    meter.sample({hits}, nowS, static_cast<uint64_t>(ms * 1e6));
+    return true;
+  }
+  Result<void> sampleEvery(uint32_t, uint32_t) override {
+    return fail(ErrorKind::Internal, "a Delve breakpoint is not sampled");
+  }
+  Result<void> drop(const std::vector<uint32_t>&) override {
+    return fail(ErrorKind::Internal, "a Delve breakpoint is not dropped: the session moves to BPF");
+  }
+  uint64_t calls(uint32_t) const override { return hits; }
+};
 
 class DelveEventSession final : public EventSession {
  public:
@@ -180,44 +204,19 @@ class DelveEventSession final : public EventSession {
   // --strategy delve only warns unless a budget is given too).
   bool enforce() const { return request_.maxOverheadExplicit || request_.strategy != StrategyChoice::Delve; }
 
-  // After each hit: over windows of a second, the peak rate and the share of
-  // the target's time spent stopped; above the budget for a whole window the
-  // session asks to move to BPF (when it may), or warns once.
+  // After each hit: the overhead bound (overhead_bound.hpp) samples the
+  // stops over windows of at least a second and, above the budget for a
+  // whole window, asks to move to BPF (when it may) or warns once.
   void govern() {
-    ++windowHits_;
-    const auto now = std::chrono::steady_clock::now();
-    const double windowS = std::chrono::duration<double>(now - windowT0_).count();
-    if (windowS < 1.0) return;
-    const double rate = windowHits_ / windowS;
-    peakRate_ = std::max(peakRate_, rate);
-    const double stopped = stoppedMs();
-    const double share = (stopped - windowStoppedMs0_) / (windowS * 10);
-    windowT0_ = now;
-    windowHits_ = 0;
-    windowStoppedMs0_ = stopped;
-    if (share <= request_.maxOverheadPct || moveAsked_) return;
-    const double at = std::chrono::duration<double>(now - runT0_).count();
-    char text[512];
-    if (enforce() && mayMove_) {
-      std::snprintf(text, sizeof text,
-                    "over budget (the target was stopped %.0f%% of the last second at %.0f hits/s > %.2f%%): moving the "
-                    "probe from Delve to BPF; the session goes on (floats print as <unavailable> there)",
-                    share, rate, request_.maxOverheadPct);
-      moveAsked_ = true;
-      stopAsked_ = true;
-      actions_.push_back(text);
-      bound({BoundAction::Kind::Moved, at, request_.locations.front(), 0, 0, share, request_.maxOverheadPct, text});
-      return;
-    }
-    if (warned_) return;
-    warned_ = true;
-    std::snprintf(text, sizeof text,
-                  "warning: the target was stopped %.0f%% of the last second (%.0f hits/s), above the %.2f%% budget; %s",
-                  share, rate, request_.maxOverheadPct,
-                  mayMove_ ? "--max-overhead PCT moves the probe to BPF when it is exceeded"
-                           : "BPF cannot serve what was asked (expressions, locals, --cond or a location that is not a function)");
-    actions_.push_back(text);
-    bound({BoundAction::Kind::Warned, at, request_.locations.front(), 0, 0, share, request_.maxOverheadPct, text});
+    ++hits_.hits;
+    const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - runT0_).count();
+    bound_->govern(hits_, at, true, [this](const BoundAction& a) {
+      if (a.kind == BoundAction::Kind::Moved) {
+        moveAsked_ = true;
+        stopAsked_ = true;
+      }
+      bound(a);
+    });
   }
 
   void stop() override {
@@ -228,9 +227,12 @@ class DelveEventSession final : public EventSession {
   EventTotals run(const std::function<bool(const Call&)>& sink) override {
     StopHookScope hook = interruptOnStop(*session_);
     runT0_ = std::chrono::steady_clock::now();
-    windowT0_ = runT0_;
-    windowStoppedMs0_ = stoppedMs();
     const double stoppedBeforeHits = stoppedMs();
+    hits_.stoppedMs = [this, stoppedBeforeHits] { return stoppedMs() - stoppedBeforeHits; };
+    bound_ = std::make_unique<OverheadBound>(
+        std::make_unique<CostMeter>(std::vector<CostMeter::Probe>{{request_.locations.front(), 0}}, costs_,
+                                    request_.maxOverheadPct, enforce()),
+        delveBoundRules(enforce(), mayMove_));
     const double processStoppedBefore = processStoppedMs();  // the attach
     HitLoopResult loop = runHitLoop(*session_, ids_, request_.maxHits, request_.durationS,
                                     [&](const delve::BreakpointHit& h) {
@@ -278,12 +280,12 @@ class DelveEventSession final : public EventSession {
     // Without a hit, what the watch saw between the attach and the detach
     // was the stop that ends the session, not a hit's: nothing at hits.
     t.cost.stoppedAtHitsMs = loop.hits > 0 ? stoppedAtHits : 0;
-    t.cost.peakRate = peakRate_;
+    t.cost.peakRate = bound_->meter().peakRate();
     t.cost.peakFunction = ids_.size() == 1 ? request_.locations.front() : std::string();
     t.cost.budgetPct = request_.maxOverheadPct;
     t.cost.enforced = enforce();
     t.cost.figures = watch_ ? "stops measured by the kernel's scheduler events" : "stops as goscope saw them (a lower bound)";
-    t.cost.actions = actions_;
+    t.cost.actions = bound_->meter().totals(t.cost.elapsedS).actions;
     // What a hit costs here, for later plans: the stops while hits came
     // (attach and detach are paid once, not per hit).
     if (watch_ && loop.hits >= 20) recordDelveStopCost(static_cast<uint64_t>(loop.hits), stoppedAtHits);
@@ -320,14 +322,11 @@ class DelveEventSession final : public EventSession {
   std::atomic<bool> stopAsked_{false};
   bool mayMove_ = false;
   bool moveAsked_ = false;
-  bool warned_ = false;
   std::unique_ptr<bpf::StopWatch> watch_;
   HostCosts costs_;
-  std::chrono::steady_clock::time_point runT0_, windowT0_;
-  double windowStoppedMs0_ = 0;
-  long long windowHits_ = 0;
-  double peakRate_ = 0;
-  std::vector<std::string> actions_;
+  std::chrono::steady_clock::time_point runT0_;
+  DelveHits hits_;
+  std::unique_ptr<OverheadBound> bound_;
 };
 
 }  // namespace

@@ -23,6 +23,10 @@ BoundRules eventBoundRules(bool enforce, bool isTrace) {
           .warnedWithTime = false};
 }
 
+BoundRules delveBoundRules(bool enforce, bool mayMove) {
+  return {.enforce = enforce, .drop = BoundRules::Drop::MoveToBpf, .mayMove = mayMove};
+}
+
 OverheadBound::OverheadBound(std::unique_ptr<CostMeter> meter, BoundRules rules)
     : meter_(std::move(meter)),
       rules_(rules),
@@ -33,6 +37,7 @@ OverheadBound::OverheadBound(std::unique_ptr<CostMeter> meter, BoundRules rules)
 void OverheadBound::govern(BoundProbes& probes, double now, bool act, const BoundCallback& tell) {
   if (!probes.sample(*meter_, now, !act, rules_.plusFiltered)) return;
   if (!act || !meter_->overBudget()) return;
+  if (rules_.drop == BoundRules::Drop::MoveToBpf) return moveOrWarn(now, tell);
   if (!rules_.enforce) return warnOnce(now, tell);
   if (rules_.drop == BoundRules::Drop::UntilWithin) dropUntilWithin(probes, now, tell);
   else sampleOrDropDearest(probes, now, tell);
@@ -44,6 +49,32 @@ void OverheadBound::warnOnce(double now, const BoundCallback& tell) {
   const BoundAction a{BoundAction::Kind::Warned, now, {}, 0, 0, meter_->recentPct(), meter_->budgetPct(), meter_->warning()};
   meter_->addAction(rules_.warnedWithTime ? "warned at " + std::to_string(static_cast<int>(now)) + " s" : "warned");
   if (tell) tell(a);
+}
+
+void OverheadBound::moveOrWarn(double now, const BoundCallback& tell) {
+  if (moved_) return;
+  const double share = meter_->recentPct(), rate = meter_->recentRate(0);
+  const std::string func = meter_->probeCount() ? meter_->func(0) : std::string();
+  char text[512];
+  if (rules_.enforce && rules_.mayMove) {
+    moved_ = true;
+    std::snprintf(text, sizeof text,
+                  "over budget (the target was stopped %.0f%% of the last second at %.0f hits/s > %.2f%%): moving the "
+                  "probe from Delve to BPF; the session goes on (floats print as <unavailable> there)",
+                  share, rate, meter_->budgetPct());
+    meter_->addAction(text);
+    if (tell) tell({BoundAction::Kind::Moved, now, func, 0, 0, share, meter_->budgetPct(), text});
+    return;
+  }
+  if (warned_) return;
+  warned_ = true;
+  std::snprintf(text, sizeof text,
+                "warning: the target was stopped %.0f%% of the last second (%.0f hits/s), above the %.2f%% budget; %s",
+                share, rate, meter_->budgetPct(),
+                rules_.mayMove ? "--max-overhead PCT moves the probe to BPF when it is exceeded"
+                               : "BPF cannot serve what was asked (expressions, locals, --cond or a location that is not a function)");
+  meter_->addAction(text);
+  if (tell) tell({BoundAction::Kind::Warned, now, func, 0, 0, share, meter_->budgetPct(), text});
 }
 
 void OverheadBound::dropUntilWithin(BoundProbes& probes, double now, const BoundCallback& tell) {

@@ -1,15 +1,14 @@
-// The overhead bound of every BPF session (count, latency, trace, break):
-// the one place that decides what happens when the probes have taken more
-// than the budget for a second. The measuring is the CostMeter's
-// (cost_meter.hpp); what a session may do about it is its BoundRules, plain
-// data, so the sessions' differences are read side by side here rather than
-// in three loops. The probes are acted on through BoundProbes (the engine's
-// side: EngineProbes, cost_meter_engine.cpp), so that the rules are tested
-// without a kernel (tests/unit/api/test_overhead_bound.cpp).
-//
-// Not here yet: the Delve event session's bound (delve_event_session.cpp,
-// DelveEventSession::govern) measures the stopped share per window of hits
-// with the stop watch, and its one action is to move to BPF.
+// The overhead bound of every session (count, latency, trace and break on
+// BPF; trace and break on Delve): the one place that decides what happens
+// when the probes have taken more than the budget for a second. The
+// measuring is the CostMeter's (cost_meter.hpp): hits priced per hit plus
+// the BPF programs' run time, or a Delve session's stops. What a session
+// may do about it is its BoundRules, plain data, so the sessions'
+// differences are read side by side here rather than in four loops. The
+// probes are acted on through BoundProbes (the engine's side:
+// EngineProbes, cost_meter_engine.cpp; Delve's hits: delve_event_session.cpp),
+// so that the rules are tested without a kernel or a dlv
+// (tests/unit/api/test_overhead_bound.cpp).
 #pragma once
 
 #include <cstdint>
@@ -30,8 +29,8 @@ namespace goscope::api {
 
 // What a session's bound does once the budget has been exceeded for a second.
 struct BoundRules {
-  // Act (sample, drop) — --max-overhead given; else warn once. (The Delve
-  // session also acts under auto: not this class.)
+  // Act (sample, drop, move) — --max-overhead given (a Delve session also
+  // under auto); else warn once.
   bool enforce = false;
   // Thin the dearest function's events to 1 in N before dropping its probes:
   // trace only. Sampling shrinks the program's work per event, not the trap;
@@ -50,7 +49,15 @@ struct BoundRules {
     // function a second, trace's sampled first and given a second to show
     // it. Said as "dropped the probes on F ...".
     Dearest,
+    // Delve: the session is asked to move the probe to BPF (BoundAction
+    // Moved), once, when `mayMove`; else a warning. The cost measured is
+    // the target's stops (its probe is priced at 0 a hit), said as "the
+    // target was stopped N% of the last second at R hits/s".
+    MoveToBpf,
   } drop = Drop::Dearest;
+  // MoveToBpf: BPF can serve what the Delve session was asked (no
+  // expression, local, --cond or location that is not a function).
+  bool mayMove = false;
   // The hit counts are of the calls that passed the filter only (count
   // --filter): the calls it refused trapped too, and are priced with them.
   // trace's counts are of every call (its filter only holds back events).
@@ -69,6 +76,7 @@ struct BoundRules {
 // and break: the one place each session's rules are set.
 BoundRules aggregateBoundRules(bool enforce, bool filtered);
 BoundRules eventBoundRules(bool enforce, bool isTrace);
+BoundRules delveBoundRules(bool enforce, bool mayMove);
 
 // The probes of a session, as the bound acts on them.
 class BoundProbes {
@@ -123,10 +131,12 @@ class OverheadBound {
   void warnOnce(double nowS, const BoundCallback& tell);
   void dropUntilWithin(BoundProbes& probes, double nowS, const BoundCallback& tell);
   void sampleOrDropDearest(BoundProbes& probes, double nowS, const BoundCallback& tell);
+  void moveOrWarn(double nowS, const BoundCallback& tell);
 
   std::unique_ptr<CostMeter> meter_;
   BoundRules rules_;
   bool warned_ = false;
+  bool moved_ = false;
   std::vector<std::optional<double>> droppedAt_;  // by probe id
   std::vector<uint64_t> droppedCount_;            // by probe id
   std::vector<uint32_t> sampleEvery_;             // by probe id: 0 = every call

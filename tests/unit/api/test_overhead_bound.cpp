@@ -180,3 +180,42 @@ TEST_CASE("overhead bound: the last sample, around a detach, never acts") {
   CHECK(p.drops.empty());
   CHECK(b.meter().lastSampleS() == doctest::Approx(5.0));
 }
+
+TEST_CASE("overhead bound: a Delve session moves to BPF once, after a second of stops over the budget, or warns once") {
+  // 200 hits/s priced at 0 a hit; the target stopped 5% of the time (the
+  // measured part), over a 1% budget.
+  auto delve = [](bool enforce, bool mayMove, double stoppedPct) {
+    OverheadBound b(meter({{"main.doWork", 0}}, 1.0, enforce), delveBoundRules(enforce, mayMove));
+    FakeProbes p;
+    p.counts.assign(1, 0);
+    auto told = run(b, p, {200}, stoppedPct, 3.0);
+    CHECK(p.drops.empty());
+    CHECK(p.sampled.empty());
+    return told;
+  };
+  SUBCASE("enforced, BPF can serve it: moved once, at a second over") {
+    auto told = delve(true, true, 5.0);
+    REQUIRE(told.size() == 1);
+    CHECK(told[0].kind == BoundAction::Kind::Moved);
+    CHECK(told[0].func == "main.doWork");
+    CHECK(told[0].elapsedS == doctest::Approx(1.0));
+    CHECK(told[0].sharePct == doctest::Approx(5.0));
+    CHECK(told[0].text ==
+          "over budget (the target was stopped 5% of the last second at 200 hits/s > 1.00%): moving the probe from "
+          "Delve to BPF; the session goes on (floats print as <unavailable> there)");
+  }
+  SUBCASE("enforced, BPF cannot serve it: warned once, with why it stays") {
+    auto told = delve(true, false, 5.0);
+    REQUIRE(told.size() == 1);
+    CHECK(told[0].kind == BoundAction::Kind::Warned);
+    CHECK(told[0].text.find("warning: the target was stopped 5% of the last second (200 hits/s), above the 1.00% budget; "
+                            "BPF cannot serve what was asked") == 0);
+  }
+  SUBCASE("not enforced: warned once, pointing at --max-overhead") {
+    auto told = delve(false, true, 5.0);
+    REQUIRE(told.size() == 1);
+    CHECK(told[0].kind == BoundAction::Kind::Warned);
+    CHECK(told[0].text.find("--max-overhead PCT moves the probe to BPF when it is exceeded") != std::string::npos);
+  }
+  SUBCASE("under the budget: nothing") { CHECK(delve(true, true, 0.5).empty()); }
+}
