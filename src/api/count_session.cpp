@@ -111,6 +111,14 @@ Result<std::unique_ptr<AggregateSession>> AggregateSession::start(const ProbeReq
   return start(std::move(*target), r);
 }
 
+Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget target, const ProbeRequest& r,
+                                                                   const Plan& plan) {
+  if (plan.backend != Backend::Bpf)
+    return fail(ErrorKind::Internal, std::string(actionName(r.action)) + ": planned onto " + backendName(plan.backend) +
+                                         ", but counts, latency and stacks are BPF's alone");
+  return start(std::move(target), r);
+}
+
 Result<std::unique_ptr<AggregateSession>> AggregateSession::start(TracedTarget target, const ProbeRequest& r) {
   auto parsed = patternsOf(r);
   if (!parsed) return parsed.failure();

@@ -176,6 +176,11 @@ class AggregateSession {
   // The same on a target the caller has opened already (api::openTarget;
   // request.target is then ignored).
   static Result<std::unique_ptr<AggregateSession>> start(TracedTarget target, const ProbeRequest& request);
+  // The same under the plan api::plan() made for `request`: the session runs
+  // what it says (counts, latency and stacks are BPF's alone: a plan for
+  // another path is refused, Internal).
+  static Result<std::unique_ptr<AggregateSession>> start(TracedTarget target, const ProbeRequest& request,
+                                                         const Plan& plan);
   ~AggregateSession();
   AggregateSession(const AggregateSession&) = delete;
   AggregateSession& operator=(const AggregateSession&) = delete;

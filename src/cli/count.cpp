@@ -139,10 +139,10 @@ int runCount(const std::vector<std::string>& argv) {
   request.readVariable = args.get("read");
   request.plainEntry = args.has("entry");
   applyStrategyOptions(args, request);
-  planOrRaise(args, request, target.binary(), request.target.pid);
+  const Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
 
   const bool json = args.has("json");
-  auto session = orRaise(api::AggregateSession::start(std::move(target), request));
+  auto session = orRaise(api::AggregateSession::start(std::move(target), request, plan));
   printLineIfAny(session->accessNotice());
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   PrometheusServing serving(exporter.get(), *session);

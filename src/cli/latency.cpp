@@ -90,9 +90,9 @@ int runLatency(const std::vector<std::string>& argv) {
   TracedTarget target = openTracedTarget(request);
   checkSignatures(request, target.binary(), false);
   applyStrategyOptions(args, request);
-  planOrRaise(args, request, target.binary(), request.target.pid);
+  const Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
   const bool json = args.has("json");
-  auto session = orRaise(api::AggregateSession::start(std::move(target), request));
+  auto session = orRaise(api::AggregateSession::start(std::move(target), request, plan));
   printLineIfAny(session->accessNotice());
   std::fprintf(stderr, "%s\n", session->announcement().c_str());
   PrometheusServing serving(exporter.get(), *session);

@@ -92,8 +92,9 @@ int runSample(const std::vector<std::string>& argv) {
   if (auto d = args.get("dlv")) request.dlvPath = *d;
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
-  planOrRaise(args, request, target.binary(), request.target.pid);
-  if (!at) return sampleFromMemory(request, target, args.has("json"), args.has("strict"));
+  // The plan says how: from memory (no --at, plain variables) or Delve.
+  const Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
+  if (plan.backend == Backend::DirectRead) return sampleFromMemory(request, target, args.has("json"), args.has("strict"));
 
   auto out = output::makeOutput(args.has("json"));
   const output::HitShape shape{!exprs.empty(), request.capture.args, false, 0};

@@ -249,7 +249,7 @@ int runTrace(const std::vector<std::string>& argv) {
   Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
 
   if (folded) {
-    auto session = orRaise(api::AggregateSession::start(std::move(target), request));
+    auto session = orRaise(api::AggregateSession::start(std::move(target), request, plan));
     printLineIfAny(session->accessNotice());
     std::fprintf(stderr, "%s\n", session->announcement().c_str());
     StackOutputs to{args.has("folded"), json, args.get("svg"), session->target().describe(), args.has("strict"),
