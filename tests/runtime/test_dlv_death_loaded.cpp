@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <iterator>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -124,6 +126,20 @@ pid_t parentOf(pid_t p) {
   return ppid;
 }
 
+// How a target that died before the test reaped it ended: a zombie's
+// /proc/PID/stat ends with its wait status (field 52, exit_code).
+std::string howItEnded(pid_t p) {
+  std::ifstream in("/proc/" + std::to_string(p) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return "gone (reaped)";
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::vector<std::string> f{std::istream_iterator<std::string>(fields), std::istream_iterator<std::string>()};
+  if (f.empty() || f[0] != "Z") return "state " + (f.empty() ? std::string("?") : f[0]) + ", not dead";
+  const int st = std::stoi(f.back());
+  if (WIFSIGNALED(st)) return "killed by signal " + std::to_string(WTERMSIG(st)) + " (" + strsignal(WTERMSIG(st)) + ")";
+  return "exited with status " + std::to_string(WEXITSTATUS(st));
+}
+
 // `goscope break --strategy delve` on one function of the target.
 struct Break {
   int hits = 0;
@@ -139,7 +155,7 @@ struct Break {
   void attached(pid_t target, int wantHits) {
     REQUIRE_MESSAGE(waitUntil([&] { g.pump(); return hits >= wantHits || !g.running(); }, 120s),
                     "no hit within 120 s; stderr: " << g.err());
-    REQUIRE_MESSAGE(g.running(), "goscope exited; stderr: " << g.err());
+    REQUIRE_MESSAGE(g.running(), "goscope exited (the target: " << howItEnded(target) << "); stderr: " << g.err());
     auto dlvs = dlvAttachedTo(target);
     REQUIRE(dlvs.size() == 1);
     dlv = dlvs[0];
