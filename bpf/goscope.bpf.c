@@ -538,12 +538,6 @@ static __always_inline void emit_event(struct pt_regs *ctx, __u32 probe_id, __u3
 
 #define GS_EEXIST 17
 
-/* One hit of a stack-counting probe: walks the user stack, keys it by a
- * hash of its frames (the frames stored under the hash the first time),
- * and adds one to (probe, stack, caller). A hit whose stack cannot be
- * walked or stored (an empty walk, the scratch in use, "stacks" full) is
- * counted under (probe, not recorded); one with no room even for that is
- * counted in GS_STAT_STACKS_UNCOUNTED. So every hit is somewhere. */
 /* One more hit of `sk` in `counts` (one of the two stack-count maps). */
 static __always_inline void add_stack_count(void *counts, struct gs_stack_key *sk) {
   __u64 *c = bpf_map_lookup_elem(counts, sk);
@@ -563,6 +557,12 @@ static __always_inline void add_stack_count(void *counts, struct gs_stack_key *s
     stat_inc(GS_STAT_STACKS_UNCOUNTED);
 }
 
+/* One hit of a stack-counting probe: walks the user stack, keys it by a
+ * hash of its frames (the frames stored under the hash the first time),
+ * and adds one to (probe, stack, caller). A hit whose stack cannot be
+ * walked or stored (an empty walk, the scratch in use, "stacks" full) is
+ * counted under (probe, not recorded); one with no room even for that is
+ * counted in GS_STAT_STACKS_UNCOUNTED. So every hit is somewhere. */
 static __always_inline void count_stack(struct pt_regs *ctx, __u32 probe_id, __u64 ret_addr) {
   struct gs_stack_key sk = {};
   sk.probe_id = probe_id;
