@@ -309,6 +309,7 @@ struct Engine::Impl {
   int multiFd() const { return bpf_program__fd(skel->progs.gs_uprobe_multi); }
   // BPF_ENABLE_STATS(RUN_TIME), held while the engine lives (programRunNs).
   int statsFd = -1;
+  uint64_t programRunBase = 0;  // run time before resetStats(): the previous user's
   int perfFd() const { return bpf_program__fd(skel->progs.gs_uprobe_perf); }
 
   // Which offsets does the kernel refuse in a uprobe_multi link it refused
@@ -961,7 +962,7 @@ std::optional<uint64_t> Engine::programRunNs() const {
     if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) return std::nullopt;
     total += info.run_time_ns;
   }
-  return total;
+  return total >= I.programRunBase ? total - I.programRunBase : 0;
 }
 
 uint8_t Engine::activeGeneration() const { return static_cast<uint8_t>(impl_->skel->bss->active_gen); }
@@ -1339,6 +1340,9 @@ Result<void> Engine::resetStats() {
     if (bpf_map_update_elem(I.fd(I.skel->maps.stats), &k, zeros.data(), BPF_ANY) != 0)
       return fail(ErrorKind::Internal, "resetting stats[" + std::to_string(k) + "]: " + std::strerror(errno));
   I.drainedStacks = I.drainedKeys = 0;  // measured against the counters just zeroed
+  // The kernel's run time cannot be zeroed: from now on it is read from here.
+  I.programRunBase = 0;
+  if (auto ns = programRunNs()) I.programRunBase = *ns;
   return {};
 }
 

@@ -215,7 +215,7 @@ class Engine {
   // ids change. DetachStats::points: how many were removed.
   Result<DetachStats> detachPoints(const std::function<bool(const AttachPoint&)>& drop);
   uint8_t activeGeneration() const;
-  // The programs' total run time so far (ns), with measureProgramTime.
+  // The programs' total run time (ns) since load or the last resetStats(), with measureProgramTime.
   std::optional<uint64_t> programRunNs() const;
   // Set when the process holding the links died (link_holder.hpp) while
   // attached: every probe is gone; the text says so in one line. The engine
@@ -244,7 +244,8 @@ class Engine {
   // (an RCU grace period: milliseconds, more on a loaded machine).
   Result<void> waitForProgramsInFlight() const;
   EngineStats stats() const;
-  // Zeroes the engine-wide counters (stats()), for an engine handed from one
+  // Zeroes the engine-wide counters (stats(), and programRunNs() from here
+  // on), for an engine handed from one
   // user to the next (the rate probe's, taken over by a session: its
   // counters then start with that session). Call it while the probes only
   // count (counts() are kept apart): a run racing with the reset may keep
