@@ -12,6 +12,7 @@
 #include "api/link_holder.hpp"
 #include "cli/command.hpp"
 #include "cli/target_watch.hpp"
+#include "output/stderr_lines.hpp"
 #include "output/stdout_writer.hpp"
 #include "util/log.hpp"
 #include "util/notice.hpp"
@@ -68,10 +69,10 @@ int run(const std::vector<std::string>& args) {
     std::string line = "goscope: " + e.message;
     if (!e.hint.empty()) line += " (hint: " + e.hint + ")";
     // One line, whatever the message quotes (a pattern, a path).
-    std::fprintf(stderr, "%s\n", goscope::escapeControl(line).c_str());
+    goscope::output::lineToStderr(goscope::escapeControl(line));
     return goscope::exitCodeFor(e.kind);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "goscope: internal error: %s\n", goscope::escapeControl(e.what()).c_str());
+    goscope::output::noticeToStderr("internal error: " + goscope::escapeControl(e.what()));
     return 1;
   }
 }
@@ -87,6 +88,6 @@ int main(int argc, char** argv) {
   goscope::output::StdoutWriter::install(stdoutClosedAtStart);
   std::vector<std::string> args(argv + 1, argv + argc);
   goscope::setupLogging(args);  // consumes -v / --verbose
-  goscope::setNoticeHook([](const std::string& line) { std::fprintf(stderr, "goscope: %s\n", line.c_str()); });
+  goscope::setNoticeHook(goscope::output::noticeToStderr);
   return goscope::output::finishStdout(run(args));
 }

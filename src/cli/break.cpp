@@ -20,6 +20,7 @@
 #include "output/output.hpp"
 #include "util/plural.hpp"
 #include "util/stop_signals.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -64,20 +65,20 @@ void printTotals(const api::EventTotals& t, bool cond, const HitTimes& h, std::o
   std::fflush(stdout);
   const std::string rate = rateText(t, h, measuredRate);
   if (t.path == Backend::Bpf) {
-    std::fprintf(stderr, "goscope: %lld hits in %.2f s%s; %s\n", t.calls, t.activeS, rate.c_str(), api::describe(t.end));
+    output::toStderr("goscope: %lld hits in %.2f s%s; %s\n", t.calls, t.activeS, rate.c_str(), api::describe(t.end));
     // A session that began on Delve and moved to BPF stopped the target
     // before the move: said, not "not stopped" (the cost line says how long).
     if (t.cost.stoppedMs > 0)
-      std::fprintf(stderr, "goscope: PID %d was stopped %.1f ms by Delve before the move to BPF; detached %s in %.1f ms\n",
+      output::toStderr("goscope: PID %d was stopped %.1f ms by Delve before the move to BPF; detached %s in %.1f ms\n",
                    t.pid, t.cost.stoppedMs, countOf(t.detachedPoints, "probe").c_str(), t.detachMs);
     else
-      std::fprintf(stderr, "goscope: PID %d was not stopped (BPF path); detached %s in %.1f ms\n", t.pid,
+      output::toStderr("goscope: PID %d was not stopped (BPF path); detached %s in %.1f ms\n", t.pid,
                    countOf(t.detachedPoints, "probe").c_str(), t.detachMs);
     printDecodedWithoutBias(t.decodedWithoutBias);
     printHiddenCalls(t.hiddenCalls);
     return;
   }
-  std::fprintf(stderr, "goscope: %lld hits in %.2f s%s%s\n", t.calls, t.activeS, rate.c_str(),
+  output::toStderr("goscope: %lld hits in %.2f s%s%s\n", t.calls, t.activeS, rate.c_str(),
                t.failed && t.end != api::EventEnd::TargetExited ? "" : ("; " + std::string(api::describe(t.end))).c_str());
   // Delve also stops the target at every trap it resumes by itself (a
   // condition that is false): goscope does not see those.
@@ -135,8 +136,8 @@ int runBreak(const std::vector<std::string>& argv) {
   TargetFacts facts;
   Plan plan = planOrRaise(args, request, target.binary(), request.target.pid, &facts);
 
-  auto session = orRaise(api::startEventSession(request, plan, std::move(target), printNotice));
-  std::fprintf(stderr, "%s\n", session->announcement().c_str());
+  auto session = orRaise(api::startEventSession(request, plan, std::move(target), output::noticeToStderr));
+  output::lineToStderr(session->announcement());
   auto out = output::makeOutput(args.has("json"));
   const output::HitShape shape{!request.capture.exprs.empty(), request.capture.args, request.capture.locals,
                                request.capture.stackFrames};

@@ -11,6 +11,7 @@
 #include "api/goscope.hpp"
 #include "cli/args.hpp"
 #include "cli/command.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -30,7 +31,7 @@ int runCalibrate(const std::vector<std::string>& argv) {
   // What was measured now, beside what plans use from now on: the lowest
   // usable measure, an earlier one when it was taken at a lower load.
   const auto now = api::calibratedNow();
-  std::fprintf(stderr, "goscope: probe costs %s\n", api::hostCostsCacheLocation().c_str());
+  output::toStderr("goscope: probe costs %s\n", api::hostCostsCacheLocation().c_str());
   if (args.has("json")) {
     boost::json::object o{{"emulated_ns", std::llround(c.emulatedNs)},
                           {"stepped_ns", std::llround(c.steppedNs)},

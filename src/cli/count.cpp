@@ -20,6 +20,7 @@
 #include "probe/filter_expr.hpp"
 #include "util/plural.hpp"
 #include "util/stop_signals.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -144,7 +145,7 @@ int runCount(const std::vector<std::string>& argv) {
   const bool json = args.has("json");
   auto session = orRaise(api::AggregateSession::start(std::move(target), request, plan));
   printLineIfAny(session->accessNotice());
-  std::fprintf(stderr, "%s\n", session->announcement().c_str());
+  output::lineToStderr(session->announcement());
   PrometheusServing serving(exporter.get(), *session);
   auto out = output::makeOutput(json);
   CountReporter reporter(*out, session->readVariable(), top, request.intervalS);
@@ -157,10 +158,10 @@ int runCount(const std::vector<std::string>& argv) {
   // (which can take seconds on a loaded machine) and said apart after it.
   auto snap = session->snapshot();
   if (snap) reporter.totals(*snap);
-  if (!json) std::fprintf(stderr, "goscope: %s; %s probed\n", describe(why).c_str(), countOf(session->functionCount(), "function").c_str());
+  if (!json) output::toStderr("goscope: %s; %s probed\n", describe(why).c_str(), countOf(session->functionCount(), "function").c_str());
   if (snap) printEndLate(*snap, request.durationS);
   auto detached = session->detach();
-  std::fprintf(stderr, "goscope: detached %s in %.1f ms\n", countOf(detached.points, "probe").c_str(), detached.ms);
+  output::toStderr("goscope: detached %s in %.1f ms\n", countOf(detached.points, "probe").c_str(), detached.ms);
   printHiddenCalls(session->hiddenCalls());
   out->sessionCost(session->cost());
   out->flush();

@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/target_options.hpp"
 #include "output/output.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -41,7 +42,7 @@ int runDoctor(const std::vector<std::string>& argv) {
   if (report.tracer) {
     // Whatever int3 bytes it has are that debugger's live breakpoints: not
     // leftovers, and never written under it.
-    std::fprintf(stderr,
+    output::toStderr(
                  "goscope: doctor: PID %d is traced by PID %d (%s): its int3 bytes are taken as that debugger's "
                  "breakpoints and nothing was changed%s\n",
                  static_cast<int>(pid), static_cast<int>(report.tracer), report.tracerName.c_str(),
@@ -57,7 +58,7 @@ int runDoctor(const std::vector<std::string>& argv) {
     } else {
       hint = "not int3 bytes: doctor leaves them alone";
     }
-    std::fprintf(stderr, "goscope: %s (hint: %s)\n", msg.c_str(), hint.c_str());
+    output::toStderr("goscope: %s (hint: %s)\n", msg.c_str(), hint.c_str());
     return 9;
   }
   return 0;

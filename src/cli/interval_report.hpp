@@ -10,6 +10,7 @@
 
 #include "api/goscope.hpp"
 #include "output/output.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -64,7 +65,7 @@ class IntervalCost {
 // totals cover more than -d, by how much.
 inline void printEndLate(const api::CountSnapshot& snap, double durationS) {
   if (durationS <= 0 || snap.endLateS < lateWorthSayingS(durationS)) return;
-  std::fprintf(stderr, "goscope: the counters were read %.2f s after -d's end (goscope was not run on time): they cover %.2f s\n",
+  output::toStderr("goscope: the counters were read %.2f s after -d's end (goscope was not run on time): they cover %.2f s\n",
                snap.endLateS, snap.elapsedS);
 }
 

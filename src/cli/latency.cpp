@@ -19,6 +19,7 @@
 #include "output/output.hpp"
 #include "util/plural.hpp"
 #include "util/stop_signals.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -94,7 +95,7 @@ int runLatency(const std::vector<std::string>& argv) {
   const bool json = args.has("json");
   auto session = orRaise(api::AggregateSession::start(std::move(target), request, plan));
   printLineIfAny(session->accessNotice());
-  std::fprintf(stderr, "%s\n", session->announcement().c_str());
+  output::lineToStderr(session->announcement());
   PrometheusServing serving(exporter.get(), *session);
   auto out = output::makeOutput(json);
   session->onBound([&](const api::BoundAction& a) { out->bound(a); });
@@ -106,10 +107,10 @@ int runLatency(const std::vector<std::string>& argv) {
   // The reading taken as the session ended, printed before the detach.
   auto snap = session->snapshot();
   if (snap) reporter.totals(*snap);
-  std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
+  output::noticeToStderr(describe(why));
   if (snap) printEndLate(*snap, request.durationS);
   auto detached = session->detach();
-  std::fprintf(stderr, "goscope: detached %s in %.1f ms\n", countOf(detached.points, "probe").c_str(), detached.ms);
+  output::toStderr("goscope: detached %s in %.1f ms\n", countOf(detached.points, "probe").c_str(), detached.ms);
   printHiddenCalls(session->hiddenCalls());
   out->sessionCost(session->cost());
   out->flush();

@@ -12,6 +12,7 @@
 #include "process/target.hpp"
 #include "util/progress.hpp"
 #include "util/stop_signals.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -69,23 +70,20 @@ TracedTarget openTracedTarget(ProbeRequest& request) {
 void showProgressOnTerminal() {
   if (!::isatty(STDERR_FILENO)) return;
   // One line, rewritten in place at most ten times a second, erased when done.
-  setProgressHook([last = std::chrono::steady_clock::time_point{}, shown = false](
-                      const std::string& what, size_t done, size_t total) mutable {
+  setProgressHook([last = std::chrono::steady_clock::time_point{}](const std::string& what, size_t done,
+                                                                    size_t total) mutable {
     const auto now = std::chrono::steady_clock::now();
     if (done >= total) {
-      if (shown) std::fprintf(stderr, "\r\033[K");
-      shown = false;
+      output::eraseProgress();
       return;
     }
     if (now - last < std::chrono::milliseconds(100)) return;
     last = now;
-    shown = true;
-    std::fprintf(stderr, "\rgoscope: %s: %zu of %zu... (Ctrl-C stops, nothing is left attached)\033[K", what.c_str(),
-                 done, total);
+    output::progressToStderr("goscope: " + what + ": " + std::to_string(done) + " of " + std::to_string(total) +
+                             "... (Ctrl-C stops, nothing is left attached)");
   });
 }
 
-void printNotice(const std::string& line) { std::fprintf(stderr, "goscope: %s\n", line.c_str()); }
 
 [[noreturn]] static void raiseExeced(const std::string& target, const std::string& newProgram) {
   raise({ErrorKind::TargetGone,
@@ -100,7 +98,7 @@ static int targetExited(const std::string& target, bool strict) {
   if (strict)
     raise({ErrorKind::TargetGone, target + " exited during the session",
            "everything recorded before it exited is printed above"});
-  std::fprintf(stderr, "goscope: %s exited; the session ended with it\n", target.c_str());
+  output::toStderr("goscope: %s exited; the session ended with it\n", target.c_str());
   return 0;
 }
 
@@ -108,7 +106,7 @@ static int targetExited(const std::string& target, bool strict) {
 // time and strace do (128+N when a signal N killed it).
 static int commandEnded(const std::string& target, std::optional<int> status) {
   if (!status || *status == 0) return 0;
-  std::fprintf(stderr, "goscope: %s exited with status %d; goscope exits with it\n", target.c_str(), *status);
+  output::toStderr("goscope: %s exited with status %d; goscope exits with it\n", target.c_str(), *status);
   return *status;
 }
 
@@ -138,14 +136,14 @@ int exitCodeAfter(const api::EventTotals& t, bool strict) {
 }
 
 void printLineIfAny(const std::string& line) {
-  if (!line.empty()) std::fprintf(stderr, "%s\n", line.c_str());
+  if (!line.empty()) output::lineToStderr(line);
 }
 
 void printHiddenCalls(uint64_t calls) { printLineIfAny(api::hiddenCallsLine(calls)); }
 
 void printDecodedWithoutBias(uint64_t events) {
   if (events)
-    std::fprintf(stderr,
+    output::toStderr(
                  "goscope: %llu events decoded without the program's load address (it exited before its maps were "
                  "read, and no function entry gave it): their interface types and stack frames are not named\n",
                  static_cast<unsigned long long>(events));
@@ -153,13 +151,13 @@ void printDecodedWithoutBias(uint64_t events) {
 
 void reportTimings(const api::DelveCosts& c, const char* note) {
   if (c.leftStopped) {  // stopped by the user before: no pause of goscope's to report
-    std::fprintf(stderr,
+    output::toStderr(
                  "goscope: PID %d was stopped (state T) before the attach and is left stopped: it did not run; attach %.0f "
                  "ms, detach %.0f ms, %.0f ms end to end\n",
                  c.pid, c.attachMs, c.detachMs, c.totalMs);
     return;
   }
-  std::fprintf(stderr, "goscope: PID %d was stopped %.1f ms%s; attach %.0f ms, detach %.0f ms, %.0f ms end to end\n", c.pid,
+  output::toStderr("goscope: PID %d was stopped %.1f ms%s; attach %.0f ms, detach %.0f ms, %.0f ms end to end\n", c.pid,
                c.stoppedMs, note ? note : "", c.attachMs, c.detachMs, c.totalMs);
 }
 

@@ -26,8 +26,6 @@ TracedTarget openTracedTarget(ProbeRequest& request);
 // On a terminal, a line on stderr shows how far setting up has got.
 void showProgressOnTerminal();
 
-// A line goscope says while it works (a fallback): "goscope: LINE" on stderr.
-void printNotice(const std::string& line);
 // Not fully privileged (docs/security.md): a whole line (already "goscope: ...")
 // on stderr when not empty — the access notice before a -b session.
 void printLineIfAny(const std::string& line);

@@ -1,4 +1,5 @@
 #include "cli/prometheus_option.hpp"
+#include "output/stderr_lines.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -39,7 +40,7 @@ PrometheusServing::PrometheusServing(output::PrometheusExporter* exporter, api::
     : exporter_(exporter) {
   if (!exporter_) return;
   exporter_->serve([&session] { return session.snapshot(); }, labelsOf(session.target()));
-  std::fprintf(stderr, "goscope: Prometheus metrics at %s\n", exporter_->url().c_str());
+  output::toStderr("goscope: Prometheus metrics at %s\n", exporter_->url().c_str());
 }
 
 PrometheusServing::~PrometheusServing() {

@@ -14,6 +14,7 @@
 #include "cli/read_limit_options.hpp"
 #include "cli/strategy_options.hpp"
 #include "output/output.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -39,7 +40,7 @@ int runRead(const std::vector<std::string>& argv) {
   Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
 
   const pid_t pid = *request.target.pid;
-  auto result = api::read(request, plan, target, printNotice);
+  auto result = api::read(request, plan, target, output::noticeToStderr);
   if (!result) raise(api::sessionError(pid, result.error()));
   // What was read is printed even when a later expression failed.
   auto out = output::makeOutput(args.has("json"));
@@ -47,16 +48,16 @@ int runRead(const std::vector<std::string>& argv) {
   std::cout.flush();
   if (result->path == Backend::DirectRead) {
     if (result->targetStopped)  // stopped by the user (kill -STOP): the read leaves it so
-      std::fprintf(stderr, "goscope: PID %d is stopped (state T) and stays stopped: read directly from its memory in %.2f ms\n",
+      output::toStderr("goscope: PID %d is stopped (state T) and stays stopped: read directly from its memory in %.2f ms\n",
                    pid, result->directMs);
     else
-      std::fprintf(stderr, "goscope: PID %d was not stopped: read directly from its memory in %.2f ms\n", pid,
+      output::toStderr("goscope: PID %d was not stopped: read directly from its memory in %.2f ms\n", pid,
                    result->directMs);
     return 0;
   }
   reportTimings(result->costs);
   if (result->interrupted) {
-    std::fprintf(stderr, "goscope: interrupted after %zu of %zu expressions\n", result->values.size(), exprs.size());
+    output::toStderr("goscope: interrupted after %zu of %zu expressions\n", result->values.size(), exprs.size());
     return 0;
   }
   if (result->failed) raise(*result->failed);

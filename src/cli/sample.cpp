@@ -18,6 +18,7 @@
 #include "cli/strategy_options.hpp"
 #include "output/output.hpp"
 #include "util/stop_signals.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -25,7 +26,7 @@ namespace {
 
 // Without --at: every interval, the expressions read from memory.
 int sampleFromMemory(const ProbeRequest& request, TracedTarget& target, bool json, bool strict) {
-  std::fprintf(stderr, "goscope: sampling PID %d from memory every %g s, never stopping it; Ctrl-C to stop\n",
+  output::toStderr("goscope: sampling PID %d from memory every %g s, never stopping it; Ctrl-C to stop\n",
                *request.target.pid, request.intervalS);
   auto out = output::makeOutput(json);
   const output::HitShape shape{true, false, false, 0};
@@ -35,7 +36,7 @@ int sampleFromMemory(const ProbeRequest& request, TracedTarget& target, bool jso
   }));
   // A target someone else holds in a stop (state T) is read all the same
   // and left in it; its values cannot have changed meanwhile, so say so.
-  std::fprintf(stderr, "goscope: %d samples read from memory, %.2f ms at most; PID %d was never stopped%s\n",
+  output::toStderr("goscope: %d samples read from memory, %.2f ms at most; PID %d was never stopped%s\n",
                totals.taken, totals.readMaxMs, *request.target.pid,
                totals.targetStopped ? " by goscope (it is in a stop of its own, state T, left so: its values stand still)"
                                     : "");
@@ -43,7 +44,7 @@ int sampleFromMemory(const ProbeRequest& request, TracedTarget& target, bool jso
     if (strict)
       raise({ErrorKind::TargetGone, "PID " + std::to_string(*request.target.pid) + " exited during the session",
              "everything recorded before it exited is printed above"});
-    std::fprintf(stderr, "goscope: PID %d exited; the session ended with it\n", *request.target.pid);
+    output::toStderr("goscope: PID %d exited; the session ended with it\n", *request.target.pid);
   }
   return 0;
 }
@@ -99,18 +100,18 @@ int runSample(const std::vector<std::string>& argv) {
   auto out = output::makeOutput(args.has("json"));
   const output::HitShape shape{!exprs.empty(), request.capture.args, false, 0};
   auto totals = orRaise(api::sample(
-      request, timeoutS, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); },
+      request, timeoutS, [](const std::string& line) { output::lineToStderr(line); },
       [&](const api::Sample& s) {
         out->sample({s.index, s.elapsedS, s.pauseMs, s.call ? &*s.call : nullptr, *at, timeoutS}, shape);
         return out->open();
       },
       nullptr, &target));
-  std::fprintf(stderr, "goscope: %d samples (%d misses); pause per sample %.1f ms on average, %.1f ms at most\n",
+  output::toStderr("goscope: %d samples (%d misses); pause per sample %.1f ms on average, %.1f ms at most\n",
                totals.taken, totals.misses, totals.taken ? totals.pauseSumMs / totals.taken : 0.0, totals.pauseMaxMs);
   reportTimings(totals.costs);
   // The target's exit ends the session normally (docs/errors.md), unless --strict.
   if (totals.targetExited && !args.has("strict")) {
-    std::fprintf(stderr, "goscope: PID %d exited; the session ended with it\n", *request.target.pid);
+    output::toStderr("goscope: PID %d exited; the session ended with it\n", *request.target.pid);
     return 0;
   }
   if (totals.failed) raise(*totals.failed);

@@ -7,6 +7,7 @@
 #include "probe/signature_parse.hpp"
 #include "probe/type_shape.hpp"
 #include "binary/runtime_type_graph.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -52,7 +53,7 @@ void checkSignatures(ProbeRequest& r, const GoBinary& bin, bool forced) {
       // is the compiler's, not a description).
       if (auto e = checkSignatureFrame(bin, graph, it->first, it->second)) raise(*e);
     }
-    if (!c.warning.empty()) printNotice("warning: " + c.warning);
+    if (!c.warning.empty()) output::noticeToStderr("warning: " + c.warning);
     it = c.useSignature ? std::next(it) : r.signatures.erase(it);
   }
 }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "process/ptrace_privileges.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -64,7 +65,7 @@ Plan planOrRaise(const Args& args, const ProbeRequest& r, const GoBinary& bin, s
     std::string text = p ? explainPlan(*p) : "plan: none: " + p.error().message + "\n";
     text += "  " + explainFacts(facts);
     std::istringstream lines(text);
-    for (std::string line; std::getline(lines, line);) std::fprintf(stderr, "goscope: %s\n", line.c_str());
+    for (std::string line; std::getline(lines, line);) output::noticeToStderr(line);
   }
   return orRaise(std::move(p));
 }
@@ -72,9 +73,9 @@ Plan planOrRaise(const Args& args, const ProbeRequest& r, const GoBinary& bin, s
 void explainWithoutPlan(const std::string& what, const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid) {
   TargetFacts facts;
   (void)api::plan(r, bin, pid, &facts);  // for the facts; list and info have no path to choose
-  std::fprintf(stderr, "goscope: plan: none: %s\n", what.c_str());
+  output::toStderr("goscope: plan: none: %s\n", what.c_str());
   std::istringstream lines("  " + explainFacts(facts));
-  for (std::string line; std::getline(lines, line);) std::fprintf(stderr, "goscope: %s\n", line.c_str());
+  for (std::string line; std::getline(lines, line);) output::noticeToStderr(line);
 }
 
 Target openProcessForPlanning(pid_t pid) {

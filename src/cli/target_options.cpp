@@ -8,6 +8,7 @@
 #include "cli/probe_options.hpp"
 #include "cli/target_watch.hpp"
 #include "binary/separate_debug_info.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -41,7 +42,7 @@ Target openTargetOrRaise(const Args& args, const std::string& sub) {
   Target t = b ? orRaise(openBinaryTarget(*args.get("binary"), true))
                : orRaise(openProcessTarget(watchTarget(orRaise(parsePid(*args.get("pid")))), true));
   if (const auto& cut = t.binary->truncation())
-    printNotice("warning: " + cut->text + " (" + sub + " shows what is left)");
+    output::noticeToStderr("warning: " + cut->text + " (" + sub + " shows what is left)");
   return t;
 }
 

@@ -23,6 +23,7 @@
 #include "output/stdout_writer.hpp"
 #include "cli/top_model.hpp"
 #include "cli/top_screen.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -129,9 +130,9 @@ void endChildren(std::vector<Watched>& kids, OnLine line) {
 // ("goscope: count: ...").
 void passOn(const std::vector<Watched>& kids, const Watched& k, const std::string& l) {
   if (kids.size() > 1 && l.rfind("goscope: ", 0) == 0)
-    std::fprintf(stderr, "goscope: %s: %s\n", k.name.c_str(), l.substr(9).c_str());
+    output::toStderr("goscope: %s: %s\n", k.name.c_str(), l.substr(9).c_str());
   else
-    std::fprintf(stderr, "%s\n", l.c_str());
+    output::lineToStderr(l);
 }
 
 // --batch: no terminal. The children's `goscope:` lines go to stderr as they
@@ -210,7 +211,7 @@ int runTop(const std::vector<std::string>& argv) {
     patterns = defaultPatterns(pid, code, line);
     if (stopRequested) return 0;  // Ctrl-C before the screen: nothing was attached
     if (code != 0) {
-      std::fprintf(stderr, "%s\n", line.c_str());
+      output::lineToStderr(line);
       return code;
     }
     extra.push_back("--ignore-missing");  // a module path with no function of its own
@@ -303,7 +304,7 @@ int runTop(const std::vector<std::string>& argv) {
   std::vector<std::string> errs(kids.size());
   endChildren(kids, [&](const Watched& k, const std::string& l) { errs[static_cast<size_t>(&k - kids.data())] = l; });
   if (failed && failed->code != 0) {
-    std::fprintf(stderr, "%s\n", failed->status.c_str());
+    output::lineToStderr(failed->status);
     return failed->code;
   }
   for (size_t i = 0; i < kids.size(); i++) passOn(kids, kids[i], errs[i].empty() ? kids[i].status : errs[i]);

@@ -34,6 +34,7 @@
 #include "util/safe_dir.hpp"
 #include "util/json_text.hpp"
 #include "util/stop_signals.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -144,50 +145,50 @@ int printFolded(api::AggregateSession& session, const StackOutputs& to) {
         !w)
       raise({ErrorKind::Usage, "trace: cannot write the flame graph to " + *to.svgPath + ": " + w.error().message,
              "give a writable path to --svg"});
-    std::fprintf(stderr, "goscope: wrote a flame graph of %zu stacks to %s\n", lines.size(), to.svgPath->c_str());
+    output::toStderr("goscope: wrote a flame graph of %zu stacks to %s\n", lines.size(), to.svgPath->c_str());
   }
-  std::fprintf(stderr, "goscope: %s\n", describe(why).c_str());
+  output::noticeToStderr(describe(why));
   if (const uint64_t cut = session.cutStacks())
-    std::fprintf(stderr,
+    output::toStderr(
                  "goscope: %llu hits had stacks deeper than the kernel records (127 frames): their lines start at "
                  "%s, where the outer frames are missing\n",
                  static_cast<unsigned long long>(cut), api::AggregateSession::kCutRoot);
   if (!lostText.empty())
-    std::fprintf(stderr, "goscope: %s, counted in the folded lines under %s\n", lostText.c_str(),
+    output::toStderr("goscope: %s, counted in the folded lines under %s\n", lostText.c_str(),
                  api::AggregateSession::kLostRoot);
   session.detach();
   printHiddenCalls(session.hiddenCalls());
-  std::fprintf(stderr, "goscope: %s\n", api::describe(session.cost()).c_str());
+  output::toStderr("goscope: %s\n", api::describe(session.cost()).c_str());
   return exitCodeAfter(session.target(), why, to.strict);
 }
 
 void printTotals(const api::EventTotals& t) {
   std::fflush(stdout);
   if (t.path == Backend::Delve) {
-    std::fprintf(stderr, "goscope: %lld calls in %.2f s; %s\n", t.calls, t.activeS,
+    output::toStderr("goscope: %lld calls in %.2f s; %s\n", t.calls, t.activeS,
                  t.failed && t.end != api::EventEnd::TargetExited ? "failed" : api::describe(t.end));
     reportTimings(t.costs);
     return;
   }
   if (const uint64_t lost = t.lostRingFull + t.lostBusy; lost > 0)
-    std::fprintf(stderr, "goscope: %llu events lost (ring buffer full: %llu, busy: %llu); raise nothing, narrow the pattern\n",
+    output::toStderr("goscope: %llu events lost (ring buffer full: %llu, busy: %llu); raise nothing, narrow the pattern\n",
                  static_cast<unsigned long long>(lost), static_cast<unsigned long long>(t.lostRingFull),
                  static_cast<unsigned long long>(t.lostBusy));
-  if (t.unfinished) std::fprintf(stderr, "goscope: %zu calls had not returned when tracing ended\n", t.unfinished);
+  if (t.unfinished) output::toStderr("goscope: %zu calls had not returned when tracing ended\n", t.unfinished);
   if (t.sampledOut)
-    std::fprintf(stderr, "goscope: %llu calls not shown: the overhead bound sampled their events (see above)\n",
+    output::toStderr("goscope: %llu calls not shown: the overhead bound sampled their events (see above)\n",
                  static_cast<unsigned long long>(t.sampledOut));
   // Their arguments, duration and stack were never seen: left out of the
   // lines and of -n, in text and JSON alike.
   if (t.unmatched)
-    std::fprintf(stderr,
+    output::toStderr(
                  "goscope: %llu returns of calls already running when probes were attached: not shown (entered "
                  "before the attach)\n",
                  static_cast<unsigned long long>(t.unmatched));
   printDecodedWithoutBias(t.decodedWithoutBias);
   printHiddenCalls(t.hiddenCalls);
   // trace has always said "target exited" (break: "the target exited").
-  std::fprintf(stderr, "goscope: %s\n", t.end == api::EventEnd::TargetExited ? "target exited" : api::describe(t.end));
+  output::toStderr("goscope: %s\n", t.end == api::EventEnd::TargetExited ? "target exited" : api::describe(t.end));
 }
 
 }  // namespace
@@ -251,16 +252,16 @@ int runTrace(const std::vector<std::string>& argv) {
   if (folded) {
     auto session = orRaise(api::AggregateSession::start(std::move(target), request, plan));
     printLineIfAny(session->accessNotice());
-    std::fprintf(stderr, "%s\n", session->announcement().c_str());
+    output::lineToStderr(session->announcement());
     StackOutputs to{args.has("folded"), json, args.get("svg"), session->target().describe(), args.has("strict"),
                     args.has("interval"), request.intervalS};
     return printFolded(*session, to);
   }
-  auto session = orRaise(api::startEventSession(request, plan, std::move(target), printNotice));
+  auto session = orRaise(api::startEventSession(request, plan, std::move(target), output::noticeToStderr));
   printLineIfAny(session->accessNotice());
   if (args.has("explain"))
-    for (const auto& line : session->argumentSources()) std::fprintf(stderr, "goscope: %s\n", line.c_str());
-  std::fprintf(stderr, "%s\n", session->announcement().c_str());
+    for (const auto& line : session->argumentSources()) output::noticeToStderr(line);
+  output::lineToStderr(session->announcement());
   auto out = output::makeOutput(json);
   const bool delve = session->path() == Backend::Delve;
   // Lines are buffered (64 KB chunks, output/stdout_lines.hpp), but flushed

@@ -13,6 +13,7 @@
 #include "util/hex.hpp"
 #include "util/json_text.hpp"
 #include "value/render.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::output {
 
@@ -220,7 +221,7 @@ class JsonOutput final : public Output {
 
   void bound(const api::BoundAction& a) override {
     lines_.flush();  // the trace lines before it go first
-    std::fprintf(stderr, "goscope: %s\n", a.text.c_str());
+    output::noticeToStderr(a.text);
     boost::json::object o{{"action", api::kindName(a.kind)},
                           {"elapsed_ms", std::llround(a.elapsedS * 1000)},
                           {"share_pct", a.sharePct},
@@ -234,7 +235,7 @@ class JsonOutput final : public Output {
 
   void sessionCost(const api::SessionCost& c) override {
     lines_.flush();
-    std::fprintf(stderr, "goscope: %s\n", api::describe(c).c_str());
+    output::noticeToStderr(api::describe(c));
     boost::json::object o{{"elapsed_ms", std::llround(c.elapsedS * 1000)},
                           {"cpu_ms", c.cpuMs},
                           {"stopped_ms", c.stoppedMs},

@@ -17,6 +17,7 @@
 #include <iostream>
 
 #include "util/stop_signals.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::output {
 
@@ -191,7 +192,7 @@ void StdoutWriter::noticeWait() {
   if (!probesCameOff()) return;
   waitNoticed_ = true;
   const auto lines = std::count(held_.begin(), held_.end(), '\n');
-  std::fprintf(stderr,
+  output::toStderr(
                "goscope: the probes are off; %td held line%s wait for stdout's reader (Ctrl-C again drops them)\n",
                lines, lines == 1 ? "" : "s");
 }
@@ -203,7 +204,7 @@ void StdoutWriter::dropHeld() {
   if (dropping_) return;
   dropping_ = true;
   setOutputDropped();
-  std::fprintf(stderr, "goscope: stdout's reader did not read: %td held line%s dropped at the stop signal%s\n", lines,
+  output::toStderr("goscope: stdout's reader did not read: %td held line%s dropped at the stop signal%s\n", lines,
                lines == 1 ? "" : "s",
                probesCameOff() ? " that came after the probes were off" : "");
 }
@@ -239,10 +240,10 @@ int finishStdout(int exitCode) {
   StdoutWriter& w = StdoutWriter::instance();
   w.flush();
   if (const uint64_t dropped = w.droppedLines())
-    std::fprintf(stderr, "goscope: %llu held line%s dropped in all (stdout's reader did not read)\n",
+    output::toStderr("goscope: %llu held line%s dropped in all (stdout's reader did not read)\n",
                  static_cast<unsigned long long>(dropped), dropped == 1 ? "" : "s");
   if (const int err = w.error()) {
-    std::fprintf(stderr, "goscope: cannot write the output to stdout: %s (%llu bytes not written)\n", std::strerror(err),
+    output::toStderr("goscope: cannot write the output to stdout: %s (%llu bytes not written)\n", std::strerror(err),
                  static_cast<unsigned long long>(w.lostBytes()));
     return exitCode == 0 ? 1 : exitCode;
   }

@@ -12,6 +12,7 @@
 #include "output/wall_time.hpp"
 #include "util/hex.hpp"
 #include "value/render.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::output {
 
@@ -155,10 +156,10 @@ class TextOutput final : public Output {
     printOmitted(omitted);
   }
 
-  void bound(const api::BoundAction& a) override { std::fprintf(stderr, "goscope: %s\n", a.text.c_str()); }
+  void bound(const api::BoundAction& a) override { output::noticeToStderr(a.text); }
 
   void sessionCost(const api::SessionCost& c) override {
-    std::fprintf(stderr, "goscope: %s\n", api::describe(c).c_str());
+    output::noticeToStderr(api::describe(c));
   }
 
   void globalRead(const std::string& var, std::optional<int64_t> value, std::optional<long long> rate, double) override {
