@@ -169,6 +169,13 @@ Result<ReadResult> read(const ProbeRequest& r, const Plan& plan, TracedTarget& t
   });
 }
 
+Result<WriteResult> write(const ProbeRequest& r, const Plan& plan, const TracedTarget* target) {
+  if (plan.backend != Backend::Delve)
+    return fail(ErrorKind::Internal, std::string("set: planned onto ") + backendName(plan.backend) +
+                                         ", but writes are Delve's alone");
+  return write(r, target);
+}
+
 Result<WriteResult> write(const ProbeRequest& r, const TracedTarget* target) {
   if (!r.target.pid) return fail(ErrorKind::Usage, "set: name the process: -p PID");
   const auto t0 = Clock::now();

@@ -60,6 +60,9 @@ struct WriteResult {
 // Writes request.writes through Delve. Errors: what kept Delve from starting.
 // `target`: the process as the command opened it (not read again), if it did.
 Result<WriteResult> write(const ProbeRequest& request, const TracedTarget* target = nullptr);
+// The same under the plan api::plan() made for `request`: writes are Delve's
+// alone, so any other plan is refused (Internal: the planner never makes one).
+Result<WriteResult> write(const ProbeRequest& request, const Plan& plan, const TracedTarget* target);
 
 // One sample: FUNC's next call (`call`), or a miss when it was not called in time.
 struct Sample {

@@ -29,6 +29,7 @@
 #include "process/target.hpp"
 #include "util/launched_child.hpp"
 #include "util/stop_signals.hpp"
+#include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
 
@@ -144,7 +145,12 @@ class BpfCount : public Mode {
     r.locations = {s_.func};
     r.plainEntry = entry_;
     if (read_) r.readVariable = s_.counterName;
-    auto session = api::AggregateSession::start(r);
+    r.strategy = StrategyChoice::Bpf;
+    auto target = api::openTarget(r);
+    if (!target) return target.failure();
+    auto plan = api::plan(r, target->binary(), r.target.pid);
+    if (!plan) return plan.failure();
+    auto session = api::AggregateSession::start(std::move(*target), r, *plan);
     if (!session) return session.failure();
     session_ = std::move(*session);
     return {};
@@ -171,8 +177,9 @@ class DelveMode : public Mode {
       r.action = Action::Break;
       auto target = api::openTarget(r);
       if (!target) return target.failure();
-      const Plan plan{Backend::Delve, {"overhead: a breakpoint on every hit"}, std::nullopt};
-      auto session = api::startEventSession(r, plan, std::move(*target), {});
+      auto plan = api::plan(r, target->binary(), r.target.pid);
+      if (!plan) return plan.failure();
+      auto session = api::startEventSession(r, *plan, std::move(*target), {});
       if (!session) return session.failure();
       events_ = std::move(*session);
       worker_ = std::thread([this] { events_->run([](const api::Call&) { return true; }); });
@@ -345,7 +352,7 @@ int runOverhead(const std::vector<std::string>& argv) {
       rates[name].push_back(measured->opsPerS);
       if (measured->cpuNsPerOp) cpuPerOp[name].push_back(*measured->cpuNsPerOp);
       if (!json)
-        std::fprintf(stderr, "goscope: round %lld/%lld %-22s %14.0f ops/s\n", rep + 1, repeat, name.c_str(), measured->opsPerS);
+        output::toStderr("goscope: round %lld/%lld %-22s %14.0f ops/s\n", rep + 1, repeat, name.c_str(), measured->opsPerS);
     }
   }
 

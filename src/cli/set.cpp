@@ -53,8 +53,8 @@ int runSet(const std::vector<std::string>& argv) {
   if (auto d = args.get("dlv")) request.dlvPath = *d;
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
-  planOrRaise(args, request, target.binary(), request.target.pid);
-  auto result = orRaise(api::write(request, &target));
+  const Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
+  auto result = orRaise(api::write(request, plan, &target));
   auto out = output::makeOutput(args.has("json"));
   for (const auto& c : result.changes) out->change(c.var, c.before, c.after);
   std::cout.flush();
