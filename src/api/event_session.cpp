@@ -116,7 +116,7 @@ Result<std::unique_ptr<EventSession>> startEventSession(const ProbeRequest& r, c
     if (path == Backend::Delve) {
       // A BPF plan's prepared engine (the BPF path failed before taking it):
       // released before Delve attaches.
-      if (plan.prepared) plan.prepared->engine.reset();
+      if (owned->prepared()) owned->prepared()->engine.reset();
       if (!bpfCouldServe(r)) return startDelveEvents(r, *owned, false);
       auto s = std::make_unique<MovingEventSession>(r, std::move(*owned));
       if (auto ok = s->start(); !ok) {
@@ -125,14 +125,15 @@ Result<std::unique_ptr<EventSession>> startEventSession(const ProbeRequest& r, c
       }
       return Started(std::move(s));
     }
-    return startBpfEvents(r, std::move(*owned), plan.ratePerS, plan.prepared);
+    std::shared_ptr<PreparedPath> prepared = std::move(owned->prepared());
+    return startBpfEvents(r, std::move(*owned), plan.ratePerS, std::move(prepared));
   });
 }
 
 Result<std::unique_ptr<EventSession>> startEventSession(const ProbeRequest& r, const Notice& notice) {
   auto target = openTarget(r);
   if (!target) return target.failure();
-  auto plan = api::plan(r, target->binary(), r.target.pid);
+  auto plan = api::plan(r, *target);
   if (!plan) return plan.failure();
   return startEventSession(r, *plan, std::move(*target), notice);
 }

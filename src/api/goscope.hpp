@@ -106,6 +106,12 @@ Result<TargetFacts> gatherFacts(const ProbeRequest& request, const GoBinary& bin
 Result<Plan> plan(const ProbeRequest& request, const GoBinary& binary, std::optional<pid_t> pid,
                   TargetFacts* factsOut = nullptr);
 Result<Plan> plan(const ProbeRequest& request, TargetFacts* factsOut = nullptr);
+// The same for a target the caller opened (openTarget), pid r.target.pid:
+// when the rate probe measured the rate and the plan is BPF, the probe's
+// engine, its links still attached, is left in target.prepared() for the
+// session the target is handed to (api/prepared_engine.hpp); the overloads
+// above detach and release it.
+Result<Plan> plan(const ProbeRequest& request, TracedTarget& target, TargetFacts* factsOut = nullptr);
 
 // Hits per second of the functions `patterns` match in `pid`, counted in the
 // kernel for `windowS` seconds (BPF counters at the cheap placement: the

@@ -191,7 +191,10 @@ struct Planned {
   Result<Plan> plan = fail(ErrorKind::Internal, "not planned");
 };
 
-Result<Planned> factsAndPlan(const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid) {
+// keep: where a BPF plan's prepared engine goes (nullptr: detached and
+// released here, whatever the plan).
+Result<Planned> factsAndPlan(const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid,
+                             std::shared_ptr<PreparedPath>* keep) {
   auto f = staticFacts(r, bin, pid);
   if (!f) return f.failure();
   Planned out{std::move(*f)};
@@ -209,7 +212,7 @@ Result<Planned> factsAndPlan(const ProbeRequest& r, const GoBinary& bin, std::op
     // The probe's engine, its links still attached, goes with a BPF plan,
     // for its session to take over (prepared_engine.hpp); any other plan
     // detaches and releases it here, before Delve attaches.
-    if (out.plan && out.plan->backend == Backend::Bpf) out.plan->prepared = std::move(prepared);
+    if (keep && out.plan && out.plan->backend == Backend::Bpf) *keep = std::move(prepared);
     if (prepared && prepared->engine) prepared->engine->detachAll();
     prepared.reset();
   }
@@ -220,13 +223,21 @@ Result<Planned> factsAndPlan(const ProbeRequest& r, const GoBinary& bin, std::op
 }  // namespace
 
 Result<TargetFacts> gatherFacts(const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid) {
-  auto p = factsAndPlan(r, bin, pid);
+  auto p = factsAndPlan(r, bin, pid, nullptr);
   if (!p) return p.failure();
   return std::move(p->facts);
 }
 
 Result<Plan> plan(const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid, TargetFacts* factsOut) {
-  auto p = factsAndPlan(r, bin, pid);
+  auto p = factsAndPlan(r, bin, pid, nullptr);
+  if (!p) return p.failure();
+  if (factsOut) *factsOut = p->facts;
+  return std::move(p->plan);
+}
+
+Result<Plan> plan(const ProbeRequest& r, TracedTarget& target, TargetFacts* factsOut) {
+  target.prepared().reset();  // a plan made again: what the last one left goes first
+  auto p = factsAndPlan(r, target.binary(), r.target.pid, &target.prepared());
   if (!p) return p.failure();
   if (factsOut) *factsOut = p->facts;
   return std::move(p->plan);

@@ -134,7 +134,7 @@ int runBreak(const std::vector<std::string>& argv) {
   TracedTarget target = openTracedTarget(request);
   checkSignatures(request, target.binary(), args.has("force-signature"));
   TargetFacts facts;
-  Plan plan = planOrRaise(args, request, target.binary(), request.target.pid, &facts);
+  Plan plan = planOrRaise(args, request, target, &facts);
 
   auto session = orRaise(api::startEventSession(request, plan, std::move(target), output::noticeToStderr));
   output::lineToStderr(session->announcement());

@@ -140,7 +140,7 @@ int runCount(const std::vector<std::string>& argv) {
   request.readVariable = args.get("read");
   request.plainEntry = args.has("entry");
   applyStrategyOptions(args, request);
-  const Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
+  const Plan plan = planOrRaise(args, request, target);
 
   const bool json = args.has("json");
   auto session = orRaise(api::AggregateSession::start(std::move(target), request, plan));

@@ -91,7 +91,7 @@ int runLatency(const std::vector<std::string>& argv) {
   TracedTarget target = openTracedTarget(request);
   checkSignatures(request, target.binary(), false);
   applyStrategyOptions(args, request);
-  const Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
+  const Plan plan = planOrRaise(args, request, target);
   const bool json = args.has("json");
   auto session = orRaise(api::AggregateSession::start(std::move(target), request, plan));
   printLineIfAny(session->accessNotice());

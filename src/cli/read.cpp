@@ -37,7 +37,7 @@ int runRead(const std::vector<std::string>& argv) {
   if (auto d = args.get("dlv")) request.dlvPath = *d;
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
-  Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
+  Plan plan = planOrRaise(args, request, target);
 
   const pid_t pid = *request.target.pid;
   auto result = api::read(request, plan, target, output::noticeToStderr);

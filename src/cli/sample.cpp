@@ -94,7 +94,7 @@ int runSample(const std::vector<std::string>& argv) {
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
   // The plan says how: from memory (no --at, plain variables) or Delve.
-  const Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
+  const Plan plan = planOrRaise(args, request, target);
   if (plan.backend == Backend::DirectRead) return sampleFromMemory(request, target, args.has("json"), args.has("strict"));
 
   auto out = output::makeOutput(args.has("json"));

@@ -53,7 +53,7 @@ int runSet(const std::vector<std::string>& argv) {
   if (auto d = args.get("dlv")) request.dlvPath = *d;
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
-  const Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
+  const Plan plan = planOrRaise(args, request, target);
   auto result = orRaise(api::write(request, plan, &target));
   auto out = output::makeOutput(args.has("json"));
   for (const auto& c : result.changes) out->change(c.var, c.before, c.after);

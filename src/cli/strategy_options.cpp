@@ -56,10 +56,9 @@ void applyStrategyOptions(const Args& args, ProbeRequest& r) {
   if (args.has("expect-rate")) r.expectedRatePerS = positiveNumber(args, "expect-rate", 1e9);
 }
 
-Plan planOrRaise(const Args& args, const ProbeRequest& r, const GoBinary& bin, std::optional<pid_t> pid,
-                 TargetFacts* factsOut) {
+Plan planOrRaise(const Args& args, const ProbeRequest& r, TracedTarget& target, TargetFacts* factsOut) {
   TargetFacts facts;
-  auto p = api::plan(r, bin, pid, &facts);
+  auto p = api::plan(r, target, &facts);
   if (factsOut) *factsOut = facts;
   if (args.has("explain")) {
     std::string text = p ? explainPlan(*p) : "plan: none: " + p.error().message + "\n";

@@ -23,8 +23,10 @@ void applyStrategyOptions(const Args& args, ProbeRequest& request);
 // api::plan, raising the planner's refusal as the error; with --explain, the
 // facts and the plan go to stderr (`goscope: plan ...` lines) first.
 // `facts`, when given, gets what the plan was made from (break: the measured rate).
-Plan planOrRaise(const Args& args, const ProbeRequest& request, const GoBinary& binary, std::optional<pid_t> pid,
-                 TargetFacts* facts = nullptr);
+// The target's prepared engine, if the rate probe left one, waits in
+// target.prepared() for the session (api::plan).
+Plan planOrRaise(const Args& args, const ProbeRequest& request, TracedTarget& target,
+                 TargetFacts* factsOut = nullptr);
 
 // --explain for a subcommand with no plan to choose (list, info): `what` it
 // does instead ("list reads ..."), then the same facts lines as a plan's.

@@ -247,7 +247,7 @@ int runTrace(const std::vector<std::string>& argv) {
   applyStrategyOptions(args, request);
   TracedTarget target = openTracedTarget(request);
   checkSignatures(request, target.binary(), args.has("force-signature"));
-  Plan plan = planOrRaise(args, request, target.binary(), request.target.pid);
+  Plan plan = planOrRaise(args, request, target);
 
   if (folded) {
     auto session = orRaise(api::AggregateSession::start(std::move(target), request, plan));

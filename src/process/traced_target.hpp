@@ -17,6 +17,13 @@
 
 namespace goscope {
 
+// What planning left attached to a target for the session that follows (the
+// rate probe's loaded BPF engine, its links still on: api/prepared_engine.hpp):
+// defined by the api layer, opaque here. It goes with the target because its
+// probes are in the target's process; released with the target when no
+// session takes it.
+struct PreparedPath;
+
 class TracedTarget {
  public:
   // For -c the command is started but held before exec until release().
@@ -62,6 +69,8 @@ class TracedTarget {
   std::optional<int> commandExitStatus() const { return child_ ? child_->exitStatus() : std::nullopt; }
   // Runtime address = link-time address + bias, for -p/-c (after release).
   Result<uint64_t> loadBias();
+  // Set by api::plan, taken by the session the target is handed to.
+  std::shared_ptr<PreparedPath>& prepared() { return prepared_; }
 
  private:
   std::shared_ptr<GoBinary> binary_;
@@ -75,6 +84,9 @@ class TracedTarget {
   std::string display_;
   pid_t pidFilter_ = 0;
   std::optional<uint64_t> bias_;
+  // Last: destroyed first, so an engine planning left is detached while the
+  // process and its pidfd are still held.
+  std::shared_ptr<PreparedPath> prepared_;
 };
 
 }  // namespace goscope

@@ -61,11 +61,9 @@ struct TargetFacts {
   Placement entryPlacement = Placement::Emulated;
 };
 
-// What planning left ready for the session that follows (the rate probe's
-// loaded BPF engine, api/prepared_engine.hpp): defined by the api layer,
-// opaque here; the planner neither makes nor reads it.
-struct PreparedPath;
-
+// Plain data: what the strategy decided and why. What planning leaves
+// attached for the session (the rate probe's engine) goes with the target
+// (TracedTarget::prepared), not with the plan.
 struct Plan {
   Backend backend = Backend::Bpf;
   std::vector<std::string> reasons;  // in the order they were weighed
@@ -81,11 +79,6 @@ struct Plan {
   // user's --expect-rate; none when neither was needed. The BPF event
   // session sizes its ring buffer from it.
   std::optional<double> ratePerS;
-  // Set by api::plan when the rate probe measured the rate and the plan is
-  // BPF: the probe's engine (programs loaded, its count-only links still
-  // attached), which the BPF session takes over instead of loading its own.
-  // Detached and released when the plan goes to Delve, before Delve attaches.
-  std::shared_ptr<PreparedPath> prepared;
 };
 
 // The most breakpoints a Delve plan sets (one per matched function): beyond
