@@ -11,6 +11,7 @@
 #include "api/goscope.hpp"
 #include "cli/args.hpp"
 #include "cli/command.hpp"
+#include "output/output.hpp"
 #include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
@@ -32,28 +33,9 @@ int runCalibrate(const std::vector<std::string>& argv) {
   // usable measure, an earlier one when it was taken at a lower load.
   const auto now = api::calibratedNow();
   output::toStderr("goscope: probe costs %s\n", api::hostCostsCacheLocation().c_str());
-  if (args.has("json")) {
-    boost::json::object o{{"emulated_ns", std::llround(c.emulatedNs)},
-                          {"stepped_ns", std::llround(c.steppedNs)},
-                          {"return_ns", std::llround(c.returnNs)},
-                          {"source", c.source},
-                          {"delve_stop_ns", std::llround(c.delveStopNs)},
-                          {"delve_source", c.delveSource}};
-    if (now)
-      o["measured"] = {{"emulated_ns", std::llround(now->emulatedNs)},
-                       {"stepped_ns", std::llround(now->steppedNs)},
-                       {"return_ns", std::llround(now->returnNs)},
-                       {"load", now->mark.load},
-                       {"cpus", now->mark.cpus}};
-    std::cout << boost::json::serialize(o) << '\n';
-    return 0;
-  }
-  if (now)
-    std::printf("measured now: %.2f us emulated, %.1f us single-stepped, %.1f us at a RET (%s)\n",
-                now->emulatedNs / 1e3, now->steppedNs / 1e3, now->returnNs / 1e3, describeMark(now->mark).c_str());
-  std::printf("plans use: %.2f us emulated, %.1f us single-stepped, %.1f us at a RET (%s)\n", c.emulatedNs / 1e3,
-              c.steppedNs / 1e3, c.returnNs / 1e3, c.source.c_str());
-  std::printf("a Delve hit: %.2f ms (%s)\n", c.delveStopNs / 1e6, c.delveSource.c_str());
+  auto out = output::makeOutput(args.has("json"));
+  out->calibration(c, now);
+  out->flush();
   return 0;
 }
 

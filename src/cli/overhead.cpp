@@ -29,6 +29,7 @@
 #include "process/target.hpp"
 #include "util/launched_child.hpp"
 #include "util/stop_signals.hpp"
+#include "output/output.hpp"
 #include "output/stderr_lines.hpp"
 
 namespace goscope::cli {
@@ -358,45 +359,28 @@ int runOverhead(const std::vector<std::string>& argv) {
 
   double base = median(rates["none"]);
   const HostCosts costs = api::hostCosts();
-  if (!json) std::printf("\n%-22s %16s %12s %12s %12s   %s\n", "MODE", "TARGET OPS/S", "SLOWDOWN", "PER HIT", "EXPECTED",
-                         "RANGE (ops/s)");
+  std::vector<output::Output::OverheadRow> rows;
   for (const auto& name : modes) {
+    output::Output::OverheadRow row{.mode = name};
     auto it = rates.find(name);
     if (it == rates.end()) {
-      if (json) std::cout << boost::json::serialize(boost::json::object{{"mode", name}, {"error", failures[name]}}) << '\n';
-      else std::printf("%-22s failed: %s\n", name.c_str(), failures[name].c_str());
+      row.error = failures[name];
+      rows.push_back(std::move(row));
       continue;
     }
-    double med = median(it->second);
-    double slowdown = med > 0 ? base / med : INFINITY;
-    std::optional<double> perHit;
-    const bool byCpu = !stopsTarget(name) && cpuPerOp[name].size() == it->second.size() &&
-                       cpuPerOp["none"].size() == rates["none"].size() && !cpuPerOp["none"].empty();
-    if (hitsEveryOp(name) && byCpu) perHit = median(cpuPerOp[name]) - median(cpuPerOp["none"]);
-    else if (hitsEveryOp(name) && med > 0 && base > 0) perHit = (1.0 / med - 1.0 / base) * 1e9;
-    auto [lo, hi] = std::minmax_element(it->second.begin(), it->second.end());
-    const std::optional<double> expected = expectedPerHitNs(name, s, costs);
-    if (json) {
-      boost::json::array runs;
-      for (double r : it->second) runs.push_back(std::llround(r));
-      boost::json::object o{{"mode", name}, {"ops_per_s", std::llround(med)}, {"slowdown", std::round(slowdown * 100) / 100},
-                            {"runs", std::move(runs)}};
-      o["per_hit_ns"] = perHit ? boost::json::value(std::llround(*perHit)) : boost::json::value(nullptr);
-      if (perHit) o["per_hit_from"] = byCpu ? "target_cpu" : "wall_time";
-      o["expected_per_hit_ns"] = expected ? boost::json::value(std::llround(*expected)) : boost::json::value(nullptr);
-      std::cout << boost::json::serialize(o) << '\n';
-    } else {
-      char hit[32] = "-", exp[32] = "-";
-      if (perHit) std::snprintf(hit, sizeof hit, "%.0f ns", *perHit);
-      if (expected) std::snprintf(exp, sizeof exp, "%.0f ns", *expected);
-      std::printf("%-22s %16.0f %11.1fx %12s %12s   %.0f - %.0f\n", name.c_str(), med, slowdown, hit, exp, *lo, *hi);
-    }
+    row.opsPerS = median(it->second);
+    row.slowdown = row.opsPerS > 0 ? base / row.opsPerS : INFINITY;
+    row.perHitFromCpu = !stopsTarget(name) && cpuPerOp[name].size() == it->second.size() &&
+                        cpuPerOp["none"].size() == rates["none"].size() && !cpuPerOp["none"].empty();
+    if (hitsEveryOp(name) && row.perHitFromCpu) row.perHitNs = median(cpuPerOp[name]) - median(cpuPerOp["none"]);
+    else if (hitsEveryOp(name) && row.opsPerS > 0 && base > 0) row.perHitNs = (1.0 / row.opsPerS - 1.0 / base) * 1e9;
+    row.runs = it->second;
+    row.expectedNs = expectedPerHitNs(name, s, costs);
+    rows.push_back(std::move(row));
   }
-  if (!json)
-    std::printf("PER HIT: what a hit adds to an operation, from the target's CPU time (from wall time for Delve, which stops it)\n");
-  if (!json) std::printf("EXPECTED: what the strategy plans with (%s; a Delve hit: %s)\n", costs.source.c_str(),
-                         costs.delveSource.c_str());
-  std::fflush(stdout);
+  auto out = output::makeOutput(json);
+  out->overheadTable(rows, costs);
+  out->flush();
   return 0;
 }
 

@@ -51,30 +51,12 @@ struct StackOutputs {
   double intervalS = 0;    // -i's length
 };
 
-// {"stack":["runtime.main","main.main","main.add"],"count":22}: the folded
-// line's frames, root first; with -i, also the interval's end and length.
-void printFoldedJson(const std::string& line, uint64_t count, const std::optional<output::Output::Interval>& in) {
-  boost::json::array frames;
-  for (size_t start = 0; start <= line.size();) {
-    size_t end = line.find(';', start);
-    if (end == std::string::npos) end = line.size();
-    frames.emplace_back(line.substr(start, end - start));
-    start = end + 1;
-  }
-  boost::json::object o{{"stack", std::move(frames)}, {"count", count}};
-  if (in) {
-    o["elapsed_ms"] = std::llround(in->elapsedS * 1000);
-    o["interval_ms"] = std::llround(in->lengthS * 1000);
-  }
-  std::printf("%s\n", jsonText(o).c_str());
-}
-
 // Prints folded lines: all of them, or (-i) each interval those counted
 // since the last report, so the reports add up to the whole session (bcc's
 // "print and clear"; the kernel's map keeps the totals for --svg).
 class FoldedPrinter {
  public:
-  explicit FoldedPrinter(const StackOutputs& to) : to_(to) {}
+  explicit FoldedPrinter(const StackOutputs& to) : to_(to), out_(output::makeOutput(to.json)) {}
 
   // `last`: the session's end, after its interval reports: nothing new since
   // the last one (-d a whole number of intervals) prints nothing.
@@ -83,18 +65,17 @@ class FoldedPrinter {
     if (to_.intervals) {
       if (last && lastT_ > 0 && !anyFresh(lines)) return;
       in = intervalOf(snap, lastT_, to_.intervalS);
-      if (!to_.json) std::printf("\n[%s] %.2f s%s\n", wallClock().c_str(), in->lengthS, output::lateText(*in).c_str());
+      out_->foldedInterval(*in);
     }
     for (const auto& [l, n] : lines) {
       auto& seen = printed_[l];
       const uint64_t fresh = n - std::min(n, seen);
       seen = n;
       if (fresh == 0) continue;
-      if (to_.json) printFoldedJson(l, fresh, in);
-      else std::printf("%s %llu\n", l.c_str(), static_cast<unsigned long long>(fresh));
+      out_->foldedStack(l, fresh, in);
     }
     lastT_ = snap.elapsedS;
-    std::fflush(stdout);
+    out_->flush();
   }
 
  private:
@@ -105,6 +86,7 @@ class FoldedPrinter {
   }
 
   const StackOutputs& to_;
+  std::unique_ptr<output::Output> out_;
   std::map<std::string, uint64_t> printed_;  // what the reports so far covered, per line
   double lastT_ = 0;
 };

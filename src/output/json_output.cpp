@@ -233,6 +233,59 @@ class JsonOutput final : public Output {
     record(jsonText(boost::json::object{{"overhead_bound", o}}));
   }
 
+  void foldedInterval(const Interval&) override {}
+
+  void foldedStack(const std::string& stack, uint64_t count, const std::optional<Interval>& in) override {
+    boost::json::array frames;
+    for (size_t start = 0; start <= stack.size();) {
+      size_t end = stack.find(';', start);
+      if (end == std::string::npos) end = stack.size();
+      frames.emplace_back(stack.substr(start, end - start));
+      start = end + 1;
+    }
+    boost::json::object o{{"stack", std::move(frames)}, {"count", count}};
+    if (in) {
+      o["elapsed_ms"] = std::llround(in->elapsedS * 1000);
+      o["interval_ms"] = std::llround(in->lengthS * 1000);
+    }
+    lines_.buffer() += jsonText(o);
+    lines_.buffer() += '\n';
+    lines_.lineDone();
+  }
+
+  void calibration(const HostCosts& c, const std::optional<ProbeMeasure>& now) override {
+    boost::json::object o{{"emulated_ns", std::llround(c.emulatedNs)},
+                          {"stepped_ns", std::llround(c.steppedNs)},
+                          {"return_ns", std::llround(c.returnNs)},
+                          {"source", c.source},
+                          {"delve_stop_ns", std::llround(c.delveStopNs)},
+                          {"delve_source", c.delveSource}};
+    if (now)
+      o["measured"] = {{"emulated_ns", std::llround(now->emulatedNs)},
+                       {"stepped_ns", std::llround(now->steppedNs)},
+                       {"return_ns", std::llround(now->returnNs)},
+                       {"load", now->mark.load},
+                       {"cpus", now->mark.cpus}};
+    record(boost::json::serialize(o));
+  }
+
+  void overheadTable(const std::vector<OverheadRow>& rows, const HostCosts&) override {
+    for (const auto& r : rows) {
+      if (!r.error.empty()) {
+        record(boost::json::serialize(boost::json::object{{"mode", r.mode}, {"error", r.error}}));
+        continue;
+      }
+      boost::json::array runs;
+      for (double x : r.runs) runs.push_back(std::llround(x));
+      boost::json::object o{{"mode", r.mode}, {"ops_per_s", std::llround(r.opsPerS)},
+                            {"slowdown", std::round(r.slowdown * 100) / 100}, {"runs", std::move(runs)}};
+      o["per_hit_ns"] = r.perHitNs ? boost::json::value(std::llround(*r.perHitNs)) : boost::json::value(nullptr);
+      if (r.perHitNs) o["per_hit_from"] = r.perHitFromCpu ? "target_cpu" : "wall_time";
+      o["expected_per_hit_ns"] = r.expectedNs ? boost::json::value(std::llround(*r.expectedNs)) : boost::json::value(nullptr);
+      record(boost::json::serialize(o));
+    }
+  }
+
   void sessionCost(const api::SessionCost& c) override {
     lines_.flush();
     output::noticeToStderr(api::describe(c));

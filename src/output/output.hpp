@@ -18,6 +18,8 @@
 #include "api/session_cost.hpp"
 #include "probe/latency_stats.hpp"
 #include "process/namespaces.hpp"
+#include "strategy/cost_choice.hpp"
+#include "strategy/host_costs.hpp"
 #include "value/value.hpp"
 
 namespace goscope::output {
@@ -187,6 +189,30 @@ class Output {
   virtual void targetInfo(const TargetInfo& info) = 0;
   // goscope doctor: the process's code against its file.
   virtual void doctor(const api::DoctorReport& report) = 0;
+
+  // trace --folded -i: the head of one interval's stacks (text: a stamped
+  // line; JSON: nothing, each stack carries its interval).
+  virtual void foldedInterval(const Interval& interval) = 0;
+  // trace --folded: one stack, its frames root first joined by ';' (as
+  // flamegraph.pl reads them), and how often it was seen: in the session,
+  // or (`interval`) in one -i report.
+  virtual void foldedStack(const std::string& stack, uint64_t count, const std::optional<Interval>& interval) = 0;
+  // goscope calibrate: what plans use from now on (`use`), beside what this
+  // run measured (`now`, when it did).
+  virtual void calibration(const HostCosts& use, const std::optional<ProbeMeasure>& now) = 0;
+  // goscope overhead: one row per mode, the target's rate under it.
+  struct OverheadRow {
+    std::string mode;
+    std::string error;        // not empty: the mode could not be measured, and why
+    double opsPerS = 0;       // median of the rounds
+    double slowdown = 0;      // the no-probe rate / this one
+    std::vector<double> runs;  // each round's rate
+    std::optional<double> perHitNs;  // what a hit adds to an operation
+    bool perHitFromCpu = false;      // from the target's CPU time (else wall time)
+    std::optional<double> expectedNs;  // what the strategy plans with
+  };
+  // `costs`: where the expected figures come from.
+  virtual void overheadTable(const std::vector<OverheadRow>& rows, const HostCosts& costs) = 0;
 
   // What the overhead bound did, as it happens (text: a stderr line; JSON: an object too).
   virtual void bound(const api::BoundAction& action) = 0;

@@ -158,6 +158,51 @@ class TextOutput final : public Output {
 
   void bound(const api::BoundAction& a) override { output::noticeToStderr(a.text); }
 
+  void foldedInterval(const Interval& in) override {
+    char length[32];
+    std::snprintf(length, sizeof length, "%.2f", in.lengthS);
+    lines_.buffer() += "\n[" + wallClock() + "] " + length + " s" + lateText(in) + "\n";
+    lines_.lineDone();
+  }
+
+  void foldedStack(const std::string& stack, uint64_t count, const std::optional<Interval>&) override {
+    std::string& out = lines_.buffer();
+    out += stack;
+    out += ' ';
+    out += std::to_string(count);
+    out += '\n';
+    lines_.lineDone();
+  }
+
+  void calibration(const HostCosts& c, const std::optional<ProbeMeasure>& now) override {
+    if (now)
+      std::printf("measured now: %.2f us emulated, %.1f us single-stepped, %.1f us at a RET (%s)\n",
+                  now->emulatedNs / 1e3, now->steppedNs / 1e3, now->returnNs / 1e3, describeMark(now->mark).c_str());
+    std::printf("plans use: %.2f us emulated, %.1f us single-stepped, %.1f us at a RET (%s)\n", c.emulatedNs / 1e3,
+                c.steppedNs / 1e3, c.returnNs / 1e3, c.source.c_str());
+    std::printf("a Delve hit: %.2f ms (%s)\n", c.delveStopNs / 1e6, c.delveSource.c_str());
+  }
+
+  void overheadTable(const std::vector<OverheadRow>& rows, const HostCosts& costs) override {
+    std::printf("\n%-22s %16s %12s %12s %12s   %s\n", "MODE", "TARGET OPS/S", "SLOWDOWN", "PER HIT", "EXPECTED",
+                "RANGE (ops/s)");
+    for (const auto& r : rows) {
+      if (!r.error.empty()) {
+        std::printf("%-22s failed: %s\n", r.mode.c_str(), r.error.c_str());
+        continue;
+      }
+      char hit[32] = "-", exp[32] = "-";
+      if (r.perHitNs) std::snprintf(hit, sizeof hit, "%.0f ns", *r.perHitNs);
+      if (r.expectedNs) std::snprintf(exp, sizeof exp, "%.0f ns", *r.expectedNs);
+      auto [lo, hi] = std::minmax_element(r.runs.begin(), r.runs.end());
+      std::printf("%-22s %16.0f %11.1fx %12s %12s   %.0f - %.0f\n", r.mode.c_str(), r.opsPerS, r.slowdown, hit, exp,
+                  lo == r.runs.end() ? 0.0 : *lo, hi == r.runs.end() ? 0.0 : *hi);
+    }
+    std::printf("PER HIT: what a hit adds to an operation, from the target's CPU time (from wall time for Delve, which stops it)\n");
+    std::printf("EXPECTED: what the strategy plans with (%s; a Delve hit: %s)\n", costs.source.c_str(),
+                costs.delveSource.c_str());
+  }
+
   void sessionCost(const api::SessionCost& c) override {
     output::noticeToStderr(api::describe(c));
   }
