@@ -31,6 +31,7 @@
 #include "backend/bpf/uprobe_multi_link.hpp"
 #include "goscope.skel.h"
 #include "util/stop_signals.hpp"
+#include "util/notice.hpp"
 
 namespace goscope::bpf {
 
@@ -169,6 +170,7 @@ struct Engine::Impl {
   std::unordered_map<uint64_t, std::vector<uint64_t>> drainedFrames;
   uint64_t drainedStacks = 0, drainedKeys = 0;  // entries deleted, against the kernel's GS_STAT_STACKS_STORED/_KEYS
   uint64_t drainedFrameCount = 0;               // frames kept in drainedFrames, against kMaxDrainedFrames
+  bool drainRefusalSaid = false;                // a drain could not wait for the programs in flight: said once
 
   const EventCallback* callback = nullptr;
   uint64_t malformed = 0;
@@ -1208,10 +1210,18 @@ Result<bool> Engine::drainStacks(bool onlyIfFilling) {
   // emptied once no program can be in it: a program holds a pointer to
   // its entry between its lookup and its increment, and an entry deleted
   // in that window took the increment with it. Where the wait cannot be
-  // had the map is drained all the same, that window open.
+  // had nothing is drained: both maps keep their counts (stackCounts reads
+  // both), and a stack that finds them full is counted as not recorded,
+  // which the session says, rather than a hit lost without a word.
   const uint32_t side = __atomic_load_n(&I.skel->bss->counts_side, __ATOMIC_RELAXED);
   __atomic_store_n(&I.skel->bss->counts_side, side ? 0u : 1u, __ATOMIC_SEQ_CST);
-  if (auto w = waitForProgramsInFlight(); !w) spdlog::debug("stacks: {}", w.error().message);
+  if (auto w = waitForProgramsInFlight(); !w) {
+    if (!I.drainRefusalSaid)
+      notify("stacks are not drained while the session runs (" + w.error().message +
+             "): what does not fit the kernel's maps is counted as not recorded");
+    I.drainRefusalSaid = true;
+    return false;
+  }
   const int cfd = bpf_map__fd(side ? I.skel->maps.stack_counts_b : I.skel->maps.stack_counts);
   // The counts first, then the frames: a count taken here names a stack
   // that is still in "stacks" (a probe stores the frames before it counts
