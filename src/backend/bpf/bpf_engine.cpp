@@ -1155,11 +1155,19 @@ constexpr uint64_t kMaxDrainedFrames = 8u << 20;
 // Takes every entry out of a hash map, kDrainBatch at a time, into `keys`
 // and `values` (room for kDrainBatch each), handing each batch to `take`.
 // False when the kernel has no batch operation for it (nothing was taken).
+// Stops between batches once the session's end is due (endPending: a stop
+// signal, or -d's end), setting *cut: a full map takes a few hundred
+// milliseconds on a loaded machine, and the detach must not wait for it.
+// What is left stays in the map, where stackCounts() reads it.
 template <class Take>
-bool drainBatches(int fd, void* keys, void* values, const Take& take) {
+bool drainBatches(int fd, void* keys, void* values, const Take& take, bool* cut) {
   uint32_t cursor = 0;
   bool first = true;
   for (;;) {
+    if (!first && endPending()) {
+      *cut = true;
+      return true;
+    }
     uint32_t n = kDrainBatch;
     const int r = bpf_map_lookup_and_delete_batch(fd, first ? nullptr : &cursor, &cursor, keys, values, &n, nullptr);
     const int err = r == 0 ? 0 : errno;
@@ -1222,6 +1230,7 @@ Result<bool> Engine::drainStacks(bool onlyIfFilling) {
     I.drainRefusalSaid = true;
     return false;
   }
+  const double waitMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const int cfd = bpf_map__fd(side ? I.skel->maps.stack_counts_b : I.skel->maps.stack_counts);
   // The counts first, then the frames: a count taken here names a stack
   // that is still in "stacks" (a probe stores the frames before it counts
@@ -1237,7 +1246,8 @@ Result<bool> Engine::drainStacks(bool onlyIfFilling) {
     for (size_t k = 0; k < n; k++) I.drainedCounts[tupleOf(ckeys[k])] += cvals[k];
     I.drainedKeys += n;
   };
-  if (!drainBatches(cfd, ckeys.data(), cvals.data(), takeCounts)) {
+  bool cut = false;
+  if (!drainBatches(cfd, ckeys.data(), cvals.data(), takeCounts, &cut)) {
     for (const gs_stack_key& k : keysOf<gs_stack_key>(cfd)) {  // a kernel without batches for hash maps
       if (bpf_map_lookup_and_delete_elem(cfd, &k, cvals.data()) != 0) continue;
       ckeys[0] = k;
@@ -1257,17 +1267,18 @@ Result<bool> Engine::drainStacks(bool onlyIfFilling) {
     }
     I.drainedStacks += n;
   };
-  if (!drainBatches(sfd, skeys.data(), svals.data(), takeFrames)) {
+  if (!cut && !drainBatches(sfd, skeys.data(), svals.data(), takeFrames, &cut)) {
     for (uint64_t h : keysOf<uint64_t>(sfd)) {
       if (bpf_map_lookup_and_delete_elem(sfd, &h, svals.data()) != 0) continue;
       skeys[0] = h;
       takeFrames(1);
     }
   }
-  spdlog::debug("stacks: drained {} counts and {} stacks in {:.1f} ms ({} stacks kept)", I.drainedKeys - keys0,
-                I.drainedStacks - stacks0,
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
-                I.drainedFrames.size());
+  spdlog::debug("stacks: drained {} counts and {} stacks in {:.1f} ms, {:.1f} of them waiting for the programs in "
+                "flight ({} stacks kept){}",
+                I.drainedKeys - keys0, I.drainedStacks - stacks0,
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), waitMs,
+                I.drainedFrames.size(), cut ? "; cut short: the session's end is due" : "");
   return true;
 }
 
@@ -1276,7 +1287,8 @@ Result<std::vector<StackCount>> Engine::stackCounts() const {
   std::vector<StackCount> out;
   int sfd = bpf_map__fd(I.skel->maps.stacks);
   // What drainStacks() took out, and what the kernel holds now (in the
-  // counts map the probes use; the other one is empty after a drain).
+  // counts map the probes use; the other one is empty after a whole drain,
+  // and holds what a drain cut short or refused left).
   std::map<StackKeyTuple, uint64_t> counts = I.drainedCounts;
   for (const bpf_map* m : {I.skel->maps.stack_counts, I.skel->maps.stack_counts_b}) {
     const int cfd = bpf_map__fd(m);
@@ -1340,6 +1352,8 @@ EngineStats Engine::stats() const {
   s.stacksUncounted = get(GS_STAT_STACKS_UNCOUNTED);
   s.stacksStored = get(GS_STAT_STACKS_STORED);
   s.stackKeys = get(GS_STAT_STACK_KEYS);
+  s.stacksDrained = impl_->drainedStacks;
+  s.stackKeysDrained = impl_->drainedKeys;
   return s;
 }
 

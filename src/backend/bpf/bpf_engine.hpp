@@ -162,6 +162,8 @@ struct EngineStats {
   uint64_t stacksUncounted = 0;
   uint64_t stacksStored = 0;  // entries the probes added to the stack map (drainStacks' measure of its fill)
   uint64_t stackKeys = 0;     // entries the probes added to the stack-count map
+  // Of those, what drainStacks() has taken out of the kernel so far.
+  uint64_t stacksDrained = 0, stackKeysDrained = 0;
   uint64_t lost() const { return lostRingFull + lostBusy; }
 };
 
