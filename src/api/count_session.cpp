@@ -321,7 +321,11 @@ Result<CountSnapshot> AggregateSession::Impl::read() const {
 
 Result<std::map<std::string, uint64_t>> AggregateSession::foldedStacks() {
   std::lock_guard lock(impl_->mu_);
-  if (impl_->detached_) return fail(ErrorKind::Internal, "count session already detached");
+  // After detach() too: the maps stay with the engine, and the session's
+  // last reading is best taken with the probes off (it takes as long as
+  // the stacks are many: seconds for a type checker's hundred thousand).
+  if (!impl_->engine_) return fail(ErrorKind::Internal, "count session has no engine");
+  const double t0 = monotonicSeconds();
   auto counts = impl_->engine_->stackCounts();
   if (!counts) return counts.failure();
   auto bias = impl_->target_.isBinaryWide() ? Result<uint64_t>(uint64_t{0}) : impl_->target_.loadBias();
@@ -333,6 +337,10 @@ Result<std::map<std::string, uint64_t>> AggregateSession::foldedStacks() {
   std::unordered_map<uint32_t, const std::string*> probed;
   for (const auto& f : impl_->selection_.functions) probed.emplace(f.probeId, &f.fn->name);
   for (const auto& sc : *counts) {
+    // An interval's reading, while the probes are on, gives way to the
+    // session's end (a stop signal, -d's end): the detach must not wait
+    // for it, and the reading after the detach covers what it would have.
+    if (endPending()) return fail(ErrorKind::Interrupted, "stacks not read: the session's end is due");
     impl_->stackHits_ += sc.count;
     // A stack that was not recorded is shown under [lost] with the probed
     // function alone: its direct caller alone would make a line that holds
@@ -359,6 +367,8 @@ Result<std::map<std::string, uint64_t>> AggregateSession::foldedStacks() {
     impl_->stackHits_ += uncounted;
     lines[kLostRoot] += uncounted;
   }
+  spdlog::debug("stacks: {} lines read and named in {:.1f} ms, the probes {}", lines.size(),
+                (monotonicSeconds() - t0) * 1000, impl_->detached_ ? "off" : "on");
   return lines;
 }
 
@@ -440,6 +450,7 @@ Detached AggregateSession::detach() {
   impl_->detached_ = true;
   impl_->detachMs_ = d.detachMs;
   setProbesOff();
+  spdlog::debug("session: probes off, {} points detached in {:.1f} ms", d.points, d.detachMs);
   return {d.points, d.detachMs};
 }
 

@@ -107,6 +107,10 @@ int printFolded(api::AggregateSession& session, const StackOutputs& to) {
       if (auto lines = session.foldedStacks()) printer.print(*lines, snap);
     };
   EndReason why = session.run(onInterval);
+  // The probes off first: reading and naming every stack takes as long as
+  // the stacks are many (a type checker's 120,000: half a minute on a loaded
+  // machine), and neither the target nor a Ctrl-C should wait for it.
+  session.detach();
   auto lines = orRaise(session.foldedStacks());
   if (to.folded) {
     auto end = session.snapshot();

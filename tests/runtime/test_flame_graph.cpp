@@ -69,6 +69,28 @@ TEST_CASE("trace --svg: a flame graph that parses as XML and holds every folded 
   std::filesystem::remove(svgPath);
 }
 
+// The last reading of the stacks (every stack read and named: seconds for a
+// program of a hundred thousand stacks) comes after the detach, so that
+// neither the target nor a Ctrl-C waits for it with the probes on (-v gives
+// the order).
+TEST_CASE("trace --folded: the probes come off before the session's stacks are read and named") {
+  auto r = runCli("trace --folded -v -c '" + fixture("zoo") + " --rounds 2' main.add main.sleepWork");
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  const auto lines = splitLines(r.err);
+  long off = -1, lastRead = -1;
+  for (size_t i = 0; i < lines.size(); i++) {
+    if (lines[i].find("session: probes off") != std::string::npos) off = static_cast<long>(i);
+    if (lines[i].find("stacks: ") != std::string::npos && lines[i].find("read and named") != std::string::npos)
+      lastRead = static_cast<long>(i);
+  }
+  INFO(r.err);
+  REQUIRE(off >= 0);
+  REQUIRE(lastRead >= 0);
+  CHECK(off < lastRead);
+  CHECK(lines[static_cast<size_t>(lastRead)].find("the probes off") != std::string::npos);
+  CHECK_FALSE(r.out.empty());
+}
+
 TEST_CASE("trace --folded --json: one {stack, count} object per stack, root first") {
   auto r = runCli("trace --folded --json -c '" + fixture("zoo") + " --rounds 2' main.add main.sleepWork");
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);
