@@ -69,6 +69,7 @@ struct AggregateSession::Impl {
 
   uint64_t lostStacks_ = 0;
   uint64_t cutStacks_ = 0;
+  std::optional<FoldedNamer> namer_;  // the names of the stacks' pcs, kept from one reading to the next
   uint64_t stackHits_ = 0;
   uint64_t hiddenCalls_ = 0;  // read at detach: the engine goes with it
   bool filtered_ = false;     // --filter given
@@ -355,7 +356,8 @@ Result<std::map<std::string, uint64_t>> AggregateSession::foldedStacks() {
     }
     // A stack cut at the kernel's depth starts at "[cut]", not at a frame
     // that would pass for the root (a flame graph would misplace it).
-    std::string line = foldedLine(symbolizeStack(impl_->target_.binary().pclntab(), sc.frames, bias ? *bias : 0));
+    if (!impl_->namer_) impl_->namer_.emplace(impl_->target_.binary().pclntab(), bias ? *bias : 0);
+    std::string line = impl_->namer_->line(sc.frames);
     if (sc.cut) {
       line = std::string(kCutRoot) + ";" + line;
       impl_->cutStacks_ += sc.count;

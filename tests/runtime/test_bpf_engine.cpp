@@ -38,6 +38,8 @@
 #include "support/cpu_hogs.hpp"
 #include "support/run.hpp"
 #include "binary/elf_file.hpp"
+#include "binary/go_binary.hpp"
+#include "binary/stack_symbolizer.hpp"
 #include "util/stop_signals.hpp"
 #include "util/unique_fd.hpp"
 
@@ -772,6 +774,14 @@ TEST_CASE("bpf engine: stack counts for folded output") {
     }
     MESSAGE("stack counts: fibonacciLoop " << loopTotal << " calls, fibonacciCache " << cacheTotal << " calls in "
                                            << cacheKeys << " distinct stacks, the deepest " << deepest << " frames");
+    // The folded lines a session prints: its namer (each pc's names looked
+    // up once) gives the text of the frame-by-frame symbolizer, every stack.
+    auto gb = goscope::GoBinary::open(fib.path);
+    REQUIRE(gb.has_value());
+    goscope::FoldedNamer namer((*gb)->pclntab(), 0);
+    for (int pass = 0; pass < 2; pass++)  // the second from what the first left in the namer
+      for (const auto& s : *sc)
+        CHECK(namer.line(s.frames) == goscope::foldedLine(goscope::symbolizeStack((*gb)->pclntab(), s.frames, 0)));
     CHECK(loopTotal == 4);
     CHECK(cacheTotal == 4 * 59);
     CHECK(cacheKeys == 59);
