@@ -41,6 +41,18 @@ trap 'exit 143' TERM
 # Seconds since the epoch with microseconds (bash 5).
 now_s() { echo "$EPOCHREALTIME"; }
 
+# npm_fetch PACKAGE VERSION: the package unpacked under build/bench-bins/npm
+# (downloaded once); prints its directory ("package" inside it).
+npm_fetch() {
+  local dir=$build/bench-bins/npm/$1-$2
+  if [[ ! -d $dir/package ]]; then
+    mkdir -p "$dir"
+    (cd "$dir" && npm pack "$1@$2" --silent >/dev/null 2>"$dir/.err" && tar xzf ./*.tgz) ||
+      die "npm pack $1@$2 failed: $(tail -1 "$dir/.err")"
+  fi
+  echo "$dir/package"
+}
+
 # stdin: one number a line. stdout: "median min max".
 stats() {
   sort -g | awk '{ a[NR] = $1 } END {

@@ -24,28 +24,17 @@ need npm
 rounds=${ROUNDS:-2}
 esv=${ESBUILD_VERSION:-0.28.2}
 tsv=${TYPESCRIPT_VERSION:-5.6.3}
-bins=$build/bench-bins/npm
-mkdir -p "$bins"
-fetch() {  # package version -> unpacked dir
-  local dir=$bins/$1-$2
-  if [[ ! -d $dir/package ]]; then
-    mkdir -p "$dir"
-    (cd "$dir" && npm pack "$1@$2" --silent >/dev/null 2>"$dir/.err" && tar xzf ./*.tgz) ||
-      die "npm pack $1@$2 failed: $(tail -1 "$dir/.err")"
-  fi
-  echo "$dir/package"
-}
-ts=$(fetch typescript "$tsv")/lib
+ts=$(npm_fetch typescript "$tsv")/lib
 if [[ ${WORKLOAD:-esbuild} == tsgo ]]; then
   tgv=${TSGO_VERSION:-7.0.0-dev.20260707.2}
-  tsgo=$(fetch @typescript/native-preview-linux-x64 "$tgv")/lib/tsgo
+  tsgo=$(npm_fetch @typescript/native-preview-linux-x64 "$tgv")/lib/tsgo
   [[ -x $tsgo ]] || die "no tsgo in the npm package"
   printf '{"compilerOptions":{"noEmit":true,"allowJs":true,"checkJs":true,"target":"es2022","lib":["es2022"],"types":[]},"files":["%s"]}\n' \
     "$ts/typescript.js" >"$tmp/tsconfig.json"
   cmd="$tsgo -p $tmp/tsconfig.json"
   what="tsgo $tgv type-checking typescript $tsv"
 else
-  esbuild=$(fetch @esbuild/linux-x64 "$esv")/bin/esbuild
+  esbuild=$(npm_fetch @esbuild/linux-x64 "$esv")/bin/esbuild
   [[ -x $esbuild ]] || die "no esbuild in the npm package"
   cmd="$esbuild $ts/typescript.js $ts/tsserver.js $ts/typingsInstaller.js --minify --outdir=$tmp/out"
   what="esbuild $esv minifying typescript $tsv"

@@ -29,19 +29,8 @@ limit=${LIMIT:-60}
 tsv=${TYPESCRIPT_VERSION:-5.6.3}
 tgv=${TSGO_VERSION:-7.0.0-dev.20260707.2}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
-bins=$build/bench-bins/npm
-mkdir -p "$bins"
-fetch() {  # package version -> unpacked dir
-  local dir=$bins/$1-$2
-  if [[ ! -d $dir/package ]]; then
-    mkdir -p "$dir"
-    (cd "$dir" && npm pack "$1@$2" --silent >/dev/null 2>"$dir/.err" && tar xzf ./*.tgz) ||
-      die "npm pack $1@$2 failed: $(tail -1 "$dir/.err")"
-  fi
-  echo "$dir/package"
-}
-ts=$(fetch typescript "$tsv")/lib
-tsgo=$(fetch @typescript/native-preview-linux-x64 "$tgv")/lib/tsgo
+ts=$(npm_fetch typescript "$tsv")/lib
+tsgo=$(npm_fetch @typescript/native-preview-linux-x64 "$tgv")/lib/tsgo
 [[ -x $tsgo ]] || die "no tsgo in the npm package"
 printf '{"compilerOptions":{"noEmit":true,"allowJs":true,"checkJs":true,"target":"es2022","lib":["es2022"],"types":[]},"files":["%s"]}\n' \
   "$ts/typescript.js" >"$tmp/tsconfig.json"
