@@ -12,7 +12,7 @@
 #
 # Usage: sudo bench/folded_stop.sh
 #   ROUNDS=N         runs per goscope (default 5)
-#   GOSCOPE_B=PATH   a second goscope run in turn (A B A B), e.g. one built
+#   GOSCOPE_B=PATH   a second goscope run in turn (A B, B A, ...), e.g. one built
 #                    before the probes came off ahead of the stacks' reading
 #   INTERVAL=SECS    add -i SECS to the session (its readings while the
 #                    probes are on must give way to the stop too)
@@ -42,42 +42,44 @@ iargs=()
 echo "folded_stop: tsgo $tgv type-checking typescript $tsv; trace --folded ${iargs[*]} -p PID runtime.mallocgc; SIGINT 2-6 s in"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 over=0
-for ((r = 1; r <= rounds; r++)); do
-  for label in A B; do
-    g=$goscope
-    if [[ $label == B ]]; then
-      [[ -n ${GOSCOPE_B:-} ]] || continue
-      g=$GOSCOPE_B
-    fi
-    "$tsgo" -p "$tmp/tsconfig.json" >/dev/null 2>&1 &
-    target=$!
-    bench_track "$target"
-    "$g" trace --folded "${iargs[@]}" -v -p "$target" runtime.mallocgc >"$tmp/folded" 2>"$tmp/err" &
-    gs=$!
-    bench_track "$gs"
-    "$watch" on "$target" 30 >/dev/null || die "round $r $label: no link for tsgo within 30 s: $(tail -1 "$tmp/err")"
-    sleep "$(awk -v s="$RANDOM" 'BEGIN { printf "%.2f", 2 + (s % 400) / 100 }')"
-    if ! kill -0 "$target" 2>/dev/null; then
-      echo "round $r $label: tsgo ended before the signal (not counted)"
-      wait "$gs" || true
-      continue
-    fi
-    "$watch" off "$target" "$limit" >"$tmp/off" &
-    w=$!
-    sleep 0.02
-    t0=$(now_s)
-    kill -INT "$gs"
-    t_off=nan
-    wait "$w" && t_off=$(cat "$tmp/off")
-    rc=0
-    wait "$gs" || rc=$?
-    kill "$target" 2>/dev/null || true
-    wait "$target" 2>/dev/null || true
-    ms=$(awk -v a="$t0" -v b="$t_off" 'BEGIN { if (b == "nan") print "nan"; else printf "%.0f", (b - a) * 1000 }')
-    echo "round $r $label ($g): probes off $ms ms after SIGINT; exit $rc; $(grep -c 'stacks: drained' "$tmp/err") drains, $(grep -c 'cut short' "$tmp/err") cut short; load $(cut -d' ' -f1 /proc/loadavg)"
-    if [[ $label == A ]] && { [[ $ms == nan ]] || ((ms > 200)) || ((rc != 0)); }; then over=$((over + 1)); fi
-  done
-done
+# run_mode LABEL ROUND: one session of the goscope LABEL names (A: this
+# build, B: GOSCOPE_B), stopped by a SIGINT; run by run_rounds (common.sh),
+# which rotates the order each round.
+run_mode() {
+  local label=$1 r=$2 g=$goscope target gs w t0 t_off rc ms
+  [[ $label == B ]] && g=$GOSCOPE_B
+  "$tsgo" -p "$tmp/tsconfig.json" >/dev/null 2>&1 &
+  target=$!
+  bench_track "$target"
+  "$g" trace --folded "${iargs[@]}" -v -p "$target" runtime.mallocgc >"$tmp/folded" 2>"$tmp/err" &
+  gs=$!
+  bench_track "$gs"
+  "$watch" on "$target" 30 >/dev/null || die "round $r $label: no link for tsgo within 30 s: $(tail -1 "$tmp/err")"
+  sleep "$(awk -v s="$RANDOM" 'BEGIN { printf "%.2f", 2 + (s % 400) / 100 }')"
+  if ! kill -0 "$target" 2>/dev/null; then
+    echo "round $r $label: tsgo ended before the signal (not counted)"
+    wait "$gs" || true
+    return
+  fi
+  "$watch" off "$target" "$limit" >"$tmp/off" &
+  w=$!
+  sleep 0.02
+  t0=$(now_s)
+  kill -INT "$gs"
+  t_off=nan
+  wait "$w" && t_off=$(cat "$tmp/off")
+  rc=0
+  wait "$gs" || rc=$?
+  kill "$target" 2>/dev/null || true
+  wait "$target" 2>/dev/null || true
+  ms=$(awk -v a="$t0" -v b="$t_off" 'BEGIN { if (b == "nan") print "nan"; else printf "%.0f", (b - a) * 1000 }')
+  echo "round $r $label ($g): probes off $ms ms after SIGINT; exit $rc; $(grep -c 'stacks: drained' "$tmp/err") drains, $(grep -c 'cut short' "$tmp/err") cut short; load $(cut -d' ' -f1 /proc/loadavg)"
+  if [[ $label == A ]] && { [[ $ms == nan ]] || ((ms > 200)) || ((rc != 0)); }; then over=$((over + 1)); fi
+  return 0
+}
+modes=(A)
+[[ -n ${GOSCOPE_B:-} ]] && modes+=(B)
+run_rounds
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 ((over == 0)) || { echo "folded_stop: $over run(s) of $goscope above 200 ms (or failed): NOT MET"; exit 3; }
 echo "folded_stop: every run of $goscope within 200 ms: MET"
