@@ -53,15 +53,29 @@ expect no  src/cli/trace.cpp        backend/bpf/bpf_engine.hpp
 expect no  src/cli/trace.cpp        backend/delve/delve_session.hpp
 expect no  src/cli/read.cpp         rpc/delve_types.hpp
 expect no  src/output/output.cpp    backend/bpf/event.hpp
-expect no  src/probe/pattern.cpp    api/call.hpp
+expect no  src/probe/pattern.cpp    session/call.hpp
 expect no  src/binary/elf_file.cpp  probe/pattern.hpp
 expect no  src/binary/elf_file.cpp  process/process.hpp
 expect yes src/process/process.cpp  binary/elf_file.hpp
 expect no  src/process/process.cpp  probe/pattern.hpp
 expect no  src/value/render.cpp     rpc/delve_types.hpp
-expect yes src/api/event_session.cpp backend/bpf/bpf_engine.hpp
+expect yes src/session/event_session.cpp backend/bpf/bpf_engine.hpp
+# The executor layer alone reaches the backends; the façade above it does
+# not, and the executors do not see the façade.
+expect no  src/api/plan.cpp         backend/bpf/bpf_engine.hpp
+expect no  src/api/plan.cpp         backend/delve/delve_session.hpp
+expect no  src/session/event_session.cpp api/goscope.hpp
 # The kernel's ABI header: the BPF backend's, not the public API's users'.
 expect yes src/backend/bpf/probe_config.cpp goscope_shared.h
 expect no  src/output/output.cpp    goscope_shared.h
 expect no  src/strategy/strategy.cpp goscope_shared.h
+# Above the façade, the executors' types are reached through api/goscope.hpp
+# alone (api:: names them): the session headers are on the include path of
+# what links api (its types are the façade's), so this is checked here.
+root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+if direct=$(grep -rln '#include "session/' "$root/src/cli" "$root/src/output" "$root/src/main.cpp" "$root/examples"); then
+  echo "FAIL: above api, included session/ directly: $direct"; fail=1
+else
+  echo "ok: above api, nothing includes session/ but through api/goscope.hpp"
+fi
 exit $fail

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "api/link_holder.hpp"
+#include "api/goscope.hpp"
 #include "cli/command.hpp"
 #include "cli/target_watch.hpp"
 #include "output/stderr_lines.hpp"

@@ -1,7 +1,6 @@
 // api::openTarget: the request's target, opened once for the whole command
 // (the binary is read once; planning and the session share it).
 #include "api/goscope.hpp"
-#include "backend/bpf/privileges.hpp"
 #include "process/ptrace_privileges.hpp"
 
 namespace goscope::api {
@@ -46,7 +45,5 @@ Result<TracedTarget> openTarget(const ProbeRequest& r) {
   if (e.kind == ErrorKind::Usage) e.message = std::string(actionName(r.action)) + ": " + e.message;
   return fail(e);
 }
-
-Result<void> checkBpfPrivileges() { return bpf::checkPrivileges(); }
 
 }  // namespace goscope::api

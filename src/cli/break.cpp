@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <iostream>
 
-#include "api/event_session.hpp"
 #include "api/goscope.hpp"
 #include "cli/command.hpp"
 #include "cli/delve_options.hpp"

@@ -5,10 +5,9 @@
 
 #include <vector>
 
-#include "api/event_session.hpp"
+#include "api/goscope.hpp"
 #include "cli/args.hpp"
 #include "probe/probe_request.hpp"
-#include "api/session_loop.hpp"
 #include "process/traced_target.hpp"
 
 namespace goscope::cli {

@@ -4,7 +4,7 @@
 // continue. Between samples the target runs with no breakpoint at all, so
 // it pays only the few milliseconds of each pause, which each record shows.
 // Without --at, each interval reads the expressions from memory instead
-// (api/memory_sample.hpp): the target is never stopped.
+// (session/memory_sample.hpp): the target is never stopped.
 #include <cmath>
 #include <cstdio>
 #include <iostream>

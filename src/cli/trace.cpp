@@ -1,6 +1,6 @@
 // goscope trace: one line per call — time, pid, goroutine, the function with
 // its arguments decoded by their Go types, and its results at return. An
-// event session (api/event_session.hpp) delivers the calls, on BPF or, when
+// event session (session/event_session.hpp) delivers the calls, on BPF or, when
 // BPF cannot read what is asked (float arguments), on Delve; the output
 // layer prints them. --folded counts stacks in the kernel instead (an
 // aggregate session) and prints them for flame graphs.
@@ -16,7 +16,6 @@
 #include <iostream>
 #include <map>
 
-#include "api/event_session.hpp"
 #include "api/goscope.hpp"
 #include "cli/command.hpp"
 #include "cli/interval_report.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "api/call.hpp"
+#include "api/goscope.hpp"
 
 namespace goscope::output {
 

@@ -12,10 +12,7 @@
 #include <string>
 
 #include "probe/argument_sources.hpp"
-#include "api/call.hpp"
-#include "api/delve_choice.hpp"
-#include "api/doctor.hpp"
-#include "api/session_cost.hpp"
+#include "api/goscope.hpp"
 #include "probe/latency_stats.hpp"
 #include "process/namespaces.hpp"
 #include "strategy/cost_choice.hpp"

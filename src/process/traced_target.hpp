@@ -18,7 +18,7 @@
 namespace goscope {
 
 // What planning left attached to a target for the session that follows (the
-// rate probe's loaded BPF engine, its links still on: api/prepared_engine.hpp):
+// rate probe's loaded BPF engine, its links still on: session/prepared_engine.hpp):
 // defined by the api layer, opaque here. It goes with the target because its
 // probes are in the target's process; released with the target when no
 // session takes it.

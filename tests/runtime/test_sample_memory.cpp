@@ -1,4 +1,4 @@
-// goscope sample without --at (api/memory_sample.hpp): once an interval,
+// goscope sample without --at (session/memory_sample.hpp): once an interval,
 // every expression read from the process's memory; the target is never
 // stopped, never traced. What it cannot read that way is refused before the
 // first sample, naming --at.

@@ -1,6 +1,6 @@
 // Can an engine already loaded serve a session that would load its own
 // with other options? The rate probe's engine is loaded before the rate, and
-// so the session's ring, is known (api/prepared_engine.hpp): a session takes
+// so the session's ring, is known (session/prepared_engine.hpp): a session takes
 // it over only when every map is at least as large as the session's own
 // would be and the programs were loaded for the same target (the offsets in
 // runtime.g, the attach mode, the run-time statistics). One place for that

@@ -25,7 +25,7 @@ inline constexpr uint32_t kRingMaxBytes = 256u << 20;
 inline constexpr double kRingBacklogS = 0.5;
 // The ring of the rate probe's engine, loaded before the rate is known and
 // taken over by the trace that follows when the ring that trace's rate asks
-// for is no larger (api/prepared_engine.hpp): half a second of the plainest
+// for is no larger (session/prepared_engine.hpp): half a second of the plainest
 // trace's calls (336 bytes) up to 100,000 a second. A slower trace keeps the
 // larger ring rather than load the programs again (~50 ms idle, seconds
 // under load); a faster one loads its own. docs/overhead.md.

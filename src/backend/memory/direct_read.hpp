@@ -32,7 +32,7 @@
 
 namespace goscope {
 
-// The same limits goscope read asks Delve for (api/delve_work.cpp,
+// The same limits goscope read asks Delve for (session/delve_work.cpp,
 // readLoadOf): by default strings up to 256 bytes, the first 64 elements of
 // slices, arrays and maps, two levels of nested structs (Delve's
 // MaxVariableRecurse), pointers followed; read --max-string, --max-elements
