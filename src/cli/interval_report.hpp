@@ -24,6 +24,8 @@ inline output::Output::Interval intervalOf(const api::CountSnapshot& snap, doubl
   if (snap.intervalsSkipped > 0 || snap.intervalLateS >= lateWorthSayingS(intervalS)) {
     in.lateS = snap.intervalLateS;
     in.skipped = snap.intervalsSkipped;
+    in.overdueS = snap.intervalOverdueS;
+    in.ownS = snap.intervalOwnS;
   }
   return in;
 }
@@ -65,8 +67,8 @@ class IntervalCost {
 // totals cover more than -d, by how much.
 inline void printEndLate(const api::CountSnapshot& snap, double durationS) {
   if (durationS <= 0 || snap.endLateS < lateWorthSayingS(durationS)) return;
-  output::toStderr("goscope: the counters were read %.2f s after -d's end (goscope was not run on time): they cover %.2f s\n",
-               snap.endLateS, snap.elapsedS);
+  output::toStderr("goscope: the counters were read %.2f s after -d's end (%s): they cover %.2f s\n", snap.endLateS,
+                   output::lateCause(snap.endLateS, snap.endOwnS).c_str(), snap.elapsedS);
 }
 
 }  // namespace goscope::cli

@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <chrono>
 #include <cstdio>
@@ -64,6 +65,17 @@ class FoldedPrinter {
     if (to_.intervals) {
       if (last && lastT_ > 0 && !anyFresh(lines)) return;
       in = intervalOf(snap, lastT_, to_.intervalS);
+      // A reading that gave way to the session's end printed nothing: the
+      // last report covers its interval too, and says so.
+      if (last && to_.intervalS > 0) {
+        const int covered = static_cast<int>(std::lround(in->lengthS / to_.intervalS));
+        if (covered - 1 > in->skipped) {
+          in->skipped = covered - 1;
+          in->lateS = snap.intervalLateS;
+          in->overdueS = std::max(snap.intervalOverdueS, in->lengthS - to_.intervalS);
+          in->ownS = std::min(in->overdueS, snap.intervalOwnS + droppedOwnS_);
+        }
+      }
       out_->foldedInterval(*in);
     }
     for (const auto& [l, n] : lines) {
@@ -77,6 +89,10 @@ class FoldedPrinter {
     out_->flush();
   }
 
+  // An interval's reading gave way to the session's end after `ownS` of
+  // goscope's CPU: the last report covers it, and that work.
+  void dropped(double ownS) { droppedOwnS_ += ownS; }
+
  private:
   bool anyFresh(const std::map<std::string, uint64_t>& lines) const {
     for (const auto& [l, n] : lines)
@@ -88,6 +104,7 @@ class FoldedPrinter {
   std::unique_ptr<output::Output> out_;
   std::map<std::string, uint64_t> printed_;  // what the reports so far covered, per line
   double lastT_ = 0;
+  double droppedOwnS_ = 0;
 };
 
 // "12 of 48,000 hits (0.03%) without a recorded stack", or "" when none.
@@ -103,7 +120,9 @@ int printFolded(api::AggregateSession& session, const StackOutputs& to) {
   std::function<void(const api::CountSnapshot&)> onInterval;
   if (to.intervals && to.folded)
     onInterval = [&](const api::CountSnapshot& snap) {
+      const double cpuAtStart = threadCpuSeconds();
       if (auto lines = session.foldedStacks()) printer.print(*lines, snap);
+      else printer.dropped(threadCpuSeconds() - cpuAtStart);
     };
   EndReason why = session.run(onInterval);
   // The probes off first: reading and naming every stack takes as long as

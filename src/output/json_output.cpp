@@ -46,11 +46,13 @@ void hitFields(boost::json::object& o, const api::Call& c, const HitShape& shape
   }
 }
 
-// An interval read late (goscope was not run on time): "late_ms", and
-// "intervals" when it covers more than one.
+// An interval read late: "late_ms", of which "late_own_ms" was goscope's
+// own work (the rest: it was not run on time), and "intervals" when it
+// covers more than one.
 void addLate(boost::json::object& o, const Output::Interval& in) {
   if (in.lateS <= 0 && in.skipped == 0) return;
   o["late_ms"] = std::llround(in.lateS * 1000);
+  o["late_own_ms"] = std::llround(in.ownS * 1000);
   if (in.skipped > 0) o["intervals"] = in.skipped + 1;
 }
 

@@ -66,6 +66,13 @@ class Output {
     // intervals that passed with no report of their own, folded into this one.
     double lateS = 0;
     int skipped = 0;
+    // How long the oldest interval folded in waited (lateS when none was
+    // skipped), and of that, at most, goscope's own work since it last
+    // looked at the clock (the last report's reading and printing, a drain).
+    // When that is half of it or more, the line says so instead of "not run
+    // on time".
+    double overdueS = 0;
+    double ownS = 0;
     // What the session's probes took from the target (BPF), in % of one CPU
     // as the session_cost's share_pct: over this interval and since the
     // probes were attached, and the budget they run under.
@@ -226,7 +233,13 @@ std::unique_ptr<Output> makeOutput(bool json);
 
 // After a text interval header, when the interval was read late: " (0.42 s
 // late: goscope was not run on time)", with the intervals it covers when it
-// folded some in; "" otherwise.
+// folded some in, or, when goscope's own work took half the wait or more,
+// " (0.52 s late, covering 2 intervals: goscope's own work took 1.40 s)";
+// "" otherwise.
 std::string lateText(const Output::Interval& in);
+// Why a reading kept its readers waiting `waitS`, given `ownS` of goscope's
+// own work in that time: "goscope's own work took 1.40 s" when that is at
+// least half of it, else "goscope was not run on time".
+std::string lateCause(double waitS, double ownS);
 
 }  // namespace goscope::output

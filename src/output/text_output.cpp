@@ -344,17 +344,6 @@ class TextOutput final : public Output {
 
 }  // namespace
 
-std::string lateText(const Output::Interval& in) {
-  if (in.lateS <= 0 && in.skipped == 0) return "";
-  char text[160];
-  if (in.skipped > 0)
-    std::snprintf(text, sizeof text, " (%.2f s late, covering %d intervals: goscope was not run on time)", in.lateS,
-                  in.skipped + 1);
-  else
-    std::snprintf(text, sizeof text, " (%.2f s late: goscope was not run on time)", in.lateS);
-  return text;
-}
-
 std::unique_ptr<Output> makeTextOutput() { return std::make_unique<TextOutput>(); }
 
 }  // namespace goscope::output

@@ -385,6 +385,8 @@ EndReason AggregateSession::run(const std::function<void(const CountSnapshot&)>&
   auto report = [&](CountSnapshot snap, const IntervalDue& due) {
     snap.intervalLateS = due.lateS;
     snap.intervalsSkipped = due.skipped;
+    snap.intervalOverdueS = due.overdueS;
+    snap.intervalOwnS = due.ownS;
     if (onInterval) onInterval(snap);
   };
   LoopEnd end = runSessionLoop(
@@ -409,6 +411,16 @@ EndReason AggregateSession::run(const std::function<void(const CountSnapshot&)>&
     std::lock_guard lock(m.mu_);
     if (auto s = m.read()) {
       s->endLateS = end.lateS;
+      s->endOwnS = end.ownS;
+      // The reading is also the last interval's (due at -d's end): a caller
+      // whose report of it comes from snapshot() (trace --folded, after the
+      // detach) says what it covers as the report below would.
+      if (end.lastInterval) {
+        s->intervalLateS = end.lastInterval->lateS;
+        s->intervalsSkipped = end.lastInterval->skipped;
+        s->intervalOverdueS = end.lastInterval->overdueS;
+        s->intervalOwnS = end.lastInterval->ownS;
+      }
       m.final_ = std::move(*s);
     }
   }

@@ -51,9 +51,17 @@ struct CountSnapshot {
   // (folded into this one).
   double intervalLateS = 0;
   int intervalsSkipped = 0;
+  // How long the oldest interval folded in waited for this reading
+  // (intervalLateS when none was skipped), and how much of that, at most,
+  // was goscope's own work since it last looked at the clock (the last
+  // report's reading and printing, a drain of the stacks), not time it was
+  // not run (IntervalDue::overdueS, ownS).
+  double intervalOverdueS = 0;
+  double intervalOwnS = 0;
   // The reading at the session's end (run() returned): how long after -d's
   // deadline it was taken.
   double endLateS = 0;
+  double endOwnS = 0;  // of endLateS, at most: goscope's own work, as intervalOwnS
   // What the probes have cost the target so far, as of the meter's newest
   // sample (it samples every 250 ms; costSoFar->elapsedS is that sample's
   // moment, so a share of it is not diluted by the time since). Each

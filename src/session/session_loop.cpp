@@ -28,6 +28,12 @@ double monotonicSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
+double threadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
 int millisecondsUntil(double untilS) {
   const double ms = std::ceil((untilS - monotonicSeconds()) * 1000);
   return ms <= 0 ? 0 : static_cast<int>(std::min(ms, 1e9));
@@ -60,17 +66,28 @@ LoopEnd runSessionLoop(TracedTarget& target, const LoopOptions& o, const std::fu
   // adding up late wake-ups.
   int k = 1;
   auto dueAt = [&](int n) { return start + n * o.intervalS; };
+  // Why a reading is late: the loop's thread's CPU time between two looks
+  // at the clock is goscope's own work (a report's reading and printing, a
+  // drain); the rest of a lateness is time it was not run. Looked at only
+  // when there are deadlines to be late for (one clock_gettime a wake-up).
+  const bool timed = o.intervalS > 0 || end > 0;
+  double cpuAtLook = timed ? threadCpuSeconds() : 0;
+  double ownSinceLook = 0;
+  auto ownOf = [&](double overdueS) { return std::clamp(ownSinceLook, 0.0, overdueS); };
   auto ended = [&](EndReason why, double now) {
     LoopEnd e{why, now};
     if (why == EndReason::Duration) {
       e.lateS = std::max(0.0, now - end);
+      e.ownS = ownOf(e.lateS);
       // The interval due at the end (-i 1 -d 3: the third) is the caller's
       // to report, with the reading of the totals.
       if (o.intervalS > 0 && dueAt(k) <= end + kSlackS) {
         // Whole intervals before it that were never reported: folded in.
         int last = k;
         while (dueAt(last + 1) <= end + kSlackS) last++;
-        e.lastInterval = IntervalDue{last, dueAt(last), std::max(0.0, now - dueAt(last)), last - k, true};
+        const double overdue = std::max(0.0, now - dueAt(k));
+        e.lastInterval =
+            IntervalDue{last, dueAt(last), std::max(0.0, now - dueAt(last)), last - k, true, overdue, ownOf(overdue)};
       }
     }
     return e;
@@ -80,6 +97,11 @@ LoopEnd runSessionLoop(TracedTarget& target, const LoopOptions& o, const std::fu
     if (o.finished && o.finished()) return ended(EndReason::Finished, monotonicSeconds());
     if (stopRequested()) return ended(EndReason::Signal, monotonicSeconds());
     const double now = monotonicSeconds();
+    if (timed) {
+      const double cpu = threadCpuSeconds();
+      ownSinceLook = cpu - cpuAtLook;
+      cpuAtLook = cpu;
+    }
     if (end > 0 && now + kSlackS >= end) return ended(EndReason::Duration, now);
     // The target is looked at once per kPollS, not on every wake-up: a look
     // reads several /proc files (the stat of a process sums all its
@@ -96,7 +118,9 @@ LoopEnd runSessionLoop(TracedTarget& target, const LoopOptions& o, const std::fu
       // for all of them, saying so; the next is due on the original grid.
       int last = k;
       while (now + kSlackS >= dueAt(last + 1) && (end == 0 || dueAt(last + 1) < end - kSlackS)) last++;
-      onInterval(IntervalDue{last, dueAt(last), std::max(0.0, now - dueAt(last)), last - k, false});
+      const double overdue = std::max(0.0, now - dueAt(k));
+      onInterval(IntervalDue{last, dueAt(last), std::max(0.0, now - dueAt(last)), last - k, false, overdue,
+                             ownOf(overdue)});
       k = last + 1;
       continue;  // the report took time: look at the clock again
     }

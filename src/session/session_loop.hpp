@@ -39,12 +39,20 @@ struct IntervalDue {
   double lateS = 0;  // now - dueS when the loop saw it
   int skipped = 0;   // whole intervals passed without a report before this one
   bool last = false; // due at -d's end: the loop ends after it
+  // now - the due time of the oldest interval folded in (lateS when none
+  // was skipped): how long the report kept its readers waiting.
+  double overdueS = 0;
+  // Of overdueS, at most: the CPU time the loop's thread spent since it
+  // last looked at the clock (the last report's reading and printing, a
+  // drain): goscope's own work. The rest is time it waited for a CPU or slept.
+  double ownS = 0;
 };
 
 struct LoopEnd {
   EndReason why = EndReason::Signal;
   double endS = 0;   // CLOCK_MONOTONIC: when the loop saw its end
   double lateS = 0;  // Duration: how long after -d's deadline that was
+  double ownS = 0;   // of lateS, at most: goscope's own work (as IntervalDue::ownS)
   // Duration: the last interval came due at -d's end and has not been
   // reported yet; the caller reports it with its final reading.
   std::optional<IntervalDue> lastInterval;
@@ -60,6 +68,8 @@ LoopEnd runSessionLoop(TracedTarget& target, const LoopOptions& options, const s
                        const std::function<void(const IntervalDue&)>& onInterval);
 
 double monotonicSeconds();
+// The CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), in seconds.
+double threadCpuSeconds();
 // Milliseconds from now to `untilS` (CLOCK_MONOTONIC), rounded up so that a
 // wait of that many milliseconds does not wake before it; at least 0.
 int millisecondsUntil(double untilS);
