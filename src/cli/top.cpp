@@ -20,6 +20,7 @@
 #include "cli/args.hpp"
 #include "cli/command.hpp"
 #include "cli/goscope_child.hpp"
+#include "output/output.hpp"
 #include "output/stdout_writer.hpp"
 #include "cli/top_model.hpp"
 #include "cli/top_screen.hpp"
@@ -145,6 +146,7 @@ int runBatch(std::vector<Watched>& kids, top::Model& model, const top::View& vie
   long printed = 0;
   Watched* failed = nullptr;
   auto& stdoutWriter = output::StdoutWriter::instance();
+  auto out = output::makeOutput(false);
   while (!stopRequested && !failed && printed < iterations && !stdoutWriter.closed()) {
     for (size_t i = 0; i < kids.size() && !failed; i++) {
       auto& k = kids[i];
@@ -163,13 +165,12 @@ int runBatch(std::vector<Watched>& kids, top::Model& model, const top::View& vie
     }
     const long ready = *std::min_element(ends.begin(), ends.end());
     for (; printed < ready && printed < iterations; printed++) {
-      std::string text = printed > 0 ? "\n" : "";
-      text += view.title + "\n" + top::headerText(model.sortedBy(), view.latency) + "\n";
+      std::vector<std::string> lines{view.title, top::headerText(model.sortedBy(), view.latency)};
       const auto rows = model.visible();
-      if (rows.empty()) text += "(no calls yet)\n";
-      for (const auto& r : rows) text += top::rowText(r, view.latency) + "\n";
-      if (auto cost = model.costLine(); !cost.empty()) text += cost + "\n";
-      std::cout << text << std::flush;
+      if (rows.empty()) lines.push_back("(no calls yet)");
+      for (const auto& r : rows) lines.push_back(top::rowText(r, view.latency));
+      if (auto cost = model.costLine(); !cost.empty()) lines.push_back(cost);
+      out->screen(lines);
     }
   }
   endChildren(kids, [&](const Watched& k, const std::string& l) { passOn(kids, k, l); });

@@ -255,6 +255,15 @@ class JsonOutput final : public Output {
     lines_.lineDone();
   }
 
+  void screen(const std::vector<std::string>& lines) override {
+    boost::json::array a;
+    for (const auto& l : lines) a.emplace_back(l);
+    lines_.buffer() += jsonText(boost::json::object{{"screen", std::move(a)}});
+    lines_.buffer() += '\n';
+    lines_.lineDone();
+    lines_.flush();
+  }
+
   void calibration(const HostCosts& c, const std::optional<ProbeMeasure>& now) override {
     boost::json::object o{{"emulated_ns", std::llround(c.emulatedNs)},
                           {"stepped_ns", std::llround(c.steppedNs)},

@@ -201,6 +201,10 @@ class Output {
   // flamegraph.pl reads them), and how often it was seen: in the session,
   // or (`interval`) in one -i report.
   virtual void foldedStack(const std::string& stack, uint64_t count, const std::optional<Interval>& interval) = 0;
+  // goscope top --batch: one screen as its view drew it, line by line (text:
+  // the lines, a blank line before each screen but the first, written out at
+  // once; JSON: {"screen":[lines]}).
+  virtual void screen(const std::vector<std::string>& lines) = 0;
   // goscope calibrate: what plans use from now on (`use`), beside what this
   // run measured (`now`, when it did).
   virtual void calibration(const HostCosts& use, const std::optional<ProbeMeasure>& now) = 0;

@@ -174,6 +174,17 @@ class TextOutput final : public Output {
     lines_.lineDone();
   }
 
+  void screen(const std::vector<std::string>& lines) override {
+    std::string& out = lines_.buffer();
+    if (screens_++ > 0) out += '\n';
+    for (const auto& l : lines) {
+      out += l;
+      out += '\n';
+    }
+    lines_.lineDone();
+    lines_.flush();  // a screen is read as it comes (a pipe, a terminal)
+  }
+
   void calibration(const HostCosts& c, const std::optional<ProbeMeasure>& now) override {
     if (now)
       std::printf("measured now: %.2f us emulated, %.1f us single-stepped, %.1f us at a RET (%s)\n",
@@ -339,6 +350,7 @@ class TextOutput final : public Output {
 
  private:
   StdoutLines lines_;
+  long screens_ = 0;  // top --batch's screens so far
   const int64_t realtimeOffsetNs_ = measureRealtimeOffsetNs();  // at the session's start (output/wall_time.hpp)
 };
 
