@@ -29,7 +29,9 @@ ProofSource proofSourceOf(const GoBinary& bin) {
           [&bin](uint64_t a, size_t n) { return bin.elf().readVaddr(a, n); },
           [&bin](const GoFunction& f) { return bin.pclntab().inlinedCalls(f); },
           [&bin](const GoFunction& f, uint64_t pc) { return bin.pclntab().spDelta(f, pc); },
-          [](size_t n, const std::function<void(size_t)>& each) { forEachInParallel(n, each); }};
+          [](size_t n, const std::function<void(size_t)>& each) { forEachInParallel(n, each); },
+          {},
+          [&bin](const GoFunction& f, std::span<const uint64_t> pcs) { return bin.pclntab().lineRunStarts(f, pcs); }};
 }
 
 }  // namespace

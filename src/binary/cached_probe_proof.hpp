@@ -43,14 +43,20 @@ struct ProofSource {
   // Asked between groups of addresses when set: false stops the proof, so
   // that a Ctrl-C during start-up is not held up by it.
   std::function<bool()> keepGoing;
+  // For each pc (ascending, inside the function), an instruction start at
+  // or before it from the binary's own tables (Pclntab::lineRunStarts), where
+  // a decode toward it may begin instead of the entry; empty: the entry.
+  std::function<std::vector<uint64_t>(const GoFunction&, std::span<const uint64_t>)> instructionStarts;
 };
 
 // nullopt when every address is proved; else the first that is not, and why.
 //
 // Call sites: each site is an instruction start of the function it lies in
-// (the function decoded from its entry up to the site) and a `call rel32` of
-// its entry (the parser checked the bytes; this checks that they are an
-// instruction and not the middle of one).
+// (the function decoded up to the site from its entry, or from the nearest
+// instruction start before it that the binary's pc-to-line table gives:
+// ProofSource::instructionStarts) and a `call rel32` of its entry (the parser
+// checked the bytes; this checks that they are an instruction and not the
+// middle of one).
 //
 // `*stopped` (when given) says keepGoing ended the proof early: then nothing
 // is proved, nullopt or not.

@@ -282,6 +282,18 @@ std::optional<int32_t> Pclntab::spDelta(const GoFunction& fn, uint64_t pc) const
   return pcln::pcValueAt(pcTable(funcField(fn.funcOff, 4)), fn.entry, pc, quantum_);
 }
 
+std::vector<uint64_t> Pclntab::lineRunStarts(const GoFunction& fn, std::span<const uint64_t> pcs) const {
+  std::vector<uint64_t> out(pcs.size(), fn.entry);
+  // Only code the compiler wrote: an assembly function may spell one
+  // instruction as BYTE directives over several lines, and a new line there
+  // starts inside an instruction (docs/go-runtime.md, "The pc tables").
+  if (fileLine(fn, fn.entry).first.ends_with(".s")) return out;
+  const auto starts = pcln::runStartsAt(pcTable(funcField(fn.funcOff, 6)), fn.entry, pcs, quantum_);
+  for (size_t i = 0; i < pcs.size(); i++)
+    if (starts[i] && *starts[i] >= fn.entry && *starts[i] <= pcs[i]) out[i] = *starts[i];
+  return out;
+}
+
 std::pair<std::string, int> Pclntab::fileLine(const GoFunction& fn, uint64_t pc) const {
   return fileLineOf(fn, pcln::pcValueAt(pcTable(funcField(fn.funcOff, 5)), fn.entry, pc, quantum_),
                     pcln::pcValueAt(pcTable(funcField(fn.funcOff, 6)), fn.entry, pc, quantum_));

@@ -100,6 +100,11 @@ class Pclntab {
   // How far the function has moved SP below its entry's at pc (the pcsp
   // table): 0 in a function without a frame; nullopt when unknown.
   std::optional<int32_t> spDelta(const GoFunction& fn, uint64_t pc) const;
+  // For each pc of `pcs` (ascending, inside fn), an instruction start at or
+  // before it that the binary's own tables give: the start of the pc-to-line
+  // table's run that holds it (a new line starts at an instruction). A pc the
+  // table does not cover gets the function's entry.
+  std::vector<uint64_t> lineRunStarts(const GoFunction& fn, std::span<const uint64_t> pcs) const;
   // Link-time address of the function's FUNCDATA_ArgInfo (Go 1.17+: how the
   // runtime's traceback prints its arguments; arg_info.hpp), when it has one.
   std::optional<uint64_t> argInfoAddress(const GoFunction& fn) const;

@@ -67,6 +67,17 @@ std::vector<std::optional<int32_t>> pcValuesAt(std::span<const uint8_t> table, u
   return out;
 }
 
+std::vector<std::optional<uint64_t>> runStartsAt(std::span<const uint8_t> table, uint64_t entry,
+                                                 std::span<const uint64_t> targets, uint32_t quantum) {
+  std::vector<std::optional<uint64_t>> out(targets.size());
+  size_t k = 0;
+  while (k < targets.size() && targets[k] < entry) k++;
+  PcValueDecoder d(table, entry, quantum);
+  for (PcValueRun r; k < targets.size() && d.next(r);)
+    for (; k < targets.size() && targets[k] < r.end; k++) out[k] = r.start;
+  return out;
+}
+
 std::optional<int32_t> pcValueMax(std::span<const uint8_t> table, uint64_t entry, uint32_t quantum) {
   std::optional<int32_t> best;
   PcValueDecoder d(table, entry, quantum);

@@ -67,6 +67,13 @@ std::optional<int32_t> pcValueAt(std::span<const uint8_t> table, uint64_t entry,
 std::vector<std::optional<int32_t>> pcValuesAt(std::span<const uint8_t> table, uint64_t entry,
                                                std::span<const uint64_t> targets, uint32_t quantum = 1);
 
+// For each of `targets` (ascending), the start of the table's run that holds
+// it, in one walk; nullopt for a target outside the table (or after a
+// malformed byte). A run starts where the compiler emitted a new value: at
+// an instruction, since the tables are built instruction by instruction.
+std::vector<std::optional<uint64_t>> runStartsAt(std::span<const uint8_t> table, uint64_t entry,
+                                                 std::span<const uint64_t> targets, uint32_t quantum = 1);
+
 // The largest value anywhere in the table (nullopt for an empty table): how many
 // entries an inline tree has is known only this way, since the tree itself has
 // no length.

@@ -37,6 +37,7 @@ struct MadeUp {
   std::vector<uint8_t> code;  // [kBase, kBase + kFunctions * kPage)
   std::vector<FunctionCode> analysis;
   std::vector<std::vector<InlinedCall>> calls;
+  std::vector<std::vector<uint64_t>> lineRuns;  // per function, ascending
 };
 
 // Instructions to build from: bytes and whether they are a `call` of the
@@ -88,6 +89,10 @@ const MadeUp& binary() {
       }
       b.code[at - kBase] = 0xc3;  // ret
       starts.push_back(at);
+      // A line table's runs: they start at instructions, some of them.
+      std::vector<uint64_t> runs;
+      for (size_t i = 0; i < starts.size(); i += 3) runs.push_back(starts[i]);
+      b.lineRuns.push_back(std::move(runs));
       auto a = analyzeFunction(std::span<const uint8_t>(b.code.data() + (fn.entry - kBase), kPage), fn.entry);
       b.analysis.push_back(a ? *a : FunctionCode{});
       // Inlined calls over runs of instructions (one removed: no body);
@@ -182,7 +187,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ProofSource src{functionAt, bytesAt,
                   [&b](const GoFunction& f) { return b.calls[(f.entry - kBase) / kPage]; },
                   [](const GoFunction&, uint64_t) { return std::optional<int32_t>(0); },
-                  {}};
+                  {},
+                  {},
+                  [&b](const GoFunction& f, std::span<const uint64_t> pcs) {
+                    // The nearest run start at or before each pc.
+                    const auto& runs = b.lineRuns[(f.entry - kBase) / kPage];
+                    std::vector<uint64_t> out;
+                    for (uint64_t pc : pcs) {
+                      auto it = std::upper_bound(runs.begin(), runs.end(), pc);
+                      out.push_back(it == runs.begin() ? f.entry : *std::prev(it));
+                    }
+                    return out;
+                  }};
   std::vector<std::pair<uint64_t, const CallSiteProof*>> proofs;
   for (const auto& [e, p] : r->callSites) proofs.emplace_back(e, &p);
   std::vector<const InlinedSite*> sites;

@@ -2,7 +2,9 @@
 // writes in pctab: see src/binary/pclntab_decode.hpp).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -191,6 +193,40 @@ TEST_CASE("pcValuesAt answers each target as pcValueAt does, in one walk") {
       CAPTURE(round);
       CAPTURE(targets[k]);
       CHECK(got[k] == pcValueAt(t, entry, targets[k], quantum));
+    }
+  }
+}
+
+TEST_CASE("runStartsAt gives each target the start of the run that holds it, in one walk") {
+  std::mt19937 rng(15);
+  for (int round = 0; round < 2000; round++) {
+    std::vector<uint8_t> t;
+    const int pairs = static_cast<int>(rng() % 12);
+    for (int p = 0; p < pairs; p++) {
+      putUvarint(t, zigzag(static_cast<int32_t>(rng() % 9) - 4));
+      putUvarint(t, rng() % 5 == 0 ? 0 : rng() % 40);
+    }
+    if (rng() % 4 == 0) t.push_back(0x00);
+    if (rng() % 6 == 0) t.push_back(static_cast<uint8_t>(0x80));
+    const uint64_t entry = 0x1000;
+    const uint32_t quantum = rng() % 3 == 0 ? 4 : 1;
+    std::vector<uint64_t> targets;
+    const int n = static_cast<int>(rng() % 20);
+    for (int k = 0; k < n; k++) targets.push_back(entry - 8 + rng() % 600);
+    std::sort(targets.begin(), targets.end());
+    const auto got = runStartsAt(t, entry, targets, quantum);
+    REQUIRE(got.size() == targets.size());
+    const auto runs = decodeAll(t, entry, quantum);
+    for (size_t k = 0; k < targets.size(); k++) {
+      std::optional<uint64_t> want;
+      for (const auto& r : runs)
+        if (r.start <= targets[k] && targets[k] < r.end) {
+          want = r.start;
+          break;
+        }
+      CAPTURE(round);
+      CAPTURE(targets[k]);
+      CHECK(got[k] == want);
     }
   }
 }
