@@ -171,6 +171,7 @@ struct Engine::Impl {
   uint64_t drainedStacks = 0, drainedKeys = 0;  // entries deleted, against the kernel's GS_STAT_STACKS_STORED/_KEYS
   uint64_t drainedFrameCount = 0;               // frames kept in drainedFrames, against kMaxDrainedFrames
   bool drainRefusalSaid = false;                // a drain could not wait for the programs in flight: said once
+  bool drainBoundSaid = false;                  // kMaxDrainedFrames reached: said once
 
   const EventCallback* callback = nullptr;
   uint64_t malformed = 0;
@@ -1210,6 +1211,13 @@ Result<bool> Engine::drainStacks(bool onlyIfFilling) {
   }
   if (I.drainedFrameCount >= kMaxDrainedFrames) {
     spdlog::debug("stacks: {} kept ({} frames), no more drained", I.drainedFrames.size(), I.drainedFrameCount);
+    // Why later hits go to [lost]: the count says how many, this says why.
+    if (!I.drainBoundSaid)
+      notify(std::to_string(I.drainedFrames.size()) + " distinct stacks kept, " +
+             std::to_string(I.drainedFrameCount >> 20) + " M frames, past goscope's memory bound of " +
+             std::to_string(kMaxDrainedFrames >> 20) +
+             " M for them: from now on a stack that finds the kernel's maps full is counted as not recorded");
+    I.drainBoundSaid = true;
     return false;
   }
   const auto t0 = std::chrono::steady_clock::now();
