@@ -4,7 +4,6 @@
 #include <atomic>
 #include <optional>
 
-#include "session/bpf_access.hpp"
 #include "session/event_sessions.hpp"
 #include "session/prepared_engine.hpp"
 
@@ -25,16 +24,6 @@ const char* describe(EventEnd e) {
 }
 
 namespace {
-
-// Could the BPF path serve this request, if its Delve session costs too much?
-// Only what BPF reads (no expressions, locals or conditions) at function
-// names (not file:line or raw addresses), with BPF privileges.
-bool bpfCouldServe(const ProbeRequest& r) {
-  if (!r.capture.exprs.empty() || r.capture.locals || r.capture.cond) return false;
-  for (const auto& l : r.locations)
-    if (l.empty() || l.find(':') != std::string::npos || l[0] == '*') return false;
-  return static_cast<bool>(checkBpfPrivileges());
-}
 
 // A Delve session that may move to BPF while it runs: it owns the target
 // (the BPF session needs it), runs Delve, and when Delve ends over the
@@ -117,7 +106,9 @@ Result<std::unique_ptr<EventSession>> startEventSession(const ProbeRequest& r, c
       // A BPF plan's prepared engine (the BPF path failed before taking it):
       // released before Delve attaches.
       if (owned->prepared()) owned->prepared()->engine.reset();
-      if (!bpfCouldServe(r)) return startDelveEvents(r, *owned, false);
+      // Over its budget a Delve session moves where the plan says (BPF, for
+      // a request BPF serves as well), or stays.
+      if (plan.overBudget != Backend::Bpf) return startDelveEvents(r, *owned, false);
       auto s = std::make_unique<MovingEventSession>(r, std::move(*owned));
       if (auto ok = s->start(); !ok) {
         owned.emplace(s->takeTarget());  // dlv failed: the fallback, if any, needs the target back

@@ -16,6 +16,7 @@
 #include "backend/bpf/privileges.hpp"
 #include "backend/delve/delve_finder.hpp"
 #include "probe/abi_layout.hpp"
+#include "probe/location_kind.hpp"
 #include "probe/pattern.hpp"
 #include "backend/memory/direct_read.hpp"
 #include "backend/memory/read_selector.hpp"
@@ -32,12 +33,6 @@ bool isPerHit(Action a) { return a == Action::Trace || a == Action::Break; }
 
 bool needsDelveFacts(Action a) {
   return a == Action::Read || a == Action::Sample || a == Action::Set || isPerHit(a);
-}
-
-// Delve locations that are not function names: file.go:12, *0x4567, +2.
-bool isFunctionLocation(const std::string& loc) {
-  return !loc.empty() && loc.find(':') == std::string::npos && loc[0] != '*' && loc[0] != '+' && loc[0] != '-' &&
-         !std::isdigit(static_cast<unsigned char>(loc[0]));
 }
 
 bool anyFunctionMatches(const GoBinary& bin, const std::vector<Pattern>& patterns) {
@@ -163,7 +158,7 @@ Result<TargetFacts> staticFacts(const ProbeRequest& r, const GoBinary& bin, std:
     // break takes Delve's locations too (file.go:12, *0x4567); trace takes
     // patterns only, where `*` is a glob.
     if (r.action == Action::Break)
-      for (const auto& l : r.locations) f.locationsAreFunctions = f.locationsAreFunctions && isFunctionLocation(l);
+      for (const auto& l : r.locations) f.locationsAreFunctions = f.locationsAreFunctions && namesFunction(l);
     // break takes Delve's locations too (a short name like `doWork`): one
     // that names no function exactly is Delve's to resolve or refuse.
     if (r.action == Action::Break && f.locationsAreFunctions && !anyFunctionMatches(bin, patterns))

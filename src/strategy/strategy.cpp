@@ -241,7 +241,7 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
         p.backend = Backend::Delve;
         p.reasons.push_back("--strategy delve");
         if (r.capture.results) p.reasons.push_back("Delve stops at the entry: arguments only, no results");
-        if (noBpf.empty()) p.fallback = Backend::Bpf;
+        if (noBpf.empty()) p.fallback = p.overBudget = Backend::Bpf;
         return p;
       }
       // Results at every return: BPF's return probes see them; a Delve
@@ -292,7 +292,7 @@ Result<Plan> planRequest(const ProbeRequest& r, const TargetFacts& f) {
         p.reasons.push_back(std::string(buf) + ": Delve fits and gives full Go types" +
                             (floats ? " (" + only.why + ")" : std::string()));
         if (r.capture.results) p.reasons.push_back("Delve stops at the entry: arguments only, no results");
-        p.fallback = Backend::Bpf;
+        p.fallback = p.overBudget = Backend::Bpf;
       } else {
         char bpfBuf[64];
         std::snprintf(bpfBuf, sizeof bpfBuf, " = %.2f%%", bpfPct);

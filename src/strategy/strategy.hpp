@@ -70,6 +70,11 @@ struct Plan {
   // A backend that can also serve the request, tried when the chosen one
   // fails for a reason of its own (e.g. Delve cannot attach).
   std::optional<Backend> fallback;
+  // Where a session of this plan goes when it runs over its overhead budget
+  // (a Delve trace or break: to BPF, which serves the same request at
+  // microseconds a hit); none: it stays, and the bound warns or ends it.
+  // Decided here, as every path: the executor only carries it out.
+  std::optional<Backend> overBudget;
   // The hit rate would decide (it is unknown): measure it and plan again.
   bool needsRate = false;
   // With needsRate: the rate above which Delve's stops exceed the budget

@@ -69,6 +69,15 @@ TEST_CASE("strategy: invariants over the whole capability table") {
           if (p->backend == Backend::Bpf) CHECK(f.bpfPrivileges);
           if (p->fallback == Backend::Delve) CHECK(delveUsable(f));
           if (p->fallback == Backend::Bpf) CHECK(f.bpfPrivileges);
+          // Only a Delve trace or break moves over its budget, to BPF, which
+          // must be able to serve it: nothing Delve alone can do asked.
+          if (p->overBudget) {
+            CHECK(p->overBudget == Backend::Bpf);
+            CHECK(p->backend == Backend::Delve);
+            CHECK((a == Action::Trace || a == Action::Break));
+            CHECK(f.bpfPrivileges);
+            CHECK(!(cap & 2));
+          }
           // A forced strategy is honoured or refused, never silently changed
           // (list and info read the file and need neither).
           if (a != Action::List && a != Action::Info) {
@@ -178,6 +187,7 @@ TEST_CASE("strategy: the rate decides between Delve and BPF against the budget")
   CHECK(explainPlan(*fast).find("too much for Delve") != std::string::npos);
   r.maxOverheadPct = 10;  // a larger budget lets Delve take it
   CHECK(planRequest(r, f)->backend == Backend::Delve);
+  CHECK(planRequest(r, f)->overBudget == Backend::Bpf);  // and BPF, if it costs more than thought
   f.measuredRatePerS.reset();  // unknown rate: the safe choice
   CHECK(planRequest(r, f)->backend == Backend::Bpf);
 }
@@ -454,4 +464,55 @@ TEST_CASE("strategy: sample without a function reads memory, never Delve, and is
     REQUIRE_FALSE(forced);
     CHECK(forced.error().message.find("without --at, sample reads from memory") != std::string::npos);
   }
+}
+
+TEST_CASE("strategy: a Delve session moves to BPF over its budget only when BPF serves the same request") {
+  TargetFacts f;
+  f.hasDwarf = true;
+  f.measuredRatePerS = 5;  // Delve fits the budget
+  ProbeRequest r;
+  r.action = Action::Trace;
+  r.capture.args = true;
+  r.maxOverheadPct = 1.0;
+  auto moves = planRequest(r, f);
+  REQUIRE(moves);
+  CHECK(moves->backend == Backend::Delve);
+  CHECK(moves->overBudget == Backend::Bpf);
+  // What only Delve does: an expression, locals, a condition, a file:line,
+  // break's loading limits. Over budget such a session stays (and warns or
+  // ends), since BPF would drop what was asked.
+  auto stays = [&](ProbeRequest q, TargetFacts g = {}) {
+    if (!g.hasDwarf) g = f;
+    auto p = planRequest(q, g);
+    REQUIRE(p);
+    CHECK(p->backend == Backend::Delve);
+    CHECK(!p->overBudget);
+  };
+  ProbeRequest e = r;
+  e.capture.exprs = {"req.ID"};
+  stays(e);
+  ProbeRequest l = r;
+  l.capture.locals = true;
+  stays(l);
+  ProbeRequest c = r;
+  c.capture.cond = "n > 3";
+  stays(c);
+  TargetFacts fileLine = f;
+  fileLine.locationsAreFunctions = false;
+  stays(r, fileLine);
+  ProbeRequest b = r;
+  b.action = Action::Break;
+  b.hitLimits.maxElements = 500;
+  stays(b);
+  // Without BPF privileges nothing to move to.
+  TargetFacts noBpf = f;
+  noBpf.bpfPrivileges = false;
+  stays(r, noBpf);
+  // --strategy delve with BPF at hand: the bound decides whether it acts
+  // (--max-overhead); the plan says where it would go.
+  ProbeRequest forced = r;
+  forced.strategy = StrategyChoice::Delve;
+  auto p = planRequest(forced, f);
+  REQUIRE(p);
+  CHECK(p->overBudget == Backend::Bpf);
 }
