@@ -31,6 +31,32 @@ std::vector<PcValueRun> decodeAll(const std::vector<uint8_t>& t, uint64_t entry,
   return runs;
 }
 
+constexpr uint64_t kEntry = 0x1000;
+
+// A random table (zero-length runs, negative deltas, sometimes the
+// terminator, sometimes a cut varint), a quantum, and targets in any order,
+// repeats and targets before the entry or past the end included.
+struct RandomCase {
+  std::vector<uint8_t> table;
+  uint32_t quantum = 1;
+  std::vector<uint64_t> targets;
+};
+
+RandomCase randomCase(std::mt19937& rng) {
+  RandomCase c;
+  const int pairs = static_cast<int>(rng() % 12);
+  for (int p = 0; p < pairs; p++) {
+    putUvarint(c.table, zigzag(static_cast<int32_t>(rng() % 9) - 4));
+    putUvarint(c.table, rng() % 5 == 0 ? 0 : rng() % 40);
+  }
+  if (rng() % 4 == 0) c.table.push_back(0x00);                       // the terminator
+  if (rng() % 6 == 0) c.table.push_back(static_cast<uint8_t>(0x80));  // a cut varint
+  c.quantum = rng() % 3 == 0 ? 4 : 1;
+  const int n = static_cast<int>(rng() % 20);
+  for (int k = 0; k < n; k++) c.targets.push_back(kEntry - 8 + rng() % 600);
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("readUvarint decodes LEB128 and rejects truncated or oversized input") {
@@ -169,30 +195,15 @@ TEST_CASE("random line tables round-trip through the encoder the linker uses") {
 }
 
 TEST_CASE("pcValuesAt answers each target as pcValueAt does, in one walk") {
-  // Random tables (zero-length runs, negative deltas, a quantum, truncated
-  // and garbage tails) and random targets in any order, repeats and targets
-  // before the entry or past the end included.
   std::mt19937 rng(14);
   for (int round = 0; round < 2000; round++) {
-    std::vector<uint8_t> t;
-    const int pairs = static_cast<int>(rng() % 12);
-    for (int p = 0; p < pairs; p++) {
-      putUvarint(t, zigzag(static_cast<int32_t>(rng() % 9) - 4));
-      putUvarint(t, rng() % 5 == 0 ? 0 : rng() % 40);
-    }
-    if (rng() % 4 == 0) t.push_back(0x00);                       // the terminator
-    if (rng() % 6 == 0) t.push_back(static_cast<uint8_t>(0x80));  // a cut varint
-    const uint64_t entry = 0x1000;
-    const uint32_t quantum = rng() % 3 == 0 ? 4 : 1;
-    std::vector<uint64_t> targets;
-    const int n = static_cast<int>(rng() % 20);
-    for (int k = 0; k < n; k++) targets.push_back(entry - 8 + rng() % 600);
-    const auto got = pcValuesAt(t, entry, targets, quantum);
+    const auto [t, quantum, targets] = randomCase(rng);
+    const auto got = pcValuesAt(t, kEntry, targets, quantum);
     REQUIRE(got.size() == targets.size());
     for (size_t k = 0; k < targets.size(); k++) {
       CAPTURE(round);
       CAPTURE(targets[k]);
-      CHECK(got[k] == pcValueAt(t, entry, targets[k], quantum));
+      CHECK(got[k] == pcValueAt(t, kEntry, targets[k], quantum));
     }
   }
 }
@@ -200,23 +211,11 @@ TEST_CASE("pcValuesAt answers each target as pcValueAt does, in one walk") {
 TEST_CASE("runStartsAt gives each target the start of the run that holds it, in one walk") {
   std::mt19937 rng(15);
   for (int round = 0; round < 2000; round++) {
-    std::vector<uint8_t> t;
-    const int pairs = static_cast<int>(rng() % 12);
-    for (int p = 0; p < pairs; p++) {
-      putUvarint(t, zigzag(static_cast<int32_t>(rng() % 9) - 4));
-      putUvarint(t, rng() % 5 == 0 ? 0 : rng() % 40);
-    }
-    if (rng() % 4 == 0) t.push_back(0x00);
-    if (rng() % 6 == 0) t.push_back(static_cast<uint8_t>(0x80));
-    const uint64_t entry = 0x1000;
-    const uint32_t quantum = rng() % 3 == 0 ? 4 : 1;
-    std::vector<uint64_t> targets;
-    const int n = static_cast<int>(rng() % 20);
-    for (int k = 0; k < n; k++) targets.push_back(entry - 8 + rng() % 600);
+    auto [t, quantum, targets] = randomCase(rng);
     std::sort(targets.begin(), targets.end());
-    const auto got = runStartsAt(t, entry, targets, quantum);
+    const auto got = runStartsAt(t, kEntry, targets, quantum);
     REQUIRE(got.size() == targets.size());
-    const auto runs = decodeAll(t, entry, quantum);
+    const auto runs = decodeAll(t, kEntry, quantum);
     for (size_t k = 0; k < targets.size(); k++) {
       std::optional<uint64_t> want;
       for (const auto& r : runs)
