@@ -72,7 +72,8 @@ void OverheadBound::moveOrWarn(double now, const BoundCallback& tell) {
                 "warning: the target was stopped %.0f%% of the last second (%.0f hits/s), above the %.2f%% budget; %s",
                 share, rate, meter_->budgetPct(),
                 rules_.mayMove ? "--max-overhead PCT moves the probe to BPF when it is exceeded"
-                               : "BPF cannot serve what was asked (expressions, locals, --cond or a location that is not a function)");
+                               : "BPF cannot serve what was asked (expressions, locals, --cond, a location that is not a function, "
+                                 "or break's --max-elements/--max-depth)");
   meter_->addAction(text);
   if (tell) tell({BoundAction::Kind::Warned, now, func, 0, 0, share, meter_->budgetPct(), text});
 }
