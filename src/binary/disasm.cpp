@@ -69,7 +69,11 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
   fn.depth = depth;
   fn.entry = entry;
   fn.end = entry + code.size();
-  fn.boundaryBits.assign((code.size() + 63) / 64, 0);
+  const bool headOnly = depth == DecodeDepth::EntryOnly;
+  // A head is at most kPrologueWindow instructions of at most 15 bytes: its
+  // bitmap need not cover a long function (start-up allocates one a function).
+  const size_t decodable = headOnly ? std::min(code.size(), kPrologueWindow * 15) : code.size();
+  fn.boundaryBits.assign((decodable + 63) / 64, 0);
 
   std::vector<DecodedInsn> head;  // the first instructions, for the prologue matcher
   head.reserve(kPrologueWindow);
@@ -77,7 +81,6 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
   const uint8_t* p = code.data();
   size_t left = code.size();
   uint64_t addr = entry;
-  const bool headOnly = depth == DecodeDepth::EntryOnly;
   while (left > 0) {
     // The head is all the entry-probe decision reads (go_prologue.hpp).
     if (headOnly && head.size() == kPrologueWindow) break;
@@ -104,6 +107,9 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
     const UprobeVerdict verdict = verdictOf(view);
     if (!verdict.safe()) fn.unsafe.push_back(at), fn.unsafeWhy.push_back(verdict.hazard);
     if (!headOnly && isRet(in)) fn.returns.push_back(at);  // a head's RETs would be a partial list
+    // The entry probe's decision needs the stack check and the entry only:
+    // most functions decide it in one to three instructions (start-up).
+    if (headOnly && recognisePrologue(head, entry).stackCheckDecided) break;
   }
   fn.bodyEnd = fn.undecodable.value_or(addr);
   fn.boundaryBits.resize((fn.bodyEnd - entry + 63) / 64);
@@ -126,8 +132,8 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
 
 std::optional<std::string> returnsUnknownReason(const FunctionCode& fn) {
   if (fn.depth == DecodeDepth::EntryOnly)
-    return "returns not looked for: only the first " + std::to_string(kPrologueWindow) +
-           " instructions were decoded (for the entry probe)";
+    return "returns not looked for: only the first " + std::to_string(fn.instructionCount) +
+           " instruction(s) were decoded (for the entry probe)";
   if (!fn.undecodable) return std::nullopt;
   return "returns unknown: the bytes at " + hex(*fn.undecodable) + " (entry+" +
          std::to_string(*fn.undecodable - fn.entry) + ") do not decode (" + std::string(fn.undecodableWhy) +

@@ -46,15 +46,17 @@ struct ProbeSite {
   std::string callSitesRefused;
 };
 
-// How far to decode. The entry probe (count) depends on the first
-// kPrologueWindow instructions only: the prologue matcher reads no more, and
-// chooseProbeSite looks at the entry and the stack-check jbe. RETs (latency,
+// How far to decode. The entry probe (count) depends on the stack check and
+// the entry only: chooseProbeSite looks at the entry and the stack-check jbe,
+// and the prologue matcher says when a head is long enough to know the jbe
+// (GoPrologue::stackCheckDecided: one instruction for most functions without
+// a stack check, two to four with one; never more than kPrologueWindow). RETs (latency,
 // trace, list) need the sweep to the function's end. Decoding only the head
 // is what makes `count -b BIN '*'` start fast on 60,000-function binaries
 // (docs/disassembly.md, "Start-up"); the probe chosen is the same
 // (tests/runtime/test_disasm.cpp checks it on every function of real binaries).
 enum class DecodeDepth : uint8_t {
-  EntryOnly,  // the first kPrologueWindow instructions: `probe` only, no RETs
+  EntryOnly,  // up to the stack check's decision: `probe` only, no RETs, no frame setup
   Whole,      // to the end of the body
 };
 
@@ -71,7 +73,9 @@ struct FunctionCode {
   std::optional<uint64_t> stackCheckBranch;   // the jbe of the stack-check prologue
   std::optional<uint64_t> morestackTarget;    // where that jbe goes
   GoPrologue::Form prologue = GoPrologue::Form::None;
-  uint64_t bodyStart = 0;  // first address past the stack check and recognised frame setup
+  // First address past the stack check and recognised frame setup (with
+  // EntryOnly, the frame setup is not decoded: past the stack check only).
+  uint64_t bodyStart = 0;
   size_t instructionCount = 0;                // in the body
   std::vector<uint64_t> unsafe;               // addresses never to probe, ascending
   std::vector<Hazard> unsafeWhy;              // parallel to `unsafe`

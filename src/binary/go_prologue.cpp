@@ -57,15 +57,17 @@ std::optional<uint8_t> movFsAbsToReg(const InsnView& v) {
   return m->reg;
 }
 
-// `mov $imm,%r` or `mov off(%rip),%r` then `mov %fs:(%r),%r` (PIE): the g register.
-std::optional<uint8_t> movFsIndirect(const InsnView& first, const InsnView& second) {
-  std::optional<uint8_t> r;
-  if (auto m = rexW(first, 0xc7); m && m->isRegister() && (m->reg & 7) == 0) r = m->rm;
-  if (auto m = rexW(first, 0x8b); m && m->ripRelative) r = m->reg;
-  if (!r) return std::nullopt;
+// `mov $imm,%r` or `mov off(%rip),%r`, the first half of a PIE g load: r.
+std::optional<uint8_t> tlsOffsetLoad(const InsnView& first) {
+  if (auto m = rexW(first, 0xc7); m && m->isRegister() && (m->reg & 7) == 0) return m->rm;
+  if (auto m = rexW(first, 0x8b); m && m->ripRelative) return m->reg;
+  return std::nullopt;
+}
+
+// Its second half, `mov %fs:(%r),%r` (PIE): true when `second` is it.
+bool movFsIndirect(uint8_t r, const InsnView& second) {
   auto m2 = rexW(second, 0x8b);
-  if (!m2 || !second.has(x86::kSegFs) || !m2->isBaseDisp(*r, 0) || m2->reg != *r) return std::nullopt;
-  return r;
+  return m2 && second.has(x86::kSegFs) && m2->isBaseDisp(r, 0) && m2->reg == r;
 }
 
 // `cmp 0x10(%g),%reg` (0x18: stackguard1): the register compared.
@@ -118,7 +120,13 @@ GoPrologue recognisePrologue(std::span<const DecodedInsn> head, uint64_t entry) 
   std::optional<InsnView> v[kPrologueWindow];
   for (size_t k = 0; k < head.size(); ++k) v[k] = x86::parseInsn(head[k].bytes);
   const size_t n = head.size();
-  auto at = [&](size_t k) -> const InsnView* { return k < n && v[k] ? &*v[k] : nullptr; };
+  // Set when the stack check's match asked for an instruction past the head:
+  // a longer head could then find a stack check that this one does not.
+  bool ranOut = false;
+  auto at = [&](size_t k) -> const InsnView* {
+    if (k >= n) ranOut = true;
+    return k < n && v[k] ? &*v[k] : nullptr;
+  };
 
   size_t i = 0;
   // The g register: R14 in ABIInternal, loaded from TLS in ABI0 (and before Go 1.17).
@@ -126,12 +134,14 @@ GoPrologue recognisePrologue(std::span<const DecodedInsn> head, uint64_t entry) 
   if (auto* a = at(0)) {
     if (auto r = movFsAbsToReg(*a)) {
       g = *r, i = 1, p.loadsGFromTls = true;
-    } else if (auto* b = at(1)) {
-      if (auto r2 = movFsIndirect(*a, *b)) g = *r2, i = 2, p.loadsGFromTls = true;
+    } else if (auto r1 = tlsOffsetLoad(*a)) {
+      if (auto* b = at(1); b && movFsIndirect(*r1, *b)) g = *r1, i = 2, p.loadsGFromTls = true;
     }
   }
 
   // The comparison against the stack guard, in one of its three shapes.
+  // Each asks for the next instruction only while the ones before match, so
+  // that a head cut short asks for no more than it needs (stackCheckDecided).
   size_t k = i;
   if (auto* a = at(k); a && cmpStackGuard(*a, g) == x86::RSP) {
     p.form = GoPrologue::Form::Small, k += 1;
@@ -139,8 +149,8 @@ GoPrologue recognisePrologue(std::span<const DecodedInsn> head, uint64_t entry) 
              cmpStackGuard(*at(k + 1), g) == *t) {
     p.form = GoPrologue::Form::Large, k += 2;
   } else if (auto t2 = a ? movFromRsp(*a) : std::nullopt;
-             t2 && at(k + 3) && at(k + 1) && group1Imm(*at(k + 1), 5, *t2) &&
-             jcc(head[k + 2], *at(k + 2), 2) && cmpStackGuard(*at(k + 3), g) == *t2) {
+             t2 && at(k + 1) && group1Imm(*at(k + 1), 5, *t2) && at(k + 2) &&
+             jcc(head[k + 2], *at(k + 2), 2) && at(k + 3) && cmpStackGuard(*at(k + 3), g) == *t2) {
     p.form = GoPrologue::Form::Huge, k += 4;
   }
   if (p.form != GoPrologue::Form::None) {
@@ -158,6 +168,9 @@ GoPrologue recognisePrologue(std::span<const DecodedInsn> head, uint64_t entry) 
     p.loadsGFromTls = false;  // a g load alone (ABI wrappers) is not a prologue
     i = 0;
   }
+  // A jbe found is final: every shape tried before it looked only at
+  // instructions before it. No jbe is final when no shape ran out of head.
+  p.stackCheckDecided = p.stackCheckBranch.has_value() || !ranOut;
 
   // Frame setup: Go <= 1.20 `sub; mov %rbp,..; lea ..,%rbp`, Go >= 1.21 `push; mov; [sub]`.
   if (auto* a = at(i)) {

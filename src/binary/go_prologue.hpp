@@ -37,6 +37,11 @@ struct GoPrologue {
   std::optional<uint64_t> morestackTarget;   // where it jumps
   std::optional<int64_t> frameSize;          // how far the frame setup moves %rsp down
   uint64_t bodyStart = 0;                    // first address past everything recognised
+  // form, stackCheckBranch and morestackTarget are what every longer head
+  // (of the same function) would give: an entry probe's decision can stop
+  // decoding here (DecodeDepth::EntryOnly). frameSize and bodyStart may
+  // still grow with more instructions.
+  bool stackCheckDecided = false;
 };
 
 // How many leading instructions recognisePrologue may look at.

@@ -190,6 +190,9 @@ Result<Selection> selectFunctions(const GoBinary& bin, const std::vector<Pattern
       sel.functions.push_back({&fn, code->probe.kind, code->probe.address, id});
     }
   }
+  spdlog::debug("start-up: {} entries chosen from their {} in {:.1f} ms", chosen.size(),
+                depth == DecodeDepth::Whole ? "whole code" : "prologues",
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   if (!deferred.empty()) {
     std::vector<uint64_t> entries;
     for (const auto& d : deferred) entries.push_back(d.probe.address);

@@ -518,3 +518,66 @@ TEST_CASE("recognisePrologue on decoded instructions, without a decoder library"
   CHECK(recognisePrologue(other, kEntry).form == GoPrologue::Form::None);
   CHECK(recognisePrologue({}, kEntry).bodyStart == kEntry);
 }
+
+TEST_CASE("an entry-only decode stops once the stack check is decided, and chooses what the whole sweep does") {
+  // Every prologue shape of this file, and shapes that start like one and
+  // are not (a g load with no compare; a compare of another register; a
+  // huge frame's first instruction alone).
+  const Bytes small = kSmallFrame;
+  const Bytes large = cat({{0x4c, 0x8d, 0x64, 0x24, 0xf8}, {0x4d, 0x3b, 0x66, 0x10},
+                           {0x0f, 0x86, 0x02, 0x00, 0x00, 0x00}, {0x90, 0xc3}, {0xe8, 0, 0, 0, 0}});
+  const Bytes huge = cat({{0x49, 0x89, 0xe4}, {0x49, 0x81, 0xec, 0x88, 0x0f, 0x00, 0x00}, {0x72, 0x08},
+                          {0x4d, 0x3b, 0x66, 0x10}, {0x76, 0x02}, {0x90, 0xc3}, {0xe8, 0, 0, 0, 0}});
+  const Bytes tls = cat({{0x64, 0x4c, 0x8b, 0x34, 0x25, 0xf8, 0xff, 0xff, 0xff}, {0x49, 0x3b, 0x66, 0x10},
+                         {0x76, 0x01}, {0xc3}, {0xcc}});
+  const Bytes pie = cat({{0x49, 0xc7, 0xc6, 0xf8, 0xff, 0xff, 0xff}, {0x64, 0x4d, 0x8b, 0x36},
+                         {0x49, 0x3b, 0x66, 0x10}, {0x76, 0x01}, {0xc3}, {0xcc}});
+  const Bytes wrapper = cat({{0x64, 0x4c, 0x8b, 0x34, 0x25, 0xf8, 0xff, 0xff, 0xff}, {0x90}, {0xc3}});
+  const Bytes cmpRax = cat({{0x49, 0x3b, 0x46, 0x10}, {0x76, 0x01}, {0xc3}, {0xcc}});
+  const Bytes movRspOnly = cat({{0x49, 0x89, 0xe4}, {0x90}, {0x90}, {0x90}, {0xc3}});
+  const Bytes leaf = {0x48, 0x01, 0xd8, 0xc3, 0xcc};
+  const Bytes frame121 = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0x90, 0x48, 0x83, 0xc4, 0x10, 0x5d, 0xc3};
+  struct Case {
+    const char* name;
+    const Bytes* code;
+    size_t headInstructions;  // what the entry-only decode reads
+  };
+  const Case cases[] = {{"small", &small, 2},   {"large", &large, 3},     {"huge", &huge, 5},
+                        {"tls", &tls, 3},       {"pie", &pie, 4},         {"wrapper", &wrapper, 2},
+                        {"cmp rax", &cmpRax, 1}, {"mov rsp", &movRspOnly, 2}, {"leaf", &leaf, 1},
+                        {"push rbp", &frame121, 1}};
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    auto head = analyzeFunction(*c.code, kEntry, DecodeDepth::EntryOnly);
+    auto whole = analyzeFunction(*c.code, kEntry, DecodeDepth::Whole);
+    REQUIRE(head.has_value());
+    REQUIRE(whole.has_value());
+    CHECK(head->instructionCount == c.headInstructions);
+    CHECK(head->probe.kind == whole->probe.kind);
+    CHECK(head->probe.address == whole->probe.address);
+    CHECK(head->probe.reason == whole->probe.reason);
+    CHECK(head->prologue == whole->prologue);
+    CHECK(head->stackCheckBranch == whole->stackCheckBranch);
+    CHECK(head->morestackTarget == whole->morestackTarget);
+    CHECK(returnsUnknownReason(*head).has_value());
+
+    // Every head the matcher calls decided agrees with the whole function's.
+    std::vector<DecodedInsn> insns;
+    for (uint64_t a = kEntry; a < whole->bodyEnd; a++)
+      if (isInstructionBoundary(*whole, a)) insns.push_back({a, {}});
+    for (size_t k = 0; k < insns.size(); k++) {
+      const uint64_t next = k + 1 < insns.size() ? insns[k + 1].address : whole->bodyEnd;
+      insns[k].bytes = std::span<const uint8_t>(c.code->data() + (insns[k].address - kEntry), next - insns[k].address);
+    }
+    const GoPrologue full = recognisePrologue(insns, kEntry);
+    for (size_t m = 0; m <= insns.size(); m++) {
+      CAPTURE(m);
+      const GoPrologue p = recognisePrologue(std::span(insns).first(m), kEntry);
+      if (!p.stackCheckDecided) continue;
+      CHECK(p.form == full.form);
+      CHECK(p.stackCheckBranch == full.stackCheckBranch);
+      CHECK(p.morestackTarget == full.morestackTarget);
+      CHECK(p.loadsGFromTls == full.loadsGFromTls);
+    }
+  }
+}
