@@ -3,6 +3,7 @@
 #include <Zydis/Zydis.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 
 #include "binary/x86_insn.hpp"
@@ -75,15 +76,20 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
   const size_t decodable = headOnly ? std::min(code.size(), kPrologueWindow * 15) : code.size();
   fn.boundaryBits.assign((decodable + 63) / 64, 0);
 
-  std::vector<DecodedInsn> head;  // the first instructions, for the prologue matcher
-  head.reserve(kPrologueWindow);
+  // The first instructions, parsed, with their verdicts: what the prologue
+  // matcher and the entry-probe choice read.
+  std::array<DecodedInsn, kPrologueWindow> head;
+  std::array<std::optional<x86::InsnView>, kPrologueWindow> headViews;
+  std::array<UprobeVerdict, kPrologueWindow> headVerdicts;
+  size_t headLen = 0;
+  std::optional<GoPrologue> decided;  // EntryOnly: the head's, once it decides the stack check
 
   const uint8_t* p = code.data();
   size_t left = code.size();
   uint64_t addr = entry;
   while (left > 0) {
     // The head is all the entry-probe decision reads (go_prologue.hpp).
-    if (headOnly && head.size() == kPrologueWindow) break;
+    if (headOnly && headLen == kPrologueWindow) break;
     // Trailing int3 is padding to the next function, not code (an int3
     // followed by anything else is an instruction of the body).
     if (*p == 0xcc && std::all_of(p, p + left, [](uint8_t b) { return b == 0xcc; })) break;
@@ -101,30 +107,43 @@ Result<FunctionCode> analyzeFunction(std::span<const uint8_t> code, uint64_t ent
     p += in.length, left -= in.length, addr += in.length;
     setBit(fn.boundaryBits, at - entry);
     ++fn.instructionCount;
-    if (head.size() < kPrologueWindow) head.push_back(DecodedInsn{at, bytes});
 
     auto view = x86::parseInsn(bytes);
     const UprobeVerdict verdict = verdictOf(view);
     if (!verdict.safe()) fn.unsafe.push_back(at), fn.unsafeWhy.push_back(verdict.hazard);
     if (!headOnly && isRet(in)) fn.returns.push_back(at);  // a head's RETs would be a partial list
-    // The entry probe's decision needs the stack check and the entry only:
-    // most functions decide it in one to three instructions (start-up).
-    if (headOnly && recognisePrologue(head, entry).stackCheckDecided) break;
+    if (headLen < kPrologueWindow) {
+      head[headLen] = DecodedInsn{at, bytes};
+      headViews[headLen] = view;
+      headVerdicts[headLen] = verdict;
+      ++headLen;
+      // The entry probe's decision needs the stack check and the entry only:
+      // most functions decide it in one to three instructions (start-up).
+      if (headOnly) {
+        const GoPrologue sofar = recognisePrologue(std::span(head).first(headLen),
+                                                   std::span(headViews).first(headLen), entry, false);
+        if (sofar.stackCheckDecided) {
+          decided = sofar;
+          break;
+        }
+      }
+    }
   }
   fn.bodyEnd = fn.undecodable.value_or(addr);
   fn.boundaryBits.resize((fn.bodyEnd - entry + 63) / 64);
 
-  const GoPrologue prologue = recognisePrologue(head, entry);
+  const GoPrologue prologue =
+      decided ? *decided
+              : recognisePrologue(std::span(head).first(headLen), std::span(headViews).first(headLen), entry, !headOnly);
   fn.prologue = prologue.form;
   fn.stackCheckBranch = prologue.stackCheckBranch;
   fn.morestackTarget = prologue.morestackTarget;
   fn.bodyStart = prologue.bodyStart;
 
   std::optional<UprobeVerdict> entryVerdict, branchVerdict;
-  for (const DecodedInsn& in : head) {
-    const UprobeVerdict verdict = verdictOf(x86::parseInsn(in.bytes));
-    if (in.address == entry) entryVerdict = verdict;
-    if (in.address == prologue.stackCheckBranch) branchVerdict = verdict;
+  for (size_t k = 0; k < headLen; k++) {
+    if (head[k].address == entry) entryVerdict = headVerdicts[k];
+    if (head[k].address == prologue.stackCheckBranch) branchVerdict = headVerdicts[k];
   }
   fn.probe = chooseProbeSite(entry, prologue, entryVerdict, branchVerdict);
   return fn;

@@ -1,5 +1,7 @@
 #include "binary/go_prologue.hpp"
 
+#include <algorithm>
+
 #include "binary/x86_insn.hpp"
 
 namespace goscope {
@@ -114,12 +116,17 @@ bool setsRbpFromRsp(const InsnView& v) { return leaFromRsp(v) == x86::RBP; }
 }  // namespace
 
 GoPrologue recognisePrologue(std::span<const DecodedInsn> head, uint64_t entry) {
-  GoPrologue p;
-  p.bodyStart = entry;
   if (head.size() > kPrologueWindow) head = head.first(kPrologueWindow);
   std::optional<InsnView> v[kPrologueWindow];
   for (size_t k = 0; k < head.size(); ++k) v[k] = x86::parseInsn(head[k].bytes);
-  const size_t n = head.size();
+  return recognisePrologue(head, std::span(v, head.size()), entry, true);
+}
+
+GoPrologue recognisePrologue(std::span<const DecodedInsn> head, std::span<const std::optional<InsnView>> v,
+                             uint64_t entry, bool frame) {
+  GoPrologue p;
+  p.bodyStart = entry;
+  const size_t n = std::min({head.size(), v.size(), kPrologueWindow});
   // Set when the stack check's match asked for an instruction past the head:
   // a longer head could then find a stack check that this one does not.
   bool ranOut = false;
@@ -173,7 +180,7 @@ GoPrologue recognisePrologue(std::span<const DecodedInsn> head, uint64_t entry) 
   p.stackCheckDecided = p.stackCheckBranch.has_value() || !ranOut;
 
   // Frame setup: Go <= 1.20 `sub; mov %rbp,..; lea ..,%rbp`, Go >= 1.21 `push; mov; [sub]`.
-  if (auto* a = at(i)) {
+  if (auto* a = frame ? at(i) : nullptr) {
     if (auto size = allocatesFrame(*a)) {
       p.frameSize = size, i += 1;
       if (at(i) && savesRbp(*at(i)) && at(i + 1) && setsRbpFromRsp(*at(i + 1))) i += 2;

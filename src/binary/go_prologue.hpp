@@ -20,6 +20,8 @@
 #include <optional>
 #include <span>
 
+#include "binary/x86_insn.hpp"
+
 namespace goscope {
 
 // One decoded instruction: its address and its bytes (size == its length).
@@ -50,5 +52,12 @@ inline constexpr size_t kPrologueWindow = 10;
 // `head` is the function's first instructions (at most kPrologueWindow are
 // used); `entry` is head[0].address, or the function entry when head is empty.
 GoPrologue recognisePrologue(std::span<const DecodedInsn> head, uint64_t entry);
+// The same from the head's instructions already parsed (views[k] is
+// x86::parseInsn(head[k].bytes)), and without the frame setup when `frame`
+// is false (frameSize unset, bodyStart past the stack check): what an
+// entry-only decode asks after each instruction (disasm.cpp) without parsing
+// its head again each time.
+GoPrologue recognisePrologue(std::span<const DecodedInsn> head, std::span<const std::optional<x86::InsnView>> views,
+                             uint64_t entry, bool frame);
 
 }  // namespace goscope
