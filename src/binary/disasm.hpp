@@ -50,7 +50,8 @@ struct ProbeSite {
 // the entry only: chooseProbeSite looks at the entry and the stack-check jbe,
 // and the prologue matcher says when a head is long enough to know the jbe
 // (GoPrologue::stackCheckDecided: one instruction for most functions without
-// a stack check, two to four with one; never more than kPrologueWindow). RETs (latency,
+// a stack check, two to seven with one: up to five for the check, two for a
+// TLS g load; never more than kPrologueWindow). RETs (latency,
 // trace, list) need the sweep to the function's end. Decoding only the head
 // is what makes `count -b BIN '*'` start fast on 60,000-function binaries
 // (docs/disassembly.md, "Start-up"); the probe chosen is the same
