@@ -60,6 +60,44 @@ const Bytes kSmallFrame = {
     0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,  // 0x2a padding to 0x30
 };
 
+// The prologue shapes, each a whole function (bytes checked with GNU as).
+// Large frame: lea -N(%rsp),%r12; cmp 0x10(%r14),%r12; jbe; frame; two RETs.
+const Bytes kLargeFrame = cat({
+    {0x4c, 0x8d, 0x64, 0x24, 0xf8},                    // 0x00 lea -0x8(%rsp),%r12
+    {0x4d, 0x3b, 0x66, 0x10},                          // 0x05 cmp 0x10(%r14),%r12
+    {0x0f, 0x86, 0x1a, 0x00, 0x00, 0x00},              // 0x09 jbe 0x29
+    {0x48, 0x81, 0xec, 0x88, 0x00, 0x00, 0x00},        // 0x0f sub $0x88,%rsp
+    {0x48, 0x89, 0xac, 0x24, 0x80, 0x00, 0x00, 0x00},  // 0x16 mov %rbp,0x80(%rsp)
+    {0x48, 0x8d, 0xac, 0x24, 0x80, 0x00, 0x00, 0x00},  // 0x1e lea 0x80(%rsp),%rbp
+    {0x90},                                            // 0x26 nop
+    {0xc3},                                            // 0x27 ret
+    {0xc3},                                            // 0x28 ret (a second return)
+    {0xe8, 0x00, 0x00, 0x00, 0x00},                    // 0x29 call morestack
+});
+// Huge frame: mov %rsp,%r12; sub; jb; cmp; jbe.
+const Bytes kHugeFrame = cat({
+    {0x49, 0x89, 0xe4},                          // 0x00 mov %rsp,%r12
+    {0x49, 0x81, 0xec, 0x88, 0x0f, 0x00, 0x00},  // 0x03 sub $0xf88,%r12
+    {0x72, 0x08},                                // 0x0a jb 0x14
+    {0x4d, 0x3b, 0x66, 0x10},                    // 0x0c cmp 0x10(%r14),%r12
+    {0x76, 0x02},                                // 0x10 jbe 0x14
+    {0x90, 0xc3},                                // 0x12 nop; ret
+    {0xe8, 0x00, 0x00, 0x00, 0x00},              // 0x14 call morestack
+});
+// ABI0 (non-PIE): mov %fs:-8,%r14 first.
+const Bytes kTlsG = cat({{0x64, 0x4c, 0x8b, 0x34, 0x25, 0xf8, 0xff, 0xff, 0xff},
+                         {0x49, 0x3b, 0x66, 0x10}, {0x76, 0x01}, {0xc3}, {0xcc}});
+// ABI0 (PIE): mov $-8,%r14; mov %fs:(%r14),%r14 first.
+const Bytes kPieG = cat({{0x49, 0xc7, 0xc6, 0xf8, 0xff, 0xff, 0xff}, {0x64, 0x4d, 0x8b, 0x36},
+                         {0x49, 0x3b, 0x66, 0x10}, {0x76, 0x01}, {0xc3}, {0xcc}});
+// A g load without a stack check (an ABI wrapper).
+const Bytes kGWrapper = cat({{0x64, 0x4c, 0x8b, 0x34, 0x25, 0xf8, 0xff, 0xff, 0xff}, {0xc3}});
+// A nosplit leaf: add %rbx,%rax; ret; padding.
+const Bytes kLeaf = {0x48, 0x01, 0xd8, 0xc3, 0xcc, 0xcc, 0xcc, 0xcc};
+// Go 1.21 frame setup without a stack check: push; mov %rsp,%rbp; sub.
+const Bytes kFrame121 = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10,
+                         0x90, 0x48, 0x83, 0xc4, 0x10, 0x5d, 0xc3};
+
 }  // namespace
 
 TEST_CASE("small-frame prologue: probe the emulated jbe at entry+4") {
@@ -107,19 +145,7 @@ TEST_CASE("jbe encoded as rel32") {
 }
 
 TEST_CASE("large-frame prologue: lea -N(%rsp),%r12 — cmp 0x10(%r14),%r12 — jbe") {
-  const Bytes code = cat({
-      {0x4c, 0x8d, 0x64, 0x24, 0xf8},                    // 0x00 lea -0x8(%rsp),%r12
-      {0x4d, 0x3b, 0x66, 0x10},                          // 0x05 cmp 0x10(%r14),%r12
-      {0x0f, 0x86, 0x1a, 0x00, 0x00, 0x00},              // 0x09 jbe 0x29
-      {0x48, 0x81, 0xec, 0x88, 0x00, 0x00, 0x00},        // 0x0f sub $0x88,%rsp
-      {0x48, 0x89, 0xac, 0x24, 0x80, 0x00, 0x00, 0x00},  // 0x16 mov %rbp,0x80(%rsp)
-      {0x48, 0x8d, 0xac, 0x24, 0x80, 0x00, 0x00, 0x00},  // 0x1e lea 0x80(%rsp),%rbp
-      {0x90},                                            // 0x26 nop
-      {0xc3},                                            // 0x27 ret
-      {0xc3},                                            // 0x28 ret (a second return)
-      {0xe8, 0x00, 0x00, 0x00, 0x00},                    // 0x29 call morestack
-  });
-  const FunctionCode fn = analyze(code);
+  const FunctionCode fn = analyze(kLargeFrame);
   CHECK(fn.prologue == GoPrologue::Form::Large);
   CHECK(fn.stackCheckBranch == kEntry + 9);
   CHECK(fn.morestackTarget == kEntry + 0x29);
@@ -130,16 +156,7 @@ TEST_CASE("large-frame prologue: lea -N(%rsp),%r12 — cmp 0x10(%r14),%r12 — j
 }
 
 TEST_CASE("huge-frame prologue: mov %rsp,%r12 — sub — jb — cmp — jbe") {
-  const Bytes code = cat({
-      {0x49, 0x89, 0xe4},                          // 0x00 mov %rsp,%r12
-      {0x49, 0x81, 0xec, 0x88, 0x0f, 0x00, 0x00},  // 0x03 sub $0xf88,%r12
-      {0x72, 0x08},                                // 0x0a jb 0x14
-      {0x4d, 0x3b, 0x66, 0x10},                    // 0x0c cmp 0x10(%r14),%r12
-      {0x76, 0x02},                                // 0x10 jbe 0x14
-      {0x90, 0xc3},                                // 0x12 nop; ret
-      {0xe8, 0x00, 0x00, 0x00, 0x00},              // 0x14 call morestack
-  });
-  const FunctionCode fn = analyze(code);
+  const FunctionCode fn = analyze(kHugeFrame);
   CHECK(fn.prologue == GoPrologue::Form::Huge);
   CHECK(fn.stackCheckBranch == kEntry + 0x10);
   CHECK(fn.morestackTarget == kEntry + 0x14);
@@ -149,16 +166,12 @@ TEST_CASE("huge-frame prologue: mov %rsp,%r12 — sub — jb — cmp — jbe") {
 
 TEST_CASE("ABI0 and pre-1.17 prologues load g from TLS first") {
   SUBCASE("mov %fs:-8,%r14 (non-PIE)") {
-    const Bytes code = cat({{0x64, 0x4c, 0x8b, 0x34, 0x25, 0xf8, 0xff, 0xff, 0xff},
-                            {0x49, 0x3b, 0x66, 0x10}, {0x76, 0x01}, {0xc3}, {0xcc}});
-    const FunctionCode fn = analyze(code);
+    const FunctionCode fn = analyze(kTlsG);
     CHECK(fn.stackCheckBranch == kEntry + 13);
     CHECK(fn.probe.kind == Kind::StackCheckBranch);
   }
   SUBCASE("mov $-8,%r14; mov %fs:(%r14),%r14 (PIE)") {
-    const Bytes code = cat({{0x49, 0xc7, 0xc6, 0xf8, 0xff, 0xff, 0xff}, {0x64, 0x4d, 0x8b, 0x36},
-                            {0x49, 0x3b, 0x66, 0x10}, {0x76, 0x01}, {0xc3}, {0xcc}});
-    const FunctionCode fn = analyze(code);
+    const FunctionCode fn = analyze(kPieG);
     CHECK(fn.stackCheckBranch == kEntry + 15);
   }
   SUBCASE("Go < 1.17: mov %fs:-8,%rcx; cmp 0x10(%rcx),%rsp") {
@@ -168,8 +181,7 @@ TEST_CASE("ABI0 and pre-1.17 prologues load g from TLS first") {
     CHECK(fn.stackCheckBranch == kEntry + 13);
   }
   SUBCASE("a g load without a stack check (ABI wrapper) is not a prologue") {
-    const Bytes code = cat({{0x64, 0x4c, 0x8b, 0x34, 0x25, 0xf8, 0xff, 0xff, 0xff}, {0xc3}});
-    const FunctionCode fn = analyze(code);
+    const FunctionCode fn = analyze(kGWrapper);
     CHECK(fn.prologue == GoPrologue::Form::None);
     CHECK(fn.bodyStart == kEntry);
     CHECK(fn.probe.kind == Kind::SteppedEntry);
@@ -182,7 +194,7 @@ TEST_CASE("a stack-guard compare against 0x18 (stackguard1) also counts") {
 }
 
 TEST_CASE("nosplit leaf without prologue: the entry is single-stepped") {
-  const FunctionCode fn = analyze({0x48, 0x01, 0xd8, 0xc3, 0xcc, 0xcc, 0xcc, 0xcc});  // add %rbx,%rax; ret
+  const FunctionCode fn = analyze(kLeaf);
   CHECK(fn.prologue == GoPrologue::Form::None);
   CHECK_FALSE(fn.stackCheckBranch.has_value());
   CHECK(fn.bodyStart == kEntry);
@@ -194,9 +206,7 @@ TEST_CASE("nosplit leaf without prologue: the entry is single-stepped") {
 }
 
 TEST_CASE("push %rbp at the entry is emulated — Go 1.21 frame setup is recognised") {
-  const Bytes code = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10,  // push; mov %rsp,%rbp; sub
-                      0x90, 0x48, 0x83, 0xc4, 0x10, 0x5d, 0xc3};
-  const FunctionCode fn = analyze(code);
+  const FunctionCode fn = analyze(kFrame121);
   CHECK(fn.probe.kind == Kind::EmulatedEntry);
   CHECK(fn.probe.address == kEntry);
   CHECK(fn.bodyStart == kEntry + 8);
@@ -523,29 +533,17 @@ TEST_CASE("an entry-only decode stops once the stack check is decided, and choos
   // Every prologue shape of this file, and shapes that start like one and
   // are not (a g load with no compare; a compare of another register; a
   // huge frame's first instruction alone).
-  const Bytes small = kSmallFrame;
-  const Bytes large = cat({{0x4c, 0x8d, 0x64, 0x24, 0xf8}, {0x4d, 0x3b, 0x66, 0x10},
-                           {0x0f, 0x86, 0x02, 0x00, 0x00, 0x00}, {0x90, 0xc3}, {0xe8, 0, 0, 0, 0}});
-  const Bytes huge = cat({{0x49, 0x89, 0xe4}, {0x49, 0x81, 0xec, 0x88, 0x0f, 0x00, 0x00}, {0x72, 0x08},
-                          {0x4d, 0x3b, 0x66, 0x10}, {0x76, 0x02}, {0x90, 0xc3}, {0xe8, 0, 0, 0, 0}});
-  const Bytes tls = cat({{0x64, 0x4c, 0x8b, 0x34, 0x25, 0xf8, 0xff, 0xff, 0xff}, {0x49, 0x3b, 0x66, 0x10},
-                         {0x76, 0x01}, {0xc3}, {0xcc}});
-  const Bytes pie = cat({{0x49, 0xc7, 0xc6, 0xf8, 0xff, 0xff, 0xff}, {0x64, 0x4d, 0x8b, 0x36},
-                         {0x49, 0x3b, 0x66, 0x10}, {0x76, 0x01}, {0xc3}, {0xcc}});
-  const Bytes wrapper = cat({{0x64, 0x4c, 0x8b, 0x34, 0x25, 0xf8, 0xff, 0xff, 0xff}, {0x90}, {0xc3}});
   const Bytes cmpRax = cat({{0x49, 0x3b, 0x46, 0x10}, {0x76, 0x01}, {0xc3}, {0xcc}});
   const Bytes movRspOnly = cat({{0x49, 0x89, 0xe4}, {0x90}, {0x90}, {0x90}, {0xc3}});
-  const Bytes leaf = {0x48, 0x01, 0xd8, 0xc3, 0xcc};
-  const Bytes frame121 = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0x90, 0x48, 0x83, 0xc4, 0x10, 0x5d, 0xc3};
   struct Case {
     const char* name;
     const Bytes* code;
     size_t headInstructions;  // what the entry-only decode reads
   };
-  const Case cases[] = {{"small", &small, 2},   {"large", &large, 3},     {"huge", &huge, 5},
-                        {"tls", &tls, 3},       {"pie", &pie, 4},         {"wrapper", &wrapper, 2},
-                        {"cmp rax", &cmpRax, 1}, {"mov rsp", &movRspOnly, 2}, {"leaf", &leaf, 1},
-                        {"push rbp", &frame121, 1}};
+  const Case cases[] = {{"small", &kSmallFrame, 2}, {"large", &kLargeFrame, 3}, {"huge", &kHugeFrame, 5},
+                        {"tls", &kTlsG, 3},           {"pie", &kPieG, 4},          {"wrapper", &kGWrapper, 2},
+                        {"cmp rax", &cmpRax, 1},      {"mov rsp", &movRspOnly, 2}, {"leaf", &kLeaf, 1},
+                        {"push rbp", &kFrame121, 1}};
   for (const Case& c : cases) {
     CAPTURE(c.name);
     auto head = analyzeFunction(*c.code, kEntry, DecodeDepth::EntryOnly);
