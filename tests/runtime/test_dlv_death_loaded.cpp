@@ -91,12 +91,16 @@ struct Target {
     waitUntil([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, timeout);
     return ::waitpid(pid, &status, WNOHANG) == pid || status != -1 ? status : -1;
   }
-  // Why it died, from Go's runtime on stderr.
+  // Why it died, from Go's runtime on stderr: the message, then the
+  // traceback's first lines (PC, signal code, the goroutine running), which
+  // are what tells a stray int3 from a Go fault.
   std::string why() const {
     std::smatch m;
     std::string e = slurpFile(err);
-    if (std::regex_search(e, m, std::regex(R"((SIG[A-Z]+: [^\n]*|fatal error: [^\n]*|unexpected [^\n]*))"))) return m[1];
-    return "no message";
+    if (!std::regex_search(e, m, std::regex(R"((SIG[A-Z]+: [^\n]*|fatal error: [^\n]*|unexpected [^\n]*|panic: [^\n]*))")))
+      return e.empty() ? "no message" : "stderr: " + e.substr(0, 2000);
+    std::string head = e.substr(static_cast<size_t>(m.position(0)), 2000);
+    return m.str(1) + "\n--- its stderr from there ---\n" + head;
   }
 };
 
@@ -152,10 +156,12 @@ struct Break {
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
-  void attached(pid_t target, int wantHits) {
+  void attached(const Target& t, int wantHits) {
+    const pid_t target = t.pid;
     REQUIRE_MESSAGE(waitUntil([&] { g.pump(); return hits >= wantHits || !g.running(); }, 120s),
                     "no hit within 120 s; stderr: " << g.err());
-    REQUIRE_MESSAGE(g.running(), "goscope exited (the target: " << howItEnded(target) << "); stderr: " << g.err());
+    REQUIRE_MESSAGE(g.running(), "goscope exited after " << hits << " hit(s) (the target: " << howItEnded(target)
+                                     << "; " << t.why() << "); goscope's stderr: " << g.err());
     auto dlvs = dlvAttachedTo(target);
     REQUIRE(dlvs.size() == 1);
     dlv = dlvs[0];
@@ -213,7 +219,7 @@ void killRounds(Victim v, const std::string& rate) {
     CAPTURE(round);
     Target t({fixture("pacer"), "--rate", rate});
     Break b(t.pid, "main.scale");
-    b.attached(t.pid, rate == "10" ? 2 : 20);
+    b.attached(t, rate == "10" ? 2 : 20);
     b.pumpFor(std::chrono::microseconds(std::uniform_int_distribution<long>(0, 1'000'000)(rng)));
     if (v == Victim::FrozenDlv) {
       // dlv stopped (SIGSTOP) while the target runs: a thread that hits the
@@ -284,7 +290,7 @@ TEST_CASE("loaded: the target execs another program in the middle of a session" 
     // SIGUSR1: sent at a random moment once the breakpoint is being hit.
     Target t({fixture("execer"), "--on-usr1", counter, "--report"});
     Break b(t.pid, "main.doWork", {"-d", "120"});
-    b.attached(t.pid, 20);
+    b.attached(t, 20);
     const long after = std::uniform_int_distribution<long>(0, 1'000'000)(rng);
     b.pumpFor(std::chrono::microseconds(after));
     REQUIRE(::kill(t.pid, SIGUSR1) == 0);
@@ -309,7 +315,7 @@ TEST_CASE("loaded: the target SIGKILLed in the middle of a session is reaped, no
     CAPTURE(round);
     Target t({fixture("pacer"), "--rate", "1000"});
     Break b(t.pid, "main.scale");
-    b.attached(t.pid, 20);
+    b.attached(t, 20);
     b.pumpFor(std::chrono::microseconds(std::uniform_int_distribution<long>(0, 1'000'000)(rng)));
     const char state = procState(t.pid);
     const auto t0 = Clock::now();

@@ -19,6 +19,7 @@
 
 #include "backend/delve/dlv_startup.hpp"
 #include "backend/delve/pending_signals.hpp"
+#include "process/thread_tracers.hpp"
 #include "process/proc_stat.hpp"
 
 namespace goscope::delve {
@@ -137,6 +138,50 @@ std::vector<BreakpointHit> hitsOf(const rpc::DebuggerState& state) {
 // ---- attach ----
 
 Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const DelveOptions& options) {
+  DelveTimings earlier;  // of the attempts let go: the target paid for them too
+  // Said when every attempt raced the target's threads.
+  auto refusal = [pid](const std::string& last) {
+    return fail(ErrorKind::External,
+                "dlv could not hold every thread of PID " + std::to_string(pid) + " in " +
+                    std::to_string(kAttachAttempts) + " attempts (threads start or end while it attaches; the last: " +
+                    last + "): an untraced thread would run into Delve's breakpoints with no debugger to catch it, "
+                    "so nothing was set and the process was let go",
+                "the process starts and ends threads faster than dlv attaches to them; the BPF path (goscope "
+                "count/latency/trace, or --strategy bpf) does not attach to threads");
+  };
+  for (int attempt = 1;; ++attempt) {
+    ThreadHold missed;
+    auto s = attachOnce(pid, options, missed);
+    if (!s && threadEndedWhileAttaching(s.error())) {
+      spdlog::debug("delve: attempt {}: {}", attempt, s.error().message);
+      if (attempt == kAttachAttempts) return refusal("dlv " + s.error().message.substr(s.error().message.find(": ") + 2));
+      continue;
+    }
+    if (!s) return s;
+    if (missed.allHeld()) {
+      (*s)->timings_.attachMs += earlier.attachMs + earlier.detachMs;
+      (*s)->timings_.stoppedMs += earlier.stoppedMs;
+      return s;
+    }
+    std::string which;
+    for (size_t i = 0; i < missed.untraced.size() && i < 8; ++i) which += (i ? ", " : "") + std::to_string(missed.untraced[i]);
+    if (missed.untraced.size() > 8) which += ", ...";
+    which = missed.untraced.empty() ? "threads started or ended after it attached"
+                                    : std::to_string(missed.untraced.size()) + " thread(s) untraced (" + which + ")";
+    auto let = (*s)->detach();
+    const DelveTimings t = (*s)->timings();
+    earlier.attachMs += t.attachMs;
+    earlier.detachMs += t.detachMs;
+    earlier.stoppedMs += t.stoppedMs;
+    s->reset();
+    if (!let) return let.failure();
+    spdlog::debug("delve: attempt {}: dlv attached to PID {} with {}; let go with nothing set", attempt, pid, which);
+    if (attempt == kAttachAttempts) return refusal(which);
+  }
+}
+
+Result<std::unique_ptr<DelveSession>> DelveSession::attachOnce(pid_t pid, const DelveOptions& options,
+                                                                ThreadHold& missed) {
   for (const auto& a : options.extraArgs) {
     // Multiclient leaves a halted target stopped when goscope dies; --continue
     // needs multiclient. Both defeat the guards above.
@@ -222,6 +267,15 @@ Result<std::unique_ptr<DelveSession>> DelveSession::attach(pid_t pid, const Delv
   }
   s->image_ = imageIdentity(pid);
   s->noteDelveOwnBreakpoints();
+  // Delve attaches thread by thread from one listing of the threads: a
+  // thread it missed runs on, untraced, for the whole session
+  // (process/thread_tracers.hpp). The caller lets this attempt go.
+  if (auto hold = threadHold(pid); hold && !hold->allHeld()) {
+    missed = std::move(*hold);
+    return s;
+  } else if (!hold) {
+    spdlog::debug("delve: could not check PID {}'s threads: {}", pid, hold.error().message);
+  }
   if (options.checkGoVersion &&
       std::find(options.extraArgs.begin(), options.extraArgs.end(), "--check-go-version=false") == options.extraArgs.end()) {
     auto v = s->client_->getVersion();

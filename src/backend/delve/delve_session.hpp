@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "backend/delve/dlv_process.hpp"
+#include "process/thread_tracers.hpp"
 #include "rpc/delve_client.hpp"
 #include "binary/file_identity.hpp"
 #include "util/result.hpp"
@@ -106,9 +107,13 @@ struct DelveTimings {
 class DelveSession {
  public:
   // Spawns dlv, attaches to `pid` and waits for the first reply. The target
-  // is stopped when this returns. Errors: External (no dlv, dlv failed),
+  // is stopped when this returns, every thread of it held by dlv: an attach
+  // that missed a thread started meanwhile is let go, nothing set, and made
+  // again, up to kAttachAttempts times (process/thread_tracers.hpp).
+  // Errors: External (no dlv, dlv failed, threads missed every time),
   // BadTarget (stripped binary, Go version), NotFound, Permission.
   static Result<std::unique_ptr<DelveSession>> attach(pid_t pid, const DelveOptions& options = {});
+  static constexpr int kAttachAttempts = 3;
   ~DelveSession();  // detach()
   DelveSession(const DelveSession&) = delete;
   DelveSession& operator=(const DelveSession&) = delete;
@@ -162,6 +167,9 @@ class DelveSession {
 
  private:
   DelveSession() = default;
+  // One attach; `missed`: not allHeld() when dlv did not attach to every
+  // thread (the session is stopped, nothing is set; the caller lets it go).
+  static Result<std::unique_ptr<DelveSession>> attachOnce(pid_t pid, const DelveOptions& options, ThreadHold& missed);
   Result<void> requireStopped(const char* what) const;
   Result<rpc::DebuggerState> awaitContinue(Millis timeout, bool interruptible);
   Result<rpc::DebuggerState> haltRunning(bool interruptible);

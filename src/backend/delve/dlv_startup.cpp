@@ -18,6 +18,8 @@ std::string keyLine(std::string_view err) {
     std::string_view line = err.substr(0, nl);
     if (!line.empty()) {
       last = line;
+      // A Go panic's first line says what; its last is a frame.
+      if (line.starts_with("panic: ")) return std::string(line);
       // cobra's "Error: unknown flag: --x" comes before a page of usage.
       if (best.empty() && (has(line, "could not attach") || has(line, "Could not attach") || line.starts_with("Error: ")))
         best = line;
@@ -70,6 +72,17 @@ Error classifyAttachFailure(pid_t pid, std::string_view dlvStderr) {
   if (has(dlvStderr, "is too old for this version of Delve") || has(dlvStderr, "Version of Delve is too old for Go version")) {
     return {ErrorKind::BadTarget, "the installed Delve refuses the Go version of " + p + ": " + line,
             "install a Delve that supports that Go version, or use the BPF path, which does not depend on it"};
+  }
+  // A thread that ended while dlv attached, before its turn: Delve 1.24 and
+  // later fail the attach ("could not attach to new thread N no such
+  // process"); 1.20.2 goes on without the threads after it, or panics when
+  // none was added yet (docs/delve.md, "Threads dlv never attached"). The
+  // process is there: DelveSession::attach tries again.
+  if (has(dlvStderr, "could not attach to new thread") ||
+      (has(dlvStderr, "panic: ") && has(dlvStderr, "nativeProcess).initialize"))) {
+    return {ErrorKind::External, std::string(kThreadEndedWhileAttaching) + " " + p + ": " + line,
+            "the process starts and ends threads faster than dlv attaches to them; the BPF path (goscope "
+            "count/latency/trace, or --strategy bpf) does not attach to threads"};
   }
   if (has(dlvStderr, "no such process")) {
     return {ErrorKind::NotFound, "no process " + std::to_string(pid) + " (dlv: " + line + ")", {}};

@@ -22,6 +22,13 @@ std::optional<uint16_t> parseListeningPort(std::string_view out);
 // refused; anything else becomes an External error quoting dlv.
 Error classifyAttachFailure(pid_t pid, std::string_view dlvStderr);
 
+// The start of the error for an attach that failed because a thread of the
+// target ended while dlv attached: worth another attempt.
+inline constexpr std::string_view kThreadEndedWhileAttaching = "a thread ended while dlv attached to";
+inline bool threadEndedWhileAttaching(const Error& e) {
+  return e.kind == ErrorKind::External && std::string_view(e.message).starts_with(kThreadEndedWhileAttaching);
+}
+
 // dlv's "operation not permitted" looked again at the target: when another
 // debugger holds it now, or took it in the same moment (two goscope Delve
 // sessions started at once), the target is busy (exit 4), not a privilege

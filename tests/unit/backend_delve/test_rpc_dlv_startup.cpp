@@ -53,6 +53,25 @@ TEST_CASE("dlv's attach failures become one-line errors with hints") {
     CHECK(e.message.find("something new went wrong") != std::string::npos);
     CHECK(e.message.find('\n') == std::string::npos);
   }
+  SUBCASE("a thread that ended while dlv attached: Delve 1.24's error, 1.20.2's panic") {
+    auto failed = classifyAttachFailure(
+        7, "could not attach to pid 7: could not attach to new thread 12 no such process\n");
+    CHECK(threadEndedWhileAttaching(failed));  // not "no process 7": the process is there
+    CHECK(failed.message.find("new thread 12") != std::string::npos);
+    auto panicked = classifyAttachFailure(
+        7,
+        "panic: runtime error: invalid memory address or nil pointer dereference\n"
+        "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x802220]\n\ngoroutine 1 [running]:\n"
+        "github.com/go-delve/delve/pkg/proc/native.(*nativeProcess).initialize(0xc000194e80, {0xc00003ade0, 0xe})\n"
+        "\tgithub.com/go-delve/delve/pkg/proc/native/proc.go:324 +0x20e\n"
+        "\tgithub.com/go-delve/delve/cmd/dlv/main.go:24 +0x18a\n");
+    CHECK(threadEndedWhileAttaching(panicked));
+    CHECK(panicked.message.find("nil pointer dereference") != std::string::npos);  // the panic, not its last frame
+    auto other = classifyAttachFailure(7, "panic: something else\n\ngoroutine 1 [running]:\nmain.main()\n");
+    CHECK_FALSE(threadEndedWhileAttaching(other));
+    CHECK(other.message == "dlv failed: panic: something else");
+    CHECK_FALSE(threadEndedWhileAttaching(classifyAttachFailure(7, "could not attach to pid 7: no such process\n")));
+  }
   SUBCASE("dlv not installed") {
     auto e = dlvNotFound("dlv on $PATH");
     CHECK(e.kind == ErrorKind::External);
