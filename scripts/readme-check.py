@@ -190,6 +190,8 @@ SHAPES = [
     # The cap on the cost estimate: said or not as this host's per-hit
     # figures price the probes above the target's own CPU clock or not.
     (re.compile(r"; capped at the target's own CPU time: the host's per-hit figures priced [\d.,]+ ms, more than it used"), ""),
+    # (or, where the target's clock cannot be read, at what every CPU could run)
+    (re.compile(r"; capped at what all \d+ CPUs? could run in that time: the host's per-hit figures priced [\d.,]+ ms"), ""),
     # (and whether the clock was read to the end: not when a -c program
     # exited before the session's last sample)
     (re.compile(r',"target_cpu_ms":[\d.eE+-]+,"capped":(?:true|false)(?:,"estimate_cpu_ms":[\d.eE+-]+)?'), ''),

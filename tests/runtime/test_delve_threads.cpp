@@ -138,6 +138,10 @@ TEST_CASE("threads: a Delve session on a process that starts and ends threads ho
     }
     REQUIRE_MESSAGE(churn.alive(), "the churn fixture died in round " << round);
     CHECK(test::waitUntraced(churn.pid(), 20s));
+    // Not left group-stopped by an attempt's PTRACE_ATTACH (a dlv that
+    // panicked mid-attach leaves its SIGSTOP behind; the guardian resumes it).
+    CHECK_MESSAGE(test::waitUntil([&] { return test::procState(churn.pid()) != 'T'; }, 5s),
+                  "the churn fixture is left stopped (state T)");
   }
   MESSAGE(held << " session(s) with every thread held, " << refused << " refused");
   CHECK(held + refused == 8);
